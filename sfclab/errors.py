@@ -1,0 +1,208 @@
+"""Every error sfclab raises on purpose.
+
+One root, :class:`SfclabError`, and one subclass per stage, so a caller can
+catch exactly what it expects.  Each error states the fact and the fix; errors
+about a piece of source text (a chain, a P4 file, a JSON intent) also carry the
+file, line and column and render the offending line with a caret under it::
+
+    chains.sfc:3:20: unknown NF 'firewal'
+        input => firewal => output;
+                 ^
+    hint: did you mean 'firewall'?
+
+In IPython and Jupyter the message is shown without a Python traceback
+(:meth:`SfclabError._render_traceback_`); set ``SFCLAB_TRACEBACK=1`` to get
+tracebacks back while debugging.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "SfclabError",
+    "SourceError",
+    "ChainError",
+    "ChainSyntaxError",
+    "ChainValidationError",
+    "P4Error",
+    "P4SyntaxError",
+    "UnsupportedP4Error",
+    "CatalogError",
+    "CompileError",
+    "TargetError",
+    "RuntimeWriteError",
+    "UpdateFailure",
+    "did_you_mean",
+    "caret_context",
+]
+
+
+def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3) -> str:
+    """Return a ``did you mean …?`` hint for an unknown *name*, or ``""``.
+
+    >>> did_you_mean("firewal", ["firewall", "nat", "lb"])
+    "did you mean 'firewall'?"
+    >>> did_you_mean("zzz", ["firewall"])
+    ''
+    """
+    pool = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(pool), n=n, cutoff=0.6)
+    if not close:
+        return ""
+    names = " or ".join(repr(pool[c]) for c in close)
+    return f"did you mean {names}?"
+
+
+def caret_context(text: str, line: int, column: int, width: int = 1) -> str:
+    """The *line* (1-based) of *text* with a caret under *column* (1-based).
+
+    >>> print(caret_context("a => b\\nb => c;", 2, 6))
+        b => c;
+             ^
+    """
+    lines = text.splitlines() or [""]
+    if not 1 <= line <= len(lines):
+        return ""
+    src = lines[line - 1].expandtabs(4)
+    col = max(1, min(column, len(src) + 1))
+    return f"    {src}\n    {' ' * (col - 1)}{'^' * max(1, width)}"
+
+
+class SfclabError(Exception):
+    """Root of every error sfclab raises on purpose.
+
+    ``message`` states what is wrong, ``hint`` what to do about it.
+    """
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message + (f"\nhint: {self.hint}" if self.hint else "")
+
+    # IPython calls this instead of printing a traceback.
+    def _render_traceback_(self) -> list[str]:
+        if os.environ.get("SFCLAB_TRACEBACK"):
+            import traceback
+
+            return traceback.format_exception(type(self), self, self.__traceback__)
+        return [f"{type(self).__name__}: {self}"]
+
+
+class SourceError(SfclabError):
+    """An error about a place in source text: file, line, column and the line itself."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int = 0,
+        column: int = 0,
+        source: str = "",
+        text: str = "",
+        hint: str = "",
+        width: int = 1,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.line = line
+        self.column = column
+        self.source = source
+        self.text = text
+        self.width = width
+
+    @property
+    def context(self) -> str:
+        """The offending line with a caret under the column (empty if unknown)."""
+        if not (self.text and self.line):
+            return ""
+        return caret_context(self.text, self.line, self.column, self.width)
+
+    @property
+    def location(self) -> str:
+        where = self.source or "<input>"
+        if self.line:
+            where += f":{self.line}:{self.column}"
+        return where
+
+    def __str__(self) -> str:
+        parts = [f"{self.location}: {self.message}"]
+        if self.context:
+            parts.append(self.context)
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class ChainError(SourceError):
+    """A chain description (text, drawing or JSON intent) is wrong."""
+
+
+class ChainSyntaxError(ChainError):
+    """The chain text does not follow the chain language's grammar."""
+
+
+class ChainValidationError(ChainError):
+    """The chain text is well-formed but means something sfclab cannot run."""
+
+
+class P4Error(SourceError):
+    """A P4 source (an NF or the composed program) is wrong."""
+
+
+class P4SyntaxError(P4Error):
+    """P4 text that does not parse."""
+
+
+class UnsupportedP4Error(P4Error):
+    """Valid P4_16 that is outside the subset sfclab understands."""
+
+
+class CatalogError(SourceError):
+    """The NF catalogue cannot load or find an NF (bad manifest, unknown name)."""
+
+
+class CompileError(SfclabError):
+    """A compiler pass or code generator cannot handle the chains it was given."""
+
+
+class TargetError(SfclabError):
+    """A switch target is missing, unreachable or refused a request."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateFailure:
+    """One failed update of a P4Runtime write batch."""
+
+    index: int
+    code: str
+    message: str
+    entity: str = ""
+
+    def __str__(self) -> str:
+        what = f" {self.entity}" if self.entity else ""
+        return f"* At index {self.index}: {self.code}, {self.message!r}{what}"
+
+
+class RuntimeWriteError(TargetError):
+    """A write to a switch failed; nothing of the batch is left installed.
+
+    ``failures`` lists each failed update in the P4Runtime batch.
+    """
+
+    def __init__(
+        self, message: str, failures: Sequence[UpdateFailure] = (), *, hint: str = ""
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.failures: tuple[UpdateFailure, ...] = tuple(failures)
+
+    def __str__(self) -> str:
+        lines = [super().__str__()]
+        lines += [str(f) for f in self.failures]
+        return "\n".join(lines)
+
