@@ -1,0 +1,305 @@
+"""The chain IR: one ``networkx.DiGraph`` per chain, and the set of chains.
+
+Graph schema
+============
+
+**Nodes** are NF *instances*, named by the canonical NF type plus an optional
+serial number (``"firewall"``, ``"nat#2"``), and the end points ``"input"``,
+``"output"``, ``"drop"`` and ``"cpu"``.  Node attributes:
+
+========== ==================================================================
+``kind``   ``"nf"`` or ``"endpoint"``
+``nf``     canonical NF type (``"firewall"``); ``None`` for end points
+``label``  the name as the user wrote it (``"FW"``, ``"Heavy Hitter"``)
+``line``   source line (1-based; 0 when the chain was built in code)
+``column`` source column (1-based; 0 when unknown)
+========== ==================================================================
+
+**Edges** ``u -> v`` mean "after ``u``, run ``v``".  Edge attributes:
+
+========= ===================================================================
+``kind``  ``"seq"`` (always), ``"then"`` (condition holds), ``"else"``
+          (condition does not hold), ``"case"`` (``u``'s field equals one of
+          ``cases``), ``"loop"`` (go back to ``v`` while the condition holds,
+          ``v`` is ``u`` itself or one of its ancestors), ``"exit"`` (leave a
+          loop when its condition fails)
+``cond``  :class:`Condition` for then/else/loop/exit (the *written*
+          condition: an else or exit edge carries the same condition as its
+          then or loop edge and is taken when it is false); for case edges the
+          tested field as a Condition with ``op == "=="`` and ``value None``
+``cases`` tuple of case values (``int`` or a symbolic ``str`` bound at run time)
+``bound`` for loop edges: how many times the loop body runs in all
+``share`` the share of ``u``'s traffic this edge carries (branch weights);
+          1.0 for seq edges
+``line``, ``column``: where the edge was written
+========= ===================================================================
+
+Chains are compared by :meth:`Chain.signature`, which ignores positions: two
+chains are equal when they have the same name, classifier, weight, nodes and
+edges.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from ..nfinfo import ENDPOINTS
+from .classifier import Classifier
+
+__all__ = [
+    "Condition",
+    "Decision",
+    "ServicePath",
+    "Chain",
+    "ChainSet",
+    "EDGE_KINDS",
+    "TERMINALS",
+    "linear_chain",
+]
+
+#: Edge kinds, see the module docstring.
+EDGE_KINDS = ("seq", "then", "else", "case", "loop", "exit")
+#: End points a packet can leave a chain through.
+TERMINALS = ("output", "drop", "cpu")
+
+_OPS = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """``field op value``.  *field* is qualified: ``"<nf instance>.<field>"``
+    (``"heavy_hitter.hitter_value"``) or a standard field (``"std.ingress_port"``).
+
+    >>> c = Condition("heavy_hitter.hitter_value", "<=", 300)
+    >>> c.holds(12), c.holds(301), str(c)
+    (True, False, 'heavy_hitter.hitter_value <= 300')
+    """
+
+    field: str
+    op: str
+    value: int | str | None
+
+    def __post_init__(self) -> None:
+        if self.op not in _OPS:
+            raise ValueError(f"unknown comparison {self.op!r}")
+
+    def holds(self, x: int) -> bool:
+        if not isinstance(self.value, int):
+            raise ValueError(f"{self} compares with a run-time symbol, not a number")
+        return _OPS[self.op](x, self.value)
+
+    @property
+    def nf(self) -> str:
+        """The NF instance whose field is tested (``""`` for standard fields)."""
+        head, _, _ = self.field.rpartition(".")
+        return "" if head == "std" else head
+
+    @property
+    def name(self) -> str:
+        """The field name without its NF."""
+        return self.field.rpartition(".")[2]
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.op} {self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One branch taken on a service path: at ``node``, edge ``kind`` to ``to``."""
+
+    node: str
+    kind: str
+    to: str
+    cond: Condition | None = None
+    cases: tuple[int | str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.kind == "case":
+            vals = "|".join(str(c) for c in self.cases)
+            return f"{self.cond.field if self.cond else self.node} in {{{vals}}} -> {self.to}"
+        if self.kind in ("else", "exit"):
+            return f"not ({self.cond}) -> {self.to}"
+        return f"{self.cond} -> {self.to}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePath:
+    """One linear run through a chain: the NF instances a packet visits in order.
+
+    ``nodes`` has loops unrolled and excludes ``input`` and the terminal;
+    ``weight`` is the path's share of *all* traffic (chain weight times the
+    shares of the branches taken).
+    """
+
+    chain: str
+    index: int
+    nodes: tuple[str, ...]
+    nfs: tuple[str, ...]
+    terminal: str
+    weight: float
+    decisions: tuple[Decision, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.chain}/{self.index}"
+
+    def __str__(self) -> str:
+        body = " -> ".join(("input", *self.nodes, self.terminal))
+        return f"{self.id} [{self.weight:.4g}]: {body}"
+
+    def describe(self) -> str:
+        """The path with the branch decisions taken (loops once, with their runs)."""
+        seen: list[str] = []
+        for d in self.decisions:
+            s = f"loop {d.node} ({self.nodes.count(d.node)} runs)" if d.kind == "loop" else str(d)
+            if d.kind == "exit" or s in seen:
+                continue
+            seen.append(s)
+        return str(self) + (f"  when {'; '.join(seen)}" if seen else "")
+
+
+@dataclass(eq=False)
+class Chain:
+    """One service function chain: a name, a classifier, a weight and a graph."""
+
+    name: str
+    graph: nx.DiGraph
+    match: Classifier | None = None
+    weight: float | None = None
+    line: int = 0
+    column: int = 0
+    source: str = ""
+
+    def nf_nodes(self) -> list[str]:
+        """NF instances in a topological order (loop edges ignored), ties by name."""
+        g = self.graph
+        dag = nx.DiGraph((u, v) for u, v, k in g.edges(data="kind") if k != "loop")
+        dag.add_nodes_from(g)
+        order = nx.lexicographical_topological_sort(dag, key=_node_rank(g))
+        return [n for n in order if g.nodes[n]["kind"] == "nf"]
+
+    def nf_types(self) -> list[str]:
+        return sorted({self.graph.nodes[n]["nf"] for n in self.nf_nodes()})
+
+    def paths(self, weight: float | None = None, *, limit: int = 10_000) -> list[ServicePath]:
+        """Expand into service paths (see :func:`sfclab.ir.paths.service_paths`)."""
+        from .paths import service_paths
+
+        w = weight if weight is not None else (self.weight if self.weight is not None else 1.0)
+        return service_paths(self, w, limit=limit)
+
+    def signature(self) -> tuple[Any, ...]:
+        """A hashable value equal for equal chains (positions ignored)."""
+        g = self.graph
+        nodes = tuple(sorted((n, g.nodes[n]["kind"], g.nodes[n]["nf"]) for n in g))
+        edges = tuple(sorted(
+            (u, v, d["kind"], d.get("cond"), tuple(sorted(d.get("cases", ()), key=str)),
+             d.get("bound"),
+             round(d.get("share", 1.0), 9))
+            for u, v, d in g.edges(data=True)
+        ))
+        return (self.name, self.match, self.weight, nodes, edges)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Chain) and self.signature() == other.signature()
+
+    def __repr__(self) -> str:
+        nfs = ", ".join(self.nf_nodes())
+        return f"<Chain {self.name!r}: {nfs}>"
+
+
+def _node_rank(g: nx.DiGraph):
+    order = {n: i for i, n in enumerate(g)}
+    return lambda n: (n not in ENDPOINTS or n == "input", order.get(n, 0))
+
+
+@dataclass
+class ChainSet:
+    """Chains by name, in the order they were added."""
+
+    chains: dict[str, Chain] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, chains: Iterable[Chain]) -> ChainSet:
+        cs = cls()
+        for c in chains:
+            cs.add(c)
+        return cs
+
+    def add(self, chain: Chain, *, replace: bool = False) -> None:
+        if chain.name in self.chains and not replace:
+            from ..errors import ChainValidationError
+
+            raise ChainValidationError(
+                f"duplicate chain name {chain.name!r}", line=chain.line,
+                column=chain.column, source=chain.source,
+                hint="give each chain its own name",
+            )
+        self.chains[chain.name] = chain
+
+    def remove(self, name: str) -> Chain:
+        return self.chains.pop(name)
+
+    def weights(self) -> dict[str, float]:
+        """Each chain's share of traffic: its own ``weight``, or an equal split of
+        what the weighted chains leave (all equal when none has a weight)."""
+        fixed = {n: c.weight for n, c in self.chains.items() if c.weight is not None}
+        free = [n for n in self.chains if n not in fixed]
+        rest = max(0.0, 1.0 - sum(fixed.values()))
+        each = rest / len(free) if free else 0.0
+        return {n: fixed.get(n, each) for n in self.chains}
+
+    def paths(self) -> list[ServicePath]:
+        """Every chain's service paths, weighted by the chains' shares of traffic."""
+        w = self.weights()
+        return [p for n, c in self.chains.items() for p in c.paths(w[n])]
+
+    def __iter__(self) -> Iterator[Chain]:
+        return iter(self.chains.values())
+
+    def __len__(self) -> int:
+        return len(self.chains)
+
+    def __getitem__(self, name: str) -> Chain:
+        return self.chains[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.chains
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChainSet) and list(self.chains.values()) == list(other.chains.values())
+
+    def names(self) -> list[str]:
+        return list(self.chains)
+
+
+def linear_chain(name: str, nfs: Iterable[str], *, weight: float | None = None,
+                 match: Classifier | None = None, types: Mapping[str, str] | None = None) -> Chain:
+    """A chain ``input -> nfs... -> output`` built in code (no parsing, no catalogue).
+
+    Instance names are used as given; the NF type is the name before ``#``
+    unless *types* says otherwise.
+
+    >>> c = linear_chain("c", ["l3fwd", "firewall", "nat"])
+    >>> [str(p) for p in c.paths()]
+    ['c/0 [1]: input -> l3fwd -> firewall -> nat -> output']
+    """
+    g = nx.DiGraph()
+    g.add_node("input", kind="endpoint", nf=None, label="input", line=0, column=0)
+    prev = "input"
+    for inst in nfs:
+        nf = (types or {}).get(inst, inst.split("#")[0])
+        g.add_node(inst, kind="nf", nf=nf, label=inst, line=0, column=0)
+        g.add_edge(prev, inst, kind="seq", share=1.0, line=0, column=0)
+        prev = inst
+    g.add_node("output", kind="endpoint", nf=None, label="output", line=0, column=0)
+    g.add_edge(prev, "output", kind="seq", share=1.0, line=0, column=0)
+    return Chain(name, g, match=match, weight=weight)
