@@ -1,0 +1,18 @@
+"""sfclab: design, compile and run service function chains on P4 switches.
+
+>>> import sfclab
+>>> chains = sfclab.parse("chain web: firewall -> nat -> l3fwd")
+>>> [str(p) for p in chains.paths()]
+['web/0 [1]: input -> firewall -> nat -> l3fwd -> output']
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import SfclabError
+from .ir import Chain, ChainSet, ServicePath
+from .lang import format, parse, parse_file
+
+__all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
+           "parse", "parse_file", "format"]

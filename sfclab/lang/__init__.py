@@ -1,0 +1,79 @@
+"""The chain language: FlexMesh-style chains, P4SC sentences and P4SFC JSON intents.
+
+All three come in through :func:`parse` and come out as one :class:`~sfclab.ir.ChainSet`::
+
+    >>> chains = parse('''
+    ... chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
+    ...     input => firewall => (nat : drop ? firewall.verdict == 0);
+    ...     nat => lb => l3fwd => output;
+    ... }''')
+    >>> for p in chains.paths(): print(p)
+    web/0 [0.3]: input -> firewall -> nat -> lb -> l3fwd -> output
+    web/1 [0.3]: input -> firewall -> drop
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ChainSyntaxError
+from ..ir.model import ChainSet
+from ..nfinfo import NFCatalog
+from .build import build_chains
+from .format import format_chain, format_chains
+from .intent import looks_like_json, parse_intents
+from .parser import parse_decls
+
+__all__ = ["parse", "parse_file", "format", "format_chain", "default_catalog"]
+
+
+def default_catalog() -> NFCatalog:
+    """The NF catalogue chains are checked against when none is given."""
+    try:
+        from ..p4.catalog import load_default
+    except ImportError:  # the P4 NF library is optional for the language itself
+        from ..nfinfo import BUILTIN
+
+        return BUILTIN
+    return load_default()
+
+
+def parse(text: str | bytes, *, source: str = "<string>", catalog: NFCatalog | None = None,
+          into: ChainSet | None = None) -> ChainSet:
+    """Parse chain text (any of the three styles) into a validated :class:`ChainSet`.
+
+    *into* adds the chains to an existing set (names must stay unique).
+    Bad input raises a :class:`~sfclab.errors.ChainError` that shows the line,
+    a caret and a hint; nothing is added to *into* then.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ChainSyntaxError(f"the text is not UTF-8 (byte {e.start})", source=source,
+                                   hint="save the file as UTF-8") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ChainSyntaxError("the text contains a NUL character", line=line, column=1,
+                               source=source, hint="is this a binary file?")
+    cat = catalog if catalog is not None else default_catalog()
+    decls = parse_intents(text, source=source) if looks_like_json(text) else \
+        parse_decls(text, source=source)
+    staged = ChainSet(dict(into.chains)) if into is not None else ChainSet()
+    built = build_chains(decls, cat, text=text, source=source, into=staged)
+    if into is not None:
+        into.chains = built.chains
+        return into
+    return built
+
+
+def parse_file(path: str | Path, *, catalog: NFCatalog | None = None,
+               into: ChainSet | None = None) -> ChainSet:
+    """Parse a ``.sfc`` (chain text) or ``.json`` (P4SFC intents) file."""
+    p = Path(path)
+    return parse(p.read_bytes(), source=str(p), catalog=catalog, into=into)
+
+
+def format(chains) -> str:  # noqa: A001 - mirrors sfclab.format
+    """Print chains back as chain-language text; ``parse(format(c)) == c``."""
+    return format_chains(chains)

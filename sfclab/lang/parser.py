@@ -1,0 +1,366 @@
+"""Chain text to :class:`~sfclab.lang.ast.ChainDecl` objects (LALR, lark).
+
+Syntax errors become :class:`~sfclab.errors.ChainSyntaxError` with the line,
+the column, a caret and a hint; nothing else escapes for bad input.
+
+>>> [d.name for d in parse_decls("chain a: l2fwd\\nchain b { input => l3fwd => output; }")]
+['a', 'b']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import ChainError, ChainSyntaxError
+from .fastparse import fast_parse
+from .ast import (ChainDecl, Cond, FieldRef, IfElse, LoopBack, MatchTerm, MultiBranch, NFRef, Pos,
+                  Stmt)
+
+__all__ = ["parse_decls", "strip_comments", "KEYWORDS"]
+
+KEYWORDS = frozenset({"chain", "match", "weight", "self", "before", "then", "or", "and",
+                      "branch_end", "first", "last", "loop", "request", "End_of_Request"})
+
+
+_SPECIAL = re.compile(r'["()#\n]|//')
+
+
+def strip_comments(text: str) -> str:
+    """Blank out comments, keeping every other character where it was.
+
+    ``//`` starts a comment anywhere; ``#`` starts one outside parentheses unless
+    it follows a name directly (``nat#2`` is a serial number).
+
+    >>> strip_comments("a => b;  # note\\nc => (1@d # c.x) // end")
+    'a => b;        \\nc => (1@d # c.x)       '
+    """
+    if "#" not in text and "//" not in text:
+        return text
+    out: list[str] = []
+    depth, last, in_str = 0, 0, False
+    for m in _SPECIAL.finditer(text):
+        i, tok = m.start(), m.group()
+        if i < last:
+            continue
+        if in_str:
+            in_str = tok not in ('"', "\n")
+        elif tok == '"':
+            in_str = True
+        elif tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(0, depth - 1)
+        elif tok == "//" or (tok == "#" and depth == 0 and not (
+                i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
+            j = text.find("\n", i)
+            j = len(text) if j < 0 else j
+            out.append(text[last:i])
+            out.append(" " * (j - i))
+            last = j
+    out.append(text[last:])
+    return "".join(out)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files(__package__).joinpath("chain.lark").read_text()
+    return Lark(grammar, parser="lalr", maybe_placeholders=False,
+                transformer=_ToAst(), propagate_positions=False)
+
+
+def _pos(tok: Token) -> Pos:
+    return Pos(tok.line or 0, tok.column or 0, max(1, len(tok)))
+
+
+def _ref(tok: Token) -> NFRef:
+    name = tok[1:-1] if tok.type == "STRING" else str(tok)
+    return NFRef(name, _pos(tok))
+
+
+def _num(tok: Token) -> int | str:
+    if tok.type == "INT":
+        return int(tok)
+    if tok.type == "HEX":
+        return int(tok, 16)
+    return str(tok)
+
+
+def _mvalue(kind: str, toks: list[Token]) -> tuple:
+    return (kind, tuple((t.type, str(t), _pos(t)) for t in toks))
+
+
+class _Sentence:
+    __slots__ = ("kind", "refs", "extra", "pos")
+
+    def __init__(self, kind: str, refs: list[NFRef], extra: object = None) -> None:
+        self.kind, self.refs, self.extra, self.pos = kind, refs, extra, refs[0].pos
+
+
+class _ToAst(Transformer):
+    """Builds AST nodes bottom-up while the LALR parser runs (no parse tree)."""
+
+    def nfref(self, c):
+        return _ref(c[0])
+
+    def alt(self, c):
+        tok = c[0]
+        return NFRef("self", _pos(tok)) if isinstance(tok, Token) else tok
+
+    def field(self, c):
+        if len(c) == 2:
+            return FieldRef(str(c[0]), str(c[1]), _pos(c[0]))
+        return FieldRef(None, str(c[0]), _pos(c[0]))
+
+    def cond(self, c):
+        f, op, val = c
+        return Cond(f, str(op), _num(val), f.pos)
+
+    def ifelse(self, c):
+        a, b, cond = c
+        return IfElse(a, b, cond, a.pos)
+
+    def case(self, c):
+        val, ref = c
+        return (_num(val), ref, _pos(val))
+
+    def multibranch(self, c):
+        *cases, f = c
+        return MultiBranch(tuple(cases), f, cases[0][2])
+
+    def stmt(self, c):
+        branch = c[-1] if isinstance(c[-1], (IfElse, MultiBranch)) else None
+        refs = tuple(c[:-1] if branch else c)
+        return Stmt(refs, branch, refs[0].pos)
+
+    # -- classifier --
+    def mfield(self, c):
+        return (".".join(str(t) for t in c), _pos(c[0]))
+
+    def mv_exact(self, c):
+        return _mvalue("exact", c)
+
+    def mv_prefix(self, c):
+        return _mvalue("lpm", c)
+
+    def mv_mask(self, c):
+        return _mvalue("ternary", c)
+
+    def mv_range(self, c):
+        return _mvalue("range", c)
+
+    def mterm(self, c):
+        (fname, fpos), op, (kind, vals) = c
+        return MatchTerm(fname, str(op) == "!=", kind, vals, fpos)
+
+    def mexpr(self, c):
+        return tuple(c)
+
+    def match_clause(self, c):
+        return ("match", c[0])
+
+    def weight_clause(self, c):
+        return ("weight", float(c[0]), _pos(c[0]))
+
+    def _decl(self, c, style):
+        name_tok = c[0]
+        name = name_tok[1:-1] if name_tok.type == "STRING" else str(name_tok)
+        decl = ChainDecl(name, style, pos=_pos(name_tok))
+        rest = []
+        for item in c[1:]:
+            if isinstance(item, tuple) and item and item[0] == "match":
+                decl.match = item[1]
+            elif isinstance(item, tuple) and item and item[0] == "weight":
+                decl.weight, decl.weight_pos = item[1], item[2]
+            else:
+                rest.append(item)
+        return decl, rest
+
+    def chain_block(self, c):
+        decl, stmts = self._decl(c, "flexmesh")
+        decl.stmts = stmts
+        return decl
+
+    def chain_short(self, c):
+        decl, refs = self._decl(c, "short")
+        decl.stmts = [Stmt(tuple(refs), None, refs[0].pos)]
+        return decl
+
+    def request_head(self, c):
+        decl, _ = self._decl(c, "p4sc")
+        return decl
+
+    # -- P4SC sentences --
+    def s_before(self, c):
+        return _Sentence("before", c)
+
+    def s_then(self, c):
+        end = c.pop()[1] if isinstance(c[-1], tuple) else None
+        return _Sentence("then", c, end)
+
+    def branch_end(self, c):
+        return ("end", c[0])
+
+    def s_mark(self, c):
+        return _Sentence(str(c[1]), [c[0]])
+
+    def s_loop(self, c):
+        bound = int(c[1]) if len(c) > 1 else None
+        s = _Sentence("loop", [c[0]], bound)
+        return s
+
+    def end_request(self, c):
+        return "EOR"
+
+    def start(self, c):
+        return c
+
+
+def _request_stmts(decl: ChainDecl, s: _Sentence) -> None:
+    if s.kind == "before":
+        decl.stmts.append(Stmt(tuple(s.refs), None, s.pos))
+    elif s.kind == "then":
+        src, *branches = s.refs
+        end = s.extra
+        cases = tuple((i, b, b.pos) for i, b in enumerate(branches))
+        decl.stmts.append(Stmt((src,), MultiBranch(cases, FieldRef(src.name, "global_metadata", src.pos),
+                                                   src.pos), s.pos))
+        if end is not None:
+            for b in branches:
+                if b.name.lower() != end.name.lower():
+                    decl.stmts.append(Stmt((b, end), None, b.pos))
+    elif s.kind == "first":
+        decl.first.append(s.refs[0])
+    elif s.kind == "last":
+        decl.last.append(s.refs[0])
+    else:  # loop
+        decl.stmts.append(Stmt((s.refs[0],), LoopBack(s.extra, s.pos), s.pos))
+
+
+def _group(items: list) -> list[ChainDecl]:
+    """Gather P4SC sentences into requests; chain blocks stand alone."""
+    decls: list[ChainDecl] = []
+    current: ChainDecl | None = None
+    count = 0
+    for item in items:
+        if isinstance(item, ChainDecl) and item.style != "p4sc":
+            current = None
+            decls.append(item)
+        elif isinstance(item, ChainDecl):  # request head
+            current = item
+            decls.append(item)
+        elif item == "EOR":
+            current = None
+        else:
+            if current is None:
+                count += 1
+                current = ChainDecl(f"sfc{count}", "p4sc", pos=item.pos)
+                decls.append(current)
+            _request_stmts(current, item)
+    return decls
+
+
+_FRIENDLY = {
+    "NAME": "a name", "SERIAL": "a name", "STRING": "a quoted name", "INT": "a number",
+    "HEX": "a number", "NUMBER": "a number", "IPV4": "an IPv4 address", "IPV6": "an IPv6 address",
+    "MAC": "a MAC address", "CMP": "a comparison (== != < <= > >=)", "EQOP": "== or !=",
+    "SELF": "self", "FIRST": "first", "LAST": "last", "EOR": "End_of_Request",
+}
+
+
+def _expected(names: set[str]) -> str:
+    p = _parser()
+    shown = []
+    for name in sorted(names):
+        if name in _FRIENDLY:
+            shown.append(_FRIENDLY[name])
+            continue
+        term = next((t for t in p.terminals if t.name == name), None)
+        shown.append(f"`{term.pattern.value}`" if term is not None else name)
+    uniq = list(dict.fromkeys(shown))
+    return ", ".join(uniq[:8]) + (", …" if len(uniq) > 8 else "")
+
+
+def _hint(tok: str, expected: set[str], text: str, line: int, col: int) -> str:
+    lines = text.splitlines()
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    before = src[: max(0, col - 1)]
+    offset = sum(len(x) + 1 for x in lines[: max(0, line - 1)]) + max(0, col - 1)
+    if tok == "-" or (tok == "->" and "{" in text):
+        return "inside { } write `a => b;` (`->` is only for `chain NAME: a -> b`)"
+    if tok == "=" and ("CMP" in expected or "EQOP" in expected):
+        return "compare with `==`"
+    if tok in ("&", "and", "AND") and "match" in before:
+        return "join classifier terms with `&&`"
+    if before.rstrip().endswith(("chain", "request")):
+        return "a chain needs a name: `chain NAME { … }` (quote names with spaces)"
+    if tok == "}" and text[: offset + 1].count("}") > text[:offset].count("{"):
+        return "this `}` closes nothing: is there one too many?"
+    if tok == "" and "RBRACE" in expected:
+        return "close the chain with `}`"
+    if re.search(r"\bthen\b", src) and not re.search(r"\bor\b", src):
+        return "a P4SC branch is `A then B or C [and branch_end=D]`"
+    if "?" in src and "(" in src and tok in (")", ";", ":"):
+        return "an if-else is `A => (B : C ? A.field == 1)` and a multibranch `A => (1@B : 2@C # A.field)`"
+    if tok and not (tok[0].isalnum() or tok[0] in "_\"(){};:,.=<>!&#@?-"):
+        return f"{tok!r} cannot appear here: names are letters, digits and _ (quote others)"
+    if tok == "=>":
+        return "a statement is `a => b => c;`: is an NF name missing?"
+    return "see the chain language reference in README.md"
+
+
+def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> list[ChainDecl]:
+    """Parse chain text into declarations; raise :class:`ChainSyntaxError` on bad input.
+
+    *fast* tries :func:`~sfclab.lang.fastparse.fast_parse` first (same result,
+    less time); lark parses whatever it leaves and reports every error.
+    """
+    clean = strip_comments(text)
+    decls = fast_parse(clean) if fast else None
+    if decls is not None:
+        return decls
+    try:
+        items = _parser().parse(clean)
+    except UnexpectedInput as e:
+        raise _syntax_error(e, text, source) from None
+    except VisitError as e:  # an error raised inside the transformer
+        if isinstance(e.orig_exc, ChainError):
+            raise e.orig_exc from None
+        raise ChainSyntaxError(f"cannot read the chain text: {e.orig_exc}", source=source,
+                               text=text) from None
+    return _group(items)
+
+
+def _syntax_error(e: UnexpectedInput, text: str, source: str) -> ChainSyntaxError:
+    line = getattr(e, "line", 0) or 0
+    col = getattr(e, "column", 0) or 0
+    if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END"):
+        lines = text.rstrip().splitlines() or [""]
+        line, col = len(lines), len(lines[-1]) + 1
+        expected = set(getattr(e, "expected", ()) or ())
+        return ChainSyntaxError(f"the text ends too early; expected {_expected(expected)}",
+                                line=line, column=col, source=source, text=text,
+                                hint=_hint("", expected, text, line, col))
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        expected = set(e.allowed or ())
+        tok = ch
+        if text.startswith("->", e.pos_in_stream):
+            tok = "->"
+        elif text.startswith("=", e.pos_in_stream):
+            tok = "="
+        return ChainSyntaxError(f"unexpected character {ch!r}"
+                                + (f"; expected {_expected(expected)}" if expected else ""),
+                                line=line, column=col, source=source, text=text,
+                                hint=_hint(tok, expected, text, line, col))
+    assert isinstance(e, UnexpectedToken)
+    tok = str(e.token)
+    expected = set(e.expected or ())
+    what = f"keyword {tok!r}" if tok in KEYWORDS else repr(tok)
+    return ChainSyntaxError(f"unexpected {what}; expected {_expected(expected)}",
+                            line=line, column=col, source=source, text=text,
+                            hint=_hint(tok, expected, text, line, col), width=max(1, len(tok)))

@@ -1,0 +1,140 @@
+"""Property tests: random chains survive format -> parse; random input raises only ChainError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sfclab
+from sfclab.errors import ChainError
+from sfclab.nfinfo import BUILTIN
+
+NF_NAMES = sorted(i.name for i in BUILTIN)
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "lang"
+SEEDS = [p.read_text() for p in sorted(FIXTURES.glob("*.sfc"))]
+
+
+@st.composite
+def chain_text(draw, name: str) -> str:
+    """A random well-formed FlexMesh-style chain over the built-in NFs."""
+    k = draw(st.integers(1, 7))
+    types = draw(st.lists(st.sampled_from(NF_NAMES), min_size=k, max_size=k))
+    nodes, seen = [], {}
+    for t in types:
+        seen[t] = seen.get(t, 0) + 1
+        nodes.append(t if seen[t] == 1 else f"{t}#{seen[t]}")
+    ends = ["output", "drop", "cpu"]
+    stmts = [f"input => {nodes[0]};"]
+    for i, n in enumerate(nodes):
+        nxt = nodes[i + 1] if i + 1 < len(nodes) else "output"
+        later = nodes[i + 2:] + ends
+        info = BUILTIN.resolve(n.split("#")[0])
+        kind = draw(st.sampled_from(["seq", "seq", "ifelse", "multi", "loop"]))
+        if kind == "ifelse":
+            other = draw(st.sampled_from([x for x in later if x != nxt] or ["drop"]))
+            f = draw(st.sampled_from([x for x in info.field_names() if x != "global_counter"]))
+            w = info.field_width(f)
+            op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+            val = draw(st.integers(0, (1 << w) - 1))
+            a, b = (nxt, other) if draw(st.booleans()) else (other, nxt)
+            stmts.append(f"{n} => ({a} : {b} ? {n}.{f} {op} {val});")
+        elif kind == "multi":
+            targets = [nxt] + draw(st.lists(st.sampled_from(later), max_size=3))
+            vals = draw(st.lists(st.integers(0, 255), min_size=len(targets),
+                                 max_size=len(targets), unique=True))
+            body = " : ".join(f"{v}@{t}" for v, t in zip(vals, targets))
+            stmts.append(f"{n} => ({body} # {n}.global_metadata);")
+        elif kind == "loop":
+            bound = draw(st.integers(2, 6))
+            stmts.append(f"{n} => (self : {nxt} ? {n}.global_counter < {bound});")
+        else:
+            stmts.append(f"{n} => {nxt};")
+    head = f"chain {name}"
+    if draw(st.booleans()):
+        port = draw(st.integers(0, 65535))
+        head += f" match tcp.dport == {port} && ipv4.dst == 10.{draw(st.integers(0, 255))}.0.0/16"
+    if draw(st.booleans()):
+        head += f" weight {draw(st.sampled_from([0.1, 0.25, 0.3]))}"
+    return head + " {\n    " + "\n    ".join(stmts) + "\n}"
+
+
+@st.composite
+def chain_sets(draw) -> str:
+    n = draw(st.integers(1, 3))
+    return "\n".join(draw(chain_text(f"c{i}")) for i in range(n))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chain_sets())
+def test_format_then_parse_gives_an_equal_ir(text: str):
+    chains = sfclab.parse(text)
+    again = sfclab.parse(sfclab.format(chains))
+    assert again == chains
+    assert [str(p) for p in again.paths()] == [str(p) for p in chains.paths()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_random_bytes_raise_only_chain_errors(data: bytes):
+    try:
+        sfclab.parse(data)
+    except ChainError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*"chain {}()=>:;?@#.&!<>-0123456789abfx\n\"/,",
+                                  "chain", "=>", "self", "before", "then", "or", "match", "weight",
+                                  "End_of_Request", "loop", "nat", "firewall", " "]),
+                max_size=40).map("".join))
+def test_chain_like_noise_raises_only_chain_errors(text: str):
+    try:
+        sfclab.parse(text)
+    except ChainError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SEEDS), st.data())
+def test_mutated_fixtures_raise_only_chain_errors(seed: str, data):
+    i = data.draw(st.integers(0, len(seed)))
+    j = data.draw(st.integers(i, min(len(seed), i + 12)))
+    insert = data.draw(st.text(max_size=6))
+    try:
+        sfclab.parse(seed[:i] + insert + seed[j:])
+    except ChainError:
+        pass
+
+
+def _both(text: str):
+    from sfclab.lang.fastparse import fast_parse
+    from sfclab.lang.parser import parse_decls, strip_comments
+
+    return fast_parse(strip_comments(text)), parse_decls(text, fast=False)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chain_sets())
+def test_fast_path_reads_chains_exactly_as_lark_does(text: str):
+    fast, slow = _both(text)
+    assert fast is not None, "well-formed FlexMesh text takes the fast path"
+    assert fast == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SEEDS), st.data())
+def test_fast_path_never_disagrees_with_lark(seed: str, data):
+    i = data.draw(st.integers(0, len(seed)))
+    j = data.draw(st.integers(i, min(len(seed), i + 8)))
+    text = seed[:i] + data.draw(st.text(alphabet="ab1:.@#=>()\"; ", max_size=5)) + seed[j:]
+    try:
+        fast, slow = _both(text)
+    except ChainError:
+        from sfclab.lang.fastparse import fast_parse
+        from sfclab.lang.parser import strip_comments
+
+        assert fast_parse(strip_comments(text)) is None, "the fast path accepted bad text"
+        return
+    assert fast is None or fast == slow
