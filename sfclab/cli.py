@@ -1,0 +1,97 @@
+"""The ``sfclab`` command line.
+
+``sfclab check FILE…`` parses and validates chain files (``.sfc`` text or
+``.json`` P4SFC intents) and prints each chain's NFs, edges and service paths,
+or the errors (exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import SfclabError
+from .ir.model import Chain, ChainSet
+
+__all__ = ["main", "describe_chain"]
+
+
+def describe_chain(chain: Chain, weight: float) -> str:
+    """A plain-text summary of one chain: NFs, edges and service paths."""
+    g = chain.graph
+    lines = [f"chain {chain.name}"]
+    if chain.match:
+        lines.append(f"  match   {chain.match}")
+    lines.append(f"  weight  {weight:.4g}" + ("" if chain.weight is not None else " (default)"))
+    nfs = chain.nf_nodes()
+    lines.append(f"  NFs     {len(nfs)}: " + ", ".join(
+        n if g.nodes[n]["label"].lower() == n else f"{n} ({g.nodes[n]['label']})" for n in nfs))
+    lines.append(f"  edges   {g.number_of_edges()}")
+    for u, v, d in g.edges(data=True):
+        extra = ""
+        if d["kind"] == "case":
+            extra = f"  {d['cond'].field} in {{{', '.join(map(str, d['cases']))}}}"
+        elif d["kind"] in ("then", "else", "loop", "exit"):
+            extra = f"  {'' if d['kind'] in ('then', 'loop') else 'not '}{d['cond']}"
+            if d["kind"] == "loop":
+                extra += f"  ({d['bound']} runs)"
+        lines.append(f"    {u} => {v}  [{d['kind']}]{extra}")
+    paths = chain.paths(weight)
+    lines.append(f"  paths   {len(paths)}")
+    lines += [f"    {p.describe()}" for p in paths]
+    return "\n".join(lines)
+
+
+def _check(args: argparse.Namespace) -> int:
+    status = 0
+    for name in args.files:
+        path = Path(name)
+        try:
+            chains = _load(path)
+        except SfclabError as e:
+            print(e, file=sys.stderr)
+            status = 1
+            continue
+        except OSError as e:
+            print(f"{name}: cannot read: {e.strerror}", file=sys.stderr)
+            status = 1
+            continue
+        weights = chains.weights()
+        print(f"{path}: {len(chains)} chain(s), OK")
+        if not args.quiet:
+            for c in chains:
+                print(describe_chain(c, weights[c.name]))
+    return status
+
+
+def _load(path: Path) -> ChainSet:
+    from .lang import parse_file
+
+    return parse_file(path)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sfclab", description="Service function chains on P4 switches.")
+    p.add_argument("--version", action="version", version=f"sfclab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    c = sub.add_parser("check", help="parse and validate chain files (.sfc, .json)")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("-q", "--quiet", action="store_true", help="print only OK or the errors")
+    c.set_defaults(run=_check)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    return args.run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
