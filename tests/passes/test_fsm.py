@@ -1,0 +1,115 @@
+"""FSM pass: token states, rewinder and branch entries, widths, and replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sfclab.errors import CompileError
+from sfclab.ir.model import ChainSet, linear_chain
+from sfclab.passes.fsm import TokenWidths, build_fsm, replay
+from sfclab.passes.generate import random_chains
+from sfclab.passes.pipeline import build_pipelines
+
+from passes_support import FIXTURES, check_golden, fixtures, load
+
+LANG = Path(__file__).parent.parent / "fixtures" / "lang"
+
+
+def render(plan) -> str:
+    out = [f"slots: {' | '.join(plan.slots)}"]
+    for f in plan.paths:
+        out.append(f"{f.path.id} #{f.num}: " + "; ".join(
+            f"s{s.state} {bin(s.bitmap)} [{', '.join(s.nodes)}] c{s.counter}" for s in f.states))
+    out += [f"init {e.chain} -> #{e.path_num} {bin(e.bitmap)}" for e in plan.initializer]
+    out += [f"rewind {e}" for e in plan.rewinder]
+    out += [f"branch {e}" for e in plan.branches]
+    out.append(f"widths {plan.widths}")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("path", fixtures("fsm"), ids=lambda p: p.stem)
+def test_fixture_on_naive_pipeline(path):
+    chains, cat = load(path)
+    paths = chains.paths()
+    slots = build_pipelines(paths, cat).naive.slots
+    check_golden(path, render(build_fsm(slots, paths)))
+
+
+def _all_inputs():
+    for p in sorted(LANG.glob("*.sfc")):
+        yield p.stem, load(p)[0]
+    for seed in range(6):
+        yield f"random{seed}", random_chains(12, seed=seed)
+    yield "fsm_branches", load(FIXTURES / "fsm" / "branches_loops.sfc")[0]
+
+
+@pytest.mark.parametrize("name,chains", list(_all_inputs()), ids=lambda x: x if isinstance(x, str) else "")
+def test_replay_executes_exactly_each_path(name, chains: ChainSet):
+    paths = chains.paths()
+    r = build_pipelines(paths, dup_slots=1)
+    for pipe in r.candidates():
+        plan = build_fsm(pipe.slots, paths, limits=TokenWidths(bitmap=64))
+        for f in plan.paths:
+            nfs, terminal = replay(plan, f.path.id)
+            assert nfs == list(f.path.nfs), (pipe.method, f.path.id)
+            assert terminal == f.path.terminal
+            assert f.passes == pipe.report.worst_passes or f.passes < pipe.report.worst_passes
+        # every state runs at least one slot, except an empty path's only state
+        assert all(s.bitmap or not f.path.nfs for f in plan.paths for s in f.states)
+
+
+def test_states_and_rewinder_of_the_reversed_flow():
+    paths = ChainSet.of([linear_chain("fwd", ["l3fwd", "firewall", "nat"]),
+                         linear_chain("rev", ["l3fwd", "nat", "firewall"])]).paths()
+    plan = build_fsm(("l3fwd", "firewall", "nat"), paths)
+    rev = plan.path("rev/0")
+    assert [(s.bitmap, s.nodes) for s in rev.states] == [(0b101, ("l3fwd", "nat")),
+                                                           (0b010, ("firewall",))]
+    assert rev.transitions == ((0, 1),)
+    entries = [e for e in plan.rewinder if e.path == "rev/0"]
+    assert [(e.state, e.next_state, e.bitmap, e.done) for e in entries] == [
+        (0, 1, 0b010, False), (1, None, None, True)]
+    assert [e.path_num for e in plan.initializer] == [1, 2]
+    assert plan.widths == TokenWidths(path_id=2, state=1, bitmap=3, counter=1)
+
+
+def test_branch_entries_point_at_the_other_outcome():
+    chains, _ = load(FIXTURES / "fsm" / "branches_loops.sfc")
+    plan = build_fsm(build_pipelines(chains.paths()).optimal.slots, chains.paths())
+    web = [e for e in plan.branches if e.path.startswith("web/")]
+    assert {(e.path, e.kind, e.target) for e in web} == {
+        ("web/0", "else", "web/1"), ("web/1", "then", "web/0")}
+    cases = {(e.path, e.cases, e.target) for e in plan.branches if e.kind == "case"}
+    assert cases == {("loop/0", (2,), "loop/1"), ("loop/1", (1,), "loop/0")}
+
+
+def test_loop_counter_is_carried_by_the_rewinder():
+    chains, _ = load(FIXTURES / "fsm" / "branches_loops.sfc")
+    paths = [p for p in chains.paths() if p.chain == "loop"]
+    plan = build_fsm(("monitor", "l3fwd", "nat", "firewall"), paths)
+    f = plan.paths[0]
+    assert [s.counter for s in f.states] == [0, 1, 2]
+    assert [e.counter for e in plan.rewinder if e.path_num == f.num and not e.done] == [1, 2]
+
+
+def test_widths_are_checked_against_the_header():
+    paths = linear_chain("c", ["nat", "firewall", "l3fwd"]).paths()
+    with pytest.raises(CompileError, match="bitmap field needs 3 bits") as e:
+        build_fsm(("nat", "firewall", "l3fwd"), paths, limits=TokenWidths(bitmap=2))
+    assert "bitmap_bits=3" in e.value.hint
+    with pytest.raises(CompileError, match="state field"):
+        build_fsm(("l3fwd", "firewall", "nat"), paths, limits=TokenWidths(state=0))
+
+
+def test_nf_without_slot_is_an_error():
+    with pytest.raises(CompileError, match="has no slot"):
+        build_fsm(("nat",), linear_chain("c", ["lb"]).paths())
+
+
+def test_empty_path():
+    cs = ChainSet.of([linear_chain("e", [])])
+    plan = build_fsm((), cs.paths())
+    assert plan.paths[0].states[0].bitmap == 0
+    assert replay(plan, "e/0") == ([], "output")
