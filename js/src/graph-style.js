@@ -1,0 +1,31 @@
+// One visual language for sfclab graphs: colour by NF layer (computed in Python,
+// `data(color)`), shape by node kind (NF: rounded box, end point: ellipse),
+// line style by edge kind (seq solid grey, then green, else dashed red,
+// case dotted blue, loop dashed purple, exit purple).
+const edge = (color, extra = {}) => ({ "line-color": color, "target-arrow-color": color, color, ...extra });
+
+export const GRAPH_STYLE = [
+  { selector: "node", style: {
+    "background-color": "data(color)", label: "data(label)", color: "#111", "font-size": 12,
+    "font-family": "var(--jp-ui-font-family, sans-serif)", "text-valign": "center", "text-halign": "center",
+    shape: "round-rectangle", height: 32, width: (n) => Math.max(56, 7.5 * String(n.data("label")).length + 22),
+    "border-width": 1, "border-color": "#333" } },
+  { selector: "node[kind = 'endpoint']", style: { shape: "ellipse", "border-width": 3, "border-style": "double" } },
+  { selector: "node[offload = 'non']", style: { "border-style": "dashed", "border-width": 2 } },
+  { selector: "edge", style: {
+    width: 2, "curve-style": "bezier", "target-arrow-shape": "triangle", label: "data(label)",
+    "font-size": 10, "text-background-color": "#fff", "text-background-opacity": 0.85,
+    "text-background-padding": 2, ...edge("#777") } },
+  { selector: "edge[kind = 'then']", style: edge("#2e7d32") },
+  { selector: "edge[kind = 'else']", style: edge("#c62828", { "line-style": "dashed" }) },
+  { selector: "edge[kind = 'case']", style: edge("#1565c0", { "line-style": "dotted", width: 3 }) },
+  { selector: "edge[kind = 'loop']", style: edge("#6a1b9a", { "line-style": "dashed", "control-point-step-size": 70, "loop-direction": "0deg", "loop-sweep": "-60deg" }) },
+  { selector: "edge[kind = 'exit']", style: edge("#6a1b9a") },
+  { selector: "node:selected", style: { "border-width": 3, "border-color": "#1976d2" } },
+  { selector: "edge:selected", style: { width: 4 } },
+  { selector: "node.sfc-error", style: { "border-width": 4, "border-color": "#d50000", "border-style": "solid" } },
+  { selector: "edge.sfc-error", style: edge("#d50000", { width: 4 }) },
+  { selector: ".eh-ghost-edge, edge.eh-preview", style: edge("#1976d2", { "line-style": "dashed", label: "" }) },
+  { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
+  { selector: "node.eh-source, node.eh-target", style: { "border-width": 3, "border-color": "#1976d2" } },
+];

@@ -1,0 +1,863 @@
+"""The chain editor: draw a service function chain with the mouse, get chain text back.
+
+:class:`ChainEditor` is an anywidget.  Its front end (``js/src/editor.js``, bundled
+into ``sfclab/static/editor.js``) only renders and reports gestures; everything
+else happens here, where it can be tested without a browser:
+
+* the drawing is two synced lists, :attr:`ChainEditor.nodes` and
+  :attr:`ChainEditor.edges` (plain dicts, schema below);
+* an edit (from Python or a front-end message) changes the drawing at once and
+  schedules a *commit* (debounced, :attr:`ChainEditor.debounce` seconds):
+  the drawing is checked, written as chain text, parsed with
+  :func:`sfclab.parse`, and the registered :meth:`~ChainEditor.on_change`
+  callbacks are called;
+* setting :attr:`ChainEditor.text` parses it and redraws the chain.
+
+Node dicts: ``id`` (``"firewall"``, ``"nat#2"``, ``"output"``), ``kind``
+(``"nf"``/``"endpoint"``), ``nf`` (NF type or ``""``), ``label``, ``layer``,
+``color``, ``offload``, ``x``, ``y``.  Edge dicts: ``id`` (``"u->v"``),
+``source``, ``target``, ``kind`` (seq/then/else/case/loop/exit), ``field``,
+``op``, ``value`` (the condition of then/else/loop edges; the tested field of
+case edges), ``cases`` (list of case values), ``bound`` (loop runs in all) and
+``label`` (what the canvas shows).
+
+>>> ed = ChainEditor.from_text("chain web: firewall -> nat")
+>>> ed.add_nf("lb", x=500, y=60)
+'lb'
+>>> ed.remove("nat->output"); ed.connect("nat", "lb"); ed.connect("lb", "output")
+'nat->lb'
+'lb->output'
+>>> ed.commit()
+True
+>>> [str(p) for p in ed.chains.paths()]
+['web/0 [1]: input -> firewall -> nat -> lb -> output']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from ..errors import ChainError, ChainValidationError
+from ..ir.model import Chain, ChainSet
+from ..lang import default_catalog, format_chain, parse
+from ..lang.format import _name as _chain_name
+from ..nfinfo import ENDPOINTS, NFCatalog
+
+__all__ = ["ChainEditor", "EditorChange", "LAYER_COLORS", "ENDPOINT_COLORS", "BUNDLE"]
+
+#: The bundled front end (built from ``js/`` by the package build).
+BUNDLE = Path(__file__).resolve().parent.parent / "static" / "editor.js"
+#: NF colour by protocol layer: one visual language for every sfclab graph.
+LAYER_COLORS = {2: "#4e79a7", 3: "#59a14f", 4: "#f28e2b", 7: "#b07aa1"}
+OTHER_LAYER_COLOR = "#9c755f"
+ENDPOINT_COLORS = {"input": "#bab0ac", "output": "#bab0ac", "drop": "#e15759", "cpu": "#76b7b2"}
+#: Edge kinds a user can pick in the edge menu (``exit`` comes from text only).
+USER_EDGE_KINDS = ("seq", "then", "else", "case", "loop")
+_EDGE_KINDS = (*USER_EDGE_KINDS, "exit")
+_OPS = ("==", "!=", "<", "<=", ">", ">=")
+_TERMINAL = ("output", "drop", "cpu")
+_NAME_OK = re.compile(r'^[^"\n{}]+$')
+_MISSING_BUNDLE = """export default { render({ el }) {
+  el.innerHTML = '<pre style="color:#c00">sfclab: the chain editor front end is not built ' +
+    '(sfclab/static/editor.js is missing). Run `npm ci && npm run build` in js/, ' +
+    'or reinstall sfclab with npm on PATH.</pre>';
+} };"""
+
+Node = dict[str, Any]
+Edge = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EditorChange:
+    """What an :meth:`ChainEditor.on_change` callback receives after a commit.
+
+    ``chains`` is the parsed :class:`ChainSet` (every chain in the text), or
+    ``None`` when the drawing or the text is invalid; ``errors`` then says why.
+    """
+
+    text: str
+    chains: ChainSet | None
+    errors: tuple[dict, ...]
+
+
+def _edge_id(u: str, v: str) -> str:
+    return f"{u}->{v}"
+
+
+def _err(kind: str, ids: Iterable[str], message: str, hint: str = "", line: int = 0,
+         column: int = 0) -> dict:
+    return {"kind": kind, "ids": list(ids), "message": message, "hint": hint,
+            "line": line, "column": column}
+
+
+def _edge_label(e: Edge) -> str:
+    k = e["kind"]
+    if k == "then":
+        field = e["field"].removeprefix(f"{e['source']}.")
+        return f"{field} {e['op']} {e['value']}"
+    if k == "else":
+        return "else"
+    if k == "case":
+        return "= " + ", ".join(str(c) for c in e["cases"])
+    if k == "loop":
+        return f"×{e['bound']}" if e.get("bound") else "loop ×?"
+    return "done" if k == "exit" else ""
+
+
+def _parse_value(value: Any) -> int | str | None:
+    """A condition or case value from the UI: int, hex, or a run-time name."""
+    if value is None or isinstance(value, int):
+        return value
+    s = str(value).strip()
+    if not s:
+        return None
+    if re.fullmatch(r"[0-9]+", s):
+        return int(s)
+    if re.fullmatch(r"0[xX][0-9A-Fa-f]+", s):
+        return int(s, 16)
+    return s
+
+
+# -- checks on the drawing itself ------------------------------------------------------------
+
+def check_drawing(nodes: list[Node], edges: list[Edge]) -> list[dict]:
+    """Errors that can be pinned on one node or edge before any text is written.
+
+    >>> check_drawing([{"id": "input", "kind": "endpoint"}], [])[0]["message"]
+    'the chain has no NF'
+    """
+    errs: list[dict] = []
+    nfs = [n["id"] for n in nodes if n["kind"] == "nf"]
+    if not nfs:
+        errs.append(_err("chain", [], "the chain has no NF",
+                         "drag an NF from the palette onto the canvas"))
+    out: dict[str, list[Edge]] = {n["id"]: [] for n in nodes}
+    inc: dict[str, list[Edge]] = {n["id"]: [] for n in nodes}
+    for e in edges:
+        out[e["source"]].append(e)
+        inc[e["target"]].append(e)
+        if e["source"] in _TERMINAL:
+            errs.append(_err("edge", [e["id"]], f"{e['source']!r} is an end point: nothing "
+                             "can follow it", "delete this edge"))
+        if e["target"] == "input":
+            errs.append(_err("edge", [e["id"]], "nothing can lead into 'input'",
+                             "`input` starts the chain; delete this edge"))
+    for n in nfs:
+        if not any(e["source"] != n for e in inc[n]):
+            errs.append(_err("node", [n], f"nothing leads into {n!r}",
+                             f"drag from input or an NF onto {n}"))
+        if not any(e["kind"] != "loop" for e in out[n]):
+            errs.append(_err("node", [n], f"{n!r} leads nowhere: packets stop after it",
+                             f"drag from {n} to output, drop or the next NF"))
+        errs += _check_branches(n, out[n])
+    for e in edges:
+        if e["kind"] == "loop" and e["source"] != e["target"] \
+                and e["target"] not in _upstream(e["source"], inc):
+            errs.append(_err("edge", [e["id"]], f"the loop from {e['source']!r} goes to "
+                             f"{e['target']!r}, which does not come before it", "a loop goes "
+                             f"back to {e['source']} itself or to an NF before it"))
+    for e in _back_edges([n["id"] for n in nodes], out):
+        errs.append(_err("edge", [e["id"]], f"{e['source']} => {e['target']} makes a cycle "
+                         "that is not a loop", "to repeat NFs make a loop edge (edge menu: "
+                         "loop) or drop a second instance of the NF"))
+    return errs
+
+
+def _upstream(n: str, inc: dict[str, list[Edge]]) -> set[str]:
+    seen: set[str] = set()
+    todo = [n]
+    while todo:
+        for e in inc[todo.pop()]:
+            if e["kind"] != "loop" and e["source"] not in seen:
+                seen.add(e["source"])
+                todo.append(e["source"])
+    return seen
+
+
+def _back_edges(order: list[str], out: dict[str, list[Edge]]) -> list[Edge]:
+    """Non-loop edges that close a cycle, found by a depth-first walk from input."""
+    state: dict[str, int] = {}  # 1: on the walk's stack, 2: done
+    back: list[Edge] = []
+    for start in sorted(order, key=lambda n: n != "input"):
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter([e for e in out[start] if e["kind"] != "loop"]))]
+        while stack:
+            n, it = stack[-1]
+            e = next(it, None)
+            if e is None:
+                state[n] = 2
+                stack.pop()
+            elif state.get(e["target"]) == 1:
+                back.append(e)
+            elif e["target"] not in state:
+                state[e["target"]] = 1
+                stack.append((e["target"], iter([x for x in out[e["target"]]
+                                                 if x["kind"] != "loop"])))
+    return back
+
+
+def _check_branches(n: str, out: list[Edge]) -> list[dict]:
+    errs: list[dict] = []
+    loops = [e for e in out if e["kind"] == "loop"]
+    rest = [e for e in out if e["kind"] != "loop"]
+    kinds = {"seq" if e["kind"] == "exit" else e["kind"] for e in rest}
+    for e in loops:
+        b = e.get("bound")
+        if not isinstance(b, int) or not 2 <= b <= 255:
+            errs.append(_err("edge", [e["id"]], f"the loop at {n!r} needs a bound from 2 to 255",
+                             "open the edge menu and set how many runs in all"))
+    if len(loops) > 1:
+        errs.append(_err("edge", [e["id"] for e in loops[1:]], f"{n!r} has two loops",
+                         "keep one loop edge"))
+    if loops and len(rest) != 1:
+        errs.append(_err("node", [n], f"{n!r} loops, so it needs exactly one way out "
+                         f"(it has {len(rest)})", "keep one edge besides the loop; "
+                         "branch in the NF after it"))
+        return errs
+    if kinds & {"then", "else"}:
+        then = [e for e in rest if e["kind"] == "then"]
+        other = [e for e in rest if e["kind"] not in ("then", "else")]
+        els = [e for e in rest if e["kind"] == "else"]
+        if len(then) != 1 or len(els) != 1 or other:
+            bad = then[1:] + els[1:] + other if then and els else rest
+            errs.append(_err("edge", [e["id"] for e in bad],
+                             f"the branch at {n!r} needs one 'then' and one 'else' edge",
+                             "open the other edge's menu and make it 'else' (or 'then')"))
+        elif not then[0].get("field") or then[0].get("value") is None:
+            errs.append(_err("edge", [then[0]["id"]], f"the branch at {n!r} has no condition",
+                             f"set a condition such as {n}.global_metadata == 1"))
+    elif "case" in kinds:
+        seen: set = set()
+        for e in rest:
+            if e["kind"] != "case" or not e.get("cases"):
+                errs.append(_err("edge", [e["id"]], f"every edge out of {n!r} must be a case "
+                                 "with a value", "open the edge menu and give it a value"))
+            for c in e.get("cases") or ():
+                if c in seen:
+                    errs.append(_err("edge", [e["id"]], f"case {c} is given twice",
+                                     "give each case its own value"))
+                seen.add(c)
+    elif len(rest) > 1:
+        names = " and ".join(repr(e["target"]) for e in rest)
+        errs.append(_err("edge", [e["id"] for e in rest], f"{n!r} is followed by {names} "
+                         "with nothing to choose between them", "open an edge's menu and "
+                         "make it a branch (then/else) or a case, or delete one"))
+    return errs
+
+
+# -- drawing -> text ---------------------------------------------------------------------------
+
+def _order(nodes: list[Node], edges: list[Edge]) -> list[str]:
+    """Sources in reading order: a walk from input, then whatever is left."""
+    succ: dict[str, list[str]] = {n["id"]: [] for n in nodes}
+    for e in edges:
+        succ[e["source"]].append(e["target"])
+    seen: list[str] = []
+    todo = ["input"] if "input" in succ else []
+    while todo:
+        n = todo.pop(0)
+        if n not in seen:
+            seen.append(n)
+            todo += succ[n]
+    return seen + [n["id"] for n in nodes if n["id"] not in seen]
+
+
+def render_chain(name: str, match: str | None, weight: float | None, nodes: list[Node],
+                 edges: list[Edge]) -> tuple[str, dict[int, list[tuple[int, int, list[str]]]]]:
+    """The drawing as a FlexMesh ``chain`` block, and for each line (1-based,
+    within the block) the column spans ``(start, end, element ids)`` of its parts,
+    to pin a parser error on a node or an edge.
+    """
+    head = f"chain {_chain_name(name)}"
+    if match:
+        head += f" match {match}"
+    if weight is not None:
+        head += f" weight {weight!r}"
+    lines, spans = [head + " {"], {}
+    by_src: dict[str, list[Edge]] = {}
+    for e in edges:
+        by_src.setdefault(e["source"], []).append(e)
+    for u in _order(nodes, edges):
+        for text, parts in _statements(u, by_src.get(u, [])):
+            spans[len(lines) + 1] = parts
+            lines.append(text)
+    lines.append("}")
+    return "\n".join(lines), spans
+
+
+def _statements(u: str, out: list[Edge]):
+    """``(line, spans)`` for the statements that say where *u* leads."""
+    def ref(v: str) -> str:
+        return "self" if v == u else v
+
+    loops = [e for e in out if e["kind"] == "loop"]
+    rest = [e for e in out if e["kind"] != "loop"]
+    then = [e for e in rest if e["kind"] == "then"]
+    els = [e for e in rest if e["kind"] == "else"]
+    ids = [e["id"] for e in out]
+    if len(loops) == 1 and len(rest) == 1 and isinstance(loops[0].get("bound"), int):
+        lp, ex = loops[0], rest[0]
+        cond = f"{u}.global_counter < {lp['bound']}"
+        if lp.get("field") and lp.get("op") and lp.get("value") is not None:
+            cond = f"{lp['field']} {lp['op']} {lp['value']}"
+        yield _stmt(u, [(ref(lp["target"]), [lp["id"]]), (" : ", []),
+                        (ref(ex["target"]), [ex["id"]]), (" ? ", []), (cond, [lp["id"]])], ids)
+    elif len(then) == 1 and len(els) == 1 and len(rest) == 2 and not loops \
+            and then[0].get("field") and then[0].get("value") is not None:
+        a, b = then[0], els[0]
+        cond = f"{a['field']} {a['op']} {a['value']}"
+        yield _stmt(u, [(a["target"], [a["id"]]), (" : ", []), (b["target"], [b["id"]]),
+                        (" ? ", []), (cond, [a["id"], b["id"]])], ids)
+    elif rest and not loops and all(e["kind"] == "case" and e.get("cases") for e in rest):
+        parts: list[tuple[str, list[str]]] = []
+        for e in rest:
+            for c in e["cases"]:
+                parts += [(" : " if parts else "", []), (f"{c}@{e['target']}", [e["id"]])]
+        field = rest[0].get("field") or f"{u}.global_metadata"
+        yield _stmt(u, [*parts, (" # ", []), (field, [e["id"] for e in rest])], ids)
+    else:
+        for e in out:
+            yield _stmt(u, [(ref(e["target"]), [e["id"], e["target"]])], [e["id"]], plain=True)
+
+
+def _stmt(u: str, parts: list[tuple[str, list[str]]], ids: list[str], plain: bool = False):
+    text, spans = f"    {u} => ", [(5, 5 + len(u), [u])]
+    if not plain:
+        text += "("
+    for piece, owners in parts:
+        if owners:
+            spans.append((len(text) + 1, len(text) + 1 + len(piece), owners))
+        text += piece
+    text += ";" if plain else ");"
+    spans.append((1, len(text) + 1, ids))  # anything else on the line: the statement's edges
+    return text, spans
+
+
+def _pin(err: ChainError, spans: dict[int, list], first_line: int, nodes: set[str]) -> dict:
+    """Turn a parser error on the generated text into an error on nodes/edges."""
+    where = spans.get(err.line - first_line + 1, [])
+    hit = next((ids for a, b, ids in where if a <= err.column < max(b, a + 1)), [])
+    kind = "node" if hit and all(i in nodes for i in hit) else "edge" if hit else "chain"
+    return _err(kind, hit, err.message, err.hint, err.line, err.column)
+
+
+# -- text -> drawing ----------------------------------------------------------------------------
+
+def _edges_of(chain: Chain) -> list[Edge]:
+    out = []
+    for u, v, d in chain.graph.edges(data=True):
+        c = d.get("cond")
+        e = {"id": _edge_id(u, v), "source": u, "target": v, "kind": d["kind"],
+             "field": c.field if c else "", "op": c.op if c else "==",
+             "value": c.value if c else None, "cases": list(d.get("cases", ())),
+             "bound": d.get("bound")}
+        e["label"] = _edge_label(e)
+        out.append(e)
+    return out
+
+
+def layered_positions(nodes: list[Node], edges: list[Edge], *, dx: float = 150,
+                      dy: float = 90) -> dict[str, tuple[float, float]]:
+    """Left-to-right layers by longest path from the sources (loop edges ignored).
+
+    >>> layered_positions([{"id": "a"}, {"id": "b"}], [{"source": "a", "target": "b", "kind": "seq"}])
+    {'a': (60, 60), 'b': (210, 60)}
+    """
+    ids = [n["id"] for n in nodes]
+    layer = dict.fromkeys(ids, 0)
+    fwd = [(e["source"], e["target"]) for e in edges if e["kind"] != "loop"
+           and e["source"] != e["target"]]
+    for _ in range(len(ids)):  # Bellman-Ford style; stops early on a DAG
+        changed = False
+        for u, v in fwd:
+            if layer[v] < layer[u] + 1 <= len(ids):
+                layer[v], changed = layer[u] + 1, True
+        if not changed:
+            break
+    for t in _TERMINAL:  # end points go to the last column
+        if t in layer:
+            layer[t] = max(layer.values())
+    rows: dict[int, int] = {}
+    pos = {}
+    for n in ids:
+        row = rows.get(layer[n], 0)
+        rows[layer[n]] = row + 1
+        pos[n] = (60 + dx * layer[n], 60 + dy * row)
+    return pos
+
+
+# -- the widget -----------------------------------------------------------------------------------
+
+class ChainEditor(anywidget.AnyWidget):
+    """Draw one chain: drop NFs from the palette, drag edges, pick branch kinds.
+
+    ``ChainEditor(chain_name="web")`` starts an empty chain; :meth:`from_text`
+    starts from chain text.  :attr:`text` holds *every* chain of the text: the
+    drawn chain is written from the drawing, the others are kept (reformatted);
+    set :attr:`chain_name` to another chain's name to draw that one instead.
+    """
+
+    _esm = BUNDLE if BUNDLE.is_file() else _MISSING_BUNDLE
+
+    chain_name = t.Unicode("chain1", help="Name of the chain being drawn; set it to another "
+                           "chain's name to draw that one, or to a new name to rename it.").tag(sync=True)
+    nodes = t.List(t.Dict(), help="Nodes of the drawing (see the module docstring).").tag(sync=True)
+    edges = t.List(t.Dict(), help="Edges of the drawing (see the module docstring).").tag(sync=True)
+    palette = t.List(t.Dict(), help="NFs and end points that can be dropped on the canvas: "
+                     "name, kind, layer, color, offload, fields, description.").tag(sync=True)
+    selection = t.List(t.Unicode(), help="Ids of the selected nodes and edges.").tag(sync=True)
+    errors = t.List(t.Dict(), help="Why the drawing or text is invalid: kind "
+                    "(node/edge/chain/text), ids, message, hint, line, column.").tag(sync=True)
+    text = t.Unicode("", help="Chain text of every chain; setting it redraws.").tag(sync=True)
+    can_undo = t.Bool(False, help="Whether there is an edit to undo.").tag(sync=True)
+    can_redo = t.Bool(False, help="Whether there is an undone edit to redo.").tag(sync=True)
+    height = t.Unicode("420px", help="CSS height of the canvas.").tag(sync=True)
+    debounce = t.Float(0.3, help="Seconds to wait after a front-end edit before the drawing is "
+                       "re-parsed; 0 commits every edit at once.")
+
+    def __init__(self, *, catalog: NFCatalog | None = None, **kwargs: Any) -> None:
+        self.catalog = catalog if catalog is not None else default_catalog()
+        self._context = ChainSet()
+        self._slot: str | None = None  # name of the drawn chain inside _context
+        self._header: tuple[str | None, float | None] = (None, None)
+        self._history: list[dict] = []
+        self._future: list[dict] = []
+        self._callbacks: list[Callable[[EditorChange], Any]] = []
+        self._chains: ChainSet | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._quiet = False
+        self._debounced = False
+        text = kwargs.pop("text", "")
+        super().__init__(**kwargs)
+        self.palette = self._palette()
+        self.on_msg(self._on_front_end)
+        if text:
+            self._load_text(text, record=False)
+        else:
+            self.nodes = [self._node(n, 60 if n == "input" else 510, 60) for n in ("input", "output")]
+            self.commit()
+
+    # -- constructors and views of the state ---------------------------------------------------------
+    @classmethod
+    def from_text(cls, text: str, chain_name: str | None = None, **kwargs: Any) -> ChainEditor:
+        """An editor drawing *chain_name* (default: the first chain) of *text*."""
+        if chain_name:
+            kwargs["chain_name"] = chain_name
+        return cls(text=text, **kwargs)
+
+    @property
+    def chains(self) -> ChainSet:
+        """Every chain of :attr:`text`, parsed; raises the first error if invalid."""
+        self.flush()
+        if self._chains is None:
+            e = self.errors[0] if self.errors else {"message": "the drawing is invalid", "hint": ""}
+            raise ChainValidationError(e["message"], line=e.get("line", 0),
+                                       column=e.get("column", 0), text=self.text, hint=e["hint"])
+        return self._chains
+
+    @property
+    def chain(self) -> Chain:
+        """The drawn chain, parsed."""
+        return self.chains[self.chain_name]
+
+    @property
+    def valid(self) -> bool:
+        self.flush()
+        return self._chains is not None
+
+    def __repr__(self) -> str:
+        state = "valid" if self._chains is not None else f"{len(self.errors)} error(s)"
+        return (f"<ChainEditor {self.chain_name!r}: {len(self.nodes)} nodes, "
+                f"{len(self.edges)} edges, {state}>")
+
+    def on_change(self, fn: Callable[[EditorChange], Any], *, remove: bool = False):
+        """Call ``fn(change)`` after every commit that changes the text or the errors."""
+        if remove:
+            self._callbacks.remove(fn)
+        else:
+            self._callbacks.append(fn)
+        return fn
+
+    # -- edits (Python API) ------------------------------------------------------------------------
+    def add_nf(self, nf: str, x: float | None = None, y: float | None = None) -> str:
+        """Drop an NF (any catalogue name or alias) or an end point; returns the node id."""
+        low = nf.lower()
+        if low in ENDPOINTS:
+            nid = low
+            if any(n["id"] == nid for n in self.nodes):
+                return nid
+        else:
+            base = self.catalog.resolve(nf).name
+            taken = {n["id"] for n in self.nodes}
+            nid, k = base, 2
+            while nid in taken:
+                nid, k = f"{base}#{k}", k + 1
+        if x is None or y is None:
+            x = max((n["x"] for n in self.nodes), default=-90) + 150
+            y = 60 + 90 * (len(self.nodes) % 4)
+        self._record()
+        self.nodes = [*self.nodes, self._node(nid, x, y)]
+        self._edited()
+        return nid
+
+    def connect(self, source: str, target: str, kind: str = "seq", **attrs: Any) -> str:
+        """Draw an edge; *kind* and *attrs* as in :meth:`set_edge`.  Returns the edge id."""
+        ids = {n["id"] for n in self.nodes}
+        for n in (source, target):
+            if n not in ids:
+                raise KeyError(f"no node {n!r} in the drawing")
+        eid = _edge_id(source, target)
+        if any(e["id"] == eid for e in self.edges):
+            return eid
+        self._record()
+        e = {"id": eid, "source": source, "target": target, "kind": "seq", "field": "",
+             "op": "==", "value": None, "cases": [], "bound": None, "label": ""}
+        self.edges = [*self.edges, e]
+        if kind != "seq" or attrs or source == target:
+            self._set_edge(eid, "loop" if source == target and kind == "seq" else kind, **attrs)
+        self._edited()
+        return eid
+
+    def set_edge(self, edge_id: str, kind: str, *, field: str | None = None,
+                 op: str | None = None, value: Any = None, cases: Iterable[Any] | None = None,
+                 bound: int | None = None) -> None:
+        """Make an edge seq, a branch (then/else with ``field op value``), a case
+        (``cases`` values of ``field``) or a loop (``bound`` runs in all).
+
+        The other edge of a branch follows: setting one edge to ``then`` makes the
+        only other edge ``else``; setting a case numbers its siblings.
+        """
+        self._record()
+        self._set_edge(edge_id, kind, field=field, op=op, value=value, cases=cases, bound=bound)
+        self._edited()
+
+    def remove(self, *ids: str) -> None:
+        """Delete nodes (with their edges) and edges; ``input``/``output`` stay."""
+        gone = set(ids) - {"input", "output"}
+        if not gone:
+            return
+        self._record()
+        self.nodes = [n for n in self.nodes if n["id"] not in gone]
+        self.edges = [e for e in self.edges if e["id"] not in gone
+                      and e["source"] not in gone and e["target"] not in gone]
+        self.selection = [s for s in self.selection if s not in gone]
+        self._edited()
+
+    def move(self, positions: dict[str, tuple[float, float]]) -> None:
+        """Set node positions (not an edit: the text does not change)."""
+        self.nodes = [{**n, "x": float(positions[n["id"]][0]), "y": float(positions[n["id"]][1])}
+                      if n["id"] in positions else n for n in self.nodes]
+
+    def tidy(self) -> None:
+        """Lay the drawing out again, left to right."""
+        pos = layered_positions(self.nodes, self.edges)
+        self.move(pos)
+
+    def undo(self) -> bool:
+        """Undo the last edit (drawing or text); False if there is none."""
+        return self._travel(self._history, self._future)
+
+    def redo(self) -> bool:
+        return self._travel(self._future, self._history)
+
+    # -- commit --------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Commit now if an edit is waiting for its debounce."""
+        if self._timer is not None:
+            self.commit()
+
+    def commit(self) -> bool:
+        """Check and parse the drawing, update :attr:`text` and :attr:`errors`,
+        call the callbacks; True if the drawing is a valid chain."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        text, spans, first = self._render()
+        errors = check_drawing(self.nodes, self.edges)
+        chains = None
+        if not errors:
+            try:
+                chains = parse(text, catalog=self.catalog)
+            except ChainError as e:
+                errors = [_pin(e, spans, first, {n["id"] for n in self.nodes})]
+        if chains is not None:
+            self._context, self._slot = chains, self.chain_name
+        self._publish(text, chains, errors)
+        return chains is not None
+
+    # -- internals -------------------------------------------------------------------------------------
+    def _publish(self, text: str, chains: ChainSet | None, errors: list[dict], *,
+                 force: bool = False) -> None:
+        changed = force or text != self.text or errors != self.errors \
+            or (chains is None) != (self._chains is None)
+        self._chains = chains
+        self._quiet = True
+        try:
+            self.text = text
+        finally:
+            self._quiet = False
+        self.errors = errors
+        if changed:
+            change = EditorChange(text, chains, tuple(errors))
+            for fn in list(self._callbacks):
+                fn(change)
+
+    def _render(self) -> tuple[str, dict, int]:
+        match, weight = self._header
+        mine, spans = render_chain(self.chain_name, match, weight, self.nodes, self.edges)
+        blocks, first = [], 1
+        placed = False
+        for c in self._context:
+            if c.name == self._slot:
+                placed = True
+                first = sum(b.count("\n") + 2 for b in blocks) + 1
+                blocks.append(mine)
+            elif c.name != self.chain_name:
+                blocks.append(format_chain(c))
+        if not placed:
+            first = sum(b.count("\n") + 2 for b in blocks) + 1
+            blocks.append(mine)
+        return "\n\n".join(blocks), spans, first
+
+    def _node(self, nid: str, x: float, y: float) -> Node:
+        if nid in ENDPOINTS:
+            return {"id": nid, "kind": "endpoint", "nf": "", "label": nid, "layer": 0,
+                    "color": ENDPOINT_COLORS[nid], "offload": "", "x": float(x), "y": float(y)}
+        info = self.catalog.resolve(nid.split("#")[0])
+        return {"id": nid, "kind": "nf", "nf": info.name, "label": nid, "layer": info.layer,
+                "color": LAYER_COLORS.get(info.layer, OTHER_LAYER_COLOR), "offload": info.offload,
+                "x": float(x), "y": float(y)}
+
+    def _palette(self) -> list[dict]:
+        nfs = sorted(self.catalog, key=lambda i: (i.layer, i.name))
+        items = [{"name": i.name, "kind": "nf", "layer": i.layer, "offload": i.offload,
+                  "color": LAYER_COLORS.get(i.layer, OTHER_LAYER_COLOR),
+                  "fields": i.field_names(), "description": i.description} for i in nfs]
+        return items + [{"name": n, "kind": "endpoint", "layer": 0, "offload": "",
+                         "color": ENDPOINT_COLORS[n], "fields": [], "description": "end point"}
+                        for n in ENDPOINTS]
+
+    def _find_edge(self, eid: str) -> Edge:
+        for e in self.edges:
+            if e["id"] == eid:
+                return e
+        raise KeyError(f"no edge {eid!r} in the drawing")
+
+    def _set_edge(self, eid: str, kind: str, *, field: str | None = None, op: str | None = None,
+                  value: Any = None, cases: Iterable[Any] | None = None,
+                  bound: int | None = None) -> None:
+        if kind not in _EDGE_KINDS:
+            raise ValueError(f"edge kind must be one of {', '.join(USER_EDGE_KINDS)}, not {kind!r}")
+        if op is not None and op not in _OPS:
+            raise ValueError(f"comparison must be one of {' '.join(_OPS)}, not {op!r}")
+        edges = [dict(e) for e in self.edges]
+        me = next((e for e in edges if e["id"] == eid), None)
+        if me is None:
+            raise KeyError(f"no edge {eid!r} in the drawing")
+        u = me["source"]
+        sibs = [e for e in edges if e["source"] == u and e is not me and e["kind"] != "loop"]
+        me["kind"] = kind
+        if kind in ("then", "else"):
+            old = next((e for e in sibs if e["kind"] in ("then", "else") and e.get("field")), me)
+            cond = (field or old.get("field") or self._default_field(u),
+                    op or (old["op"] if old.get("field") else "=="),
+                    _parse_value(value) if value is not None else
+                    (old["value"] if old.get("value") is not None else 1))
+            pair = [e for e in sibs if e["kind"] in ("seq", "then", "else", "exit")]
+            if len(pair) == 1:
+                pair[0]["kind"] = "else" if kind == "then" else "then"
+            for e in [me, *pair[:1]]:
+                e["field"], e["op"], e["value"] = cond
+        elif kind == "case":
+            me["field"] = field or me.get("field") or f"{u}.global_metadata"
+            vals = [_parse_value(c) for c in (cases if cases is not None else me["cases"])]
+            used = {c for e in sibs for c in e.get("cases") or ()}
+            me["cases"] = [c for c in vals if c is not None] or [_free(used)]
+            used |= set(me["cases"])
+            for e in sibs:
+                if e["kind"] != "case" or not e.get("cases"):
+                    e.update(kind="case", field=me["field"], cases=[_free(used)])
+                    used |= set(e["cases"])
+                e["field"] = me["field"]
+        elif kind == "loop":
+            me["bound"] = int(bound) if bound is not None else (me.get("bound") or 3)
+            me["field"], me["op"], me["value"] = "", "<", None
+        else:
+            me["field"], me["value"], me["cases"], me["bound"] = "", None, [], None
+        for e in edges:
+            e["label"] = _edge_label(e)
+        self.edges = edges
+
+    def _default_field(self, nid: str) -> str:
+        node = next((n for n in self.nodes if n["id"] == nid), None)
+        if node and node["kind"] == "nf":
+            own = list(self.catalog.resolve(node["nf"]).fields)
+            return f"{nid}.{own[0] if own else 'global_metadata'}"
+        return f"{nid}.global_metadata"
+
+    def _snapshot(self) -> dict:
+        return {"nodes": copy.deepcopy(self.nodes), "edges": copy.deepcopy(self.edges),
+                "chain_name": self.chain_name, "header": self._header, "slot": self._slot,
+                "context": self._context}
+
+    def _record(self) -> None:
+        self._history = [*self._history[-99:], self._snapshot()]
+        self._future = []
+        self.can_undo, self.can_redo = True, False
+
+    def _travel(self, src: list[dict], dst: list[dict]) -> bool:
+        if not src:
+            return False
+        dst.append(self._snapshot())
+        s = src.pop()
+        self._quiet = True
+        try:
+            self.chain_name = s["chain_name"]
+        finally:
+            self._quiet = False
+        self._header, self._slot, self._context = s["header"], s["slot"], s["context"]
+        self.nodes, self.edges = s["nodes"], s["edges"]
+        self.can_undo, self.can_redo = bool(self._history), bool(self._future)
+        self.commit()
+        return True
+
+    def _edited(self) -> None:
+        if not self._debounced or self.debounce <= 0:
+            self.commit()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.commit()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(self.debounce, self.commit)
+
+    def _load_text(self, text: str, *, record: bool) -> bool:
+        try:
+            cs = parse(text, catalog=self.catalog)
+        except ChainError as e:
+            self._publish(text, None, [_err("text", [], e.message, e.hint, e.line, e.column)],
+                          force=True)
+            return False
+        if record:
+            self._record()
+        name = self.chain_name if self.chain_name in cs or not len(cs) else cs.names()[0]
+        self._context, self._slot = cs, name if name in cs else None
+        self._quiet = True
+        try:
+            self.chain_name = name
+        finally:
+            self._quiet = False
+        self._draw(cs[name] if name in cs else None)
+        errors = [] if name in cs else check_drawing(self.nodes, self.edges)
+        self._publish(text, cs if not errors else None, errors, force=True)
+        return True
+
+    def _draw(self, chain: Chain | None) -> None:
+        """Replace the drawing by *chain* (keeping the positions of nodes that stay)."""
+        old = {n["id"]: (n["x"], n["y"]) for n in self.nodes}
+        if chain is None:
+            nodes = [self._node("input", 0, 0), self._node("output", 0, 0)]
+            edges: list[Edge] = []
+            self._header = (None, None)
+        else:
+            nodes = [self._node(n, 0, 0) for n in chain.graph]
+            edges = _edges_of(chain)
+            self._header = (str(chain.match) if chain.match else None, chain.weight)
+        fresh = layered_positions(nodes, edges)
+        for n in nodes:
+            n["x"], n["y"] = old.get(n["id"], fresh[n["id"]])
+        self.selection = []
+        self.nodes, self.edges = nodes, edges
+
+    @t.observe("text")
+    def _text_set(self, change: dict) -> None:
+        if not self._quiet:
+            self._load_text(change["new"], record=True)
+
+    @t.observe("chain_name")
+    def _name_set(self, change: dict) -> None:
+        if self._quiet:
+            return
+        if change["new"] in self._context and change["new"] != self._slot:
+            self._record()
+            self._slot = change["new"]
+            self._draw(self._context[change["new"]])
+        self.commit()
+
+    @t.validate("chain_name")
+    def _valid_name(self, proposal: dict) -> str:
+        name = proposal["value"].strip()
+        if not _NAME_OK.match(name):
+            raise t.TraitError(f"chain name {proposal['value']!r}: use letters, digits and _")
+        return name
+
+    @t.validate("edges")
+    def _valid_edges(self, proposal: dict) -> list[Edge]:
+        for e in proposal["value"]:
+            if e.get("kind") not in _EDGE_KINDS:
+                raise t.TraitError(f"edge {e.get('id')!r}: kind must be one of "
+                                   f"{', '.join(_EDGE_KINDS)}, not {e.get('kind')!r}")
+        return proposal["value"]
+
+    @t.validate("nodes")
+    def _valid_nodes(self, proposal: dict) -> list[Node]:
+        ids = [n["id"] for n in proposal["value"]]
+        if len(set(ids)) != len(ids):
+            raise t.TraitError(f"node ids must be unique: {sorted(ids)}")
+        return proposal["value"]
+
+    @t.validate("selection")
+    def _valid_selection(self, proposal: dict) -> list[str]:
+        known = {n["id"] for n in self.nodes} | {e["id"] for e in self.edges}
+        return [s for s in proposal["value"] if s in known]
+
+    def _on_front_end(self, _widget: Any, msg: dict, _buffers: list) -> None:
+        """Gestures from the front end; a bad one becomes an error, never a traceback."""
+        ev = msg.get("event")
+        try:
+            if ev == "add_node":
+                self._from_front_end(lambda: self.add_nf(msg["nf"], msg.get("x"), msg.get("y")))
+            elif ev == "add_edge":
+                self._from_front_end(lambda: self.connect(msg["source"], msg["target"],
+                                                            msg.get("kind", "seq")))
+            elif ev == "set_edge":
+                self._from_front_end(lambda: self.set_edge(
+                    msg["id"], msg["kind"], field=msg.get("field") or None, op=msg.get("op"),
+                    value=msg.get("value"), cases=msg.get("cases"), bound=msg.get("bound")))
+            elif ev == "remove":
+                self._from_front_end(lambda: self.remove(*msg.get("ids", ())))
+            elif ev == "move":
+                self.move({k: tuple(v) for k, v in msg.get("positions", {}).items()})
+            elif ev in ("undo", "redo", "tidy", "commit"):
+                getattr(self, ev)()
+        except (KeyError, ValueError, TypeError, ChainError) as e:
+            self.errors = [*self.errors, _err("chain", [], f"{ev}: {e}")]
+
+    def _from_front_end(self, edit: Callable[[], Any]) -> None:
+        """Run a Python-API edit with a debounced commit (edits arrive in bursts)."""
+        self._debounced = True
+        try:
+            edit()
+        finally:
+            self._debounced = False
+
+
+def _free(used: set) -> int:
+    k = 1
+    while k in used:
+        k += 1
+    return k

@@ -1,0 +1,172 @@
+"""A real JupyterLab and a headless Debian chromium, driven by Playwright for Python.
+
+Nothing is downloaded: the browser is ``/usr/bin/chromium`` (``apt-get install -y
+chromium``; ``SFCLAB_CHROMIUM`` points elsewhere).  JupyterLab runs on 127.0.0.1
+with a random token and its config/data/runtime dirs in a temp dir.  Without the
+browser, Playwright or the editor bundle the tests skip and say which is missing.
+Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("SFCLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    reason = _missing()
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _missing() -> str:
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        return (f"Debian's chromium is not installed ({CHROMIUM} is missing): "
+                "apt-get install -y chromium")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is missing: pip install -e '.[test]'"
+    if not (ROOT / "sfclab" / "static" / "editor.js").is_file():
+        return "the editor bundle sfclab/static/editor.js is missing: npm ci && npm run build in js/"
+    if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
+        return "jupyterlab is not installed in this environment"
+    return ""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path
+
+    def notebook(self, name: str, cells: list[str]) -> str:
+        """Write a notebook (no widget state saved) and return its URL."""
+        nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
+                       "execution_count": None, "source": src} for i, src in enumerate(cells)]}
+        (self.root / name).write_text(json.dumps(nb, indent=1))
+        return f"{self.url}lab/tree/{name}?reset&token={self.token}"
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "notebooks"
+    root.mkdir()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_DATA_DIR": str(base / "data"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+           "IPYTHONDIR": str(base / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    settings = base / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), secrets.token_hex(16)
+    log = open(base / "jupyterlab.log", "wb")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--ip=127.0.0.1", f"--port={port}",
+         f"--ServerApp.token={token}", "--no-browser", f"--ServerApp.root_dir={root}",
+         f"--LabApp.workspaces_dir={base / 'workspaces'}",
+         f"--LabApp.user_settings_dir={base / 'settings'}",
+         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab did not start; see "
+                                       f"{base / 'jupyterlab.log'}") from None
+                time.sleep(0.3)
+        yield Lab(url, token, root)
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End the JupyterLab we started (and its kernels: same process group)."""
+    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    """Where screenshots go (git-ignored)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="package")
+def browser_context(tmp_path_factory: pytest.TempPathFactory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
+            headless=True, args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+
+
+@pytest.fixture
+def page(browser_context, request: pytest.FixtureRequest):
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.js_errors = errors  # type: ignore[attr-defined]
+    yield page
+    ARTIFACTS.mkdir(exist_ok=True)
+    if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failed.png"))
+    page.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)

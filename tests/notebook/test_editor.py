@@ -1,0 +1,415 @@
+"""ChainEditor without a browser: edits -> chain text -> ChainSet, text -> drawing, errors, undo."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import sfclab
+from sfclab.errors import ChainValidationError
+from sfclab.notebook import ChainEditor, EditorChange
+from sfclab.notebook.editor import LAYER_COLORS, check_drawing, layered_positions
+
+# -- a dummy comm, as in ipywidgets' own tests: widgets never talk to a kernel -------------------
+
+
+class DummyComm:
+    """Records what a widget sends; never talks to a kernel."""
+
+    comm_id = "dummy-comm"
+    kernel = "Truthy"
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.messages: list[tuple] = []
+
+    def open(self, *args, **kwargs) -> None:
+        pass
+
+    def on_msg(self, *args, **kwargs) -> None:
+        pass
+
+    def send(self, *args, **kwargs) -> None:
+        self.messages.append((args, kwargs))
+
+    def close(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def dummy_comm(monkeypatch):
+    import comm
+
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: DummyComm())
+    yield
+
+
+@pytest.fixture
+def front_end():
+    """``front_end(widget, content)`` delivers a custom message as the browser would;
+    ``front_end(widget, state=...)`` a trait update from the browser."""
+
+    def deliver(widget, content: dict | None = None, *, state: dict | None = None) -> None:
+        if state is not None:
+            data = {"method": "update", "state": state, "buffer_paths": []}
+        else:
+            data = {"method": "custom", "content": content}
+        widget._handle_msg({"content": {"data": data}, "buffers": []})
+
+    return deliver
+
+WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
+    input => firewall;
+    firewall => (nat : drop ? firewall.verdict == 0);
+    nat => lb => l3fwd => output;
+}
+chain mgmt match vlan.vid == 100 { input => l2fwd => output; }
+"""
+LOOP = "chain sr { input => sr_encap => (self : l3fwd ? sr_encap.global_counter < 4); l3fwd => output; }"
+CASES = ("chain mb { input => classifier => (1@nat : 2@lb : 3@lb # classifier.class_id); "
+         "nat => output; lb => output; }")
+
+
+def ids(items):
+    return sorted(i["id"] for i in items)
+
+
+def edge(ed, eid):
+    return next(e for e in ed.edges if e["id"] == eid)
+
+
+def linear(ed: ChainEditor, *nfs: str) -> None:
+    """Draw input -> nfs -> output through the Python API."""
+    prev = "input"
+    for nf in nfs:
+        n = ed.add_nf(nf)
+        ed.connect(prev, n)
+        prev = n
+    ed.connect(prev, "output")
+
+
+# -- text -> drawing ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, name", [(WEB, "web"), (WEB, "mgmt"), (LOOP, "sr"), (CASES, "mb")])
+def test_text_to_drawing_and_back_is_the_same_chain(text, name):
+    ed = ChainEditor.from_text(text, chain_name=name)
+    assert ed.errors == [] and ed.valid
+    assert ed.text == text  # loading keeps the user's text as written
+    assert ed.commit()  # ... and writing the drawing back gives the same chains
+    assert sfclab.parse(ed.text) == sfclab.parse(text)
+    assert ed.chain == sfclab.parse(text)[name]
+
+
+def test_drawing_of_web():
+    ed = ChainEditor.from_text(WEB)
+    assert ed.chain_name == "web"
+    assert ids(ed.nodes) == ["drop", "firewall", "input", "l3fwd", "lb", "nat", "output"]
+    fw = next(n for n in ed.nodes if n["id"] == "firewall")
+    assert (fw["kind"], fw["nf"], fw["layer"], fw["color"]) == ("nf", "firewall", 4, LAYER_COLORS[4])
+    assert next(n for n in ed.nodes if n["id"] == "drop")["kind"] == "endpoint"
+    then, other = edge(ed, "firewall->nat"), edge(ed, "firewall->drop")
+    assert (then["kind"], then["field"], then["op"], then["value"]) == ("then", "firewall.verdict", "==", 0)
+    assert then["label"] == "verdict == 0" and other["kind"] == "else"
+    xs = {n["id"]: n["x"] for n in ed.nodes}
+    assert xs["input"] < xs["firewall"] < xs["nat"] < xs["lb"] < xs["l3fwd"] <= xs["output"]
+
+
+def test_loop_and_case_edges_carry_bound_and_values():
+    ed = ChainEditor.from_text(LOOP)
+    loop = edge(ed, "sr_encap->sr_encap")
+    assert (loop["kind"], loop["bound"], loop["label"]) == ("loop", 4, "×4")
+    assert edge(ed, "sr_encap->l3fwd")["kind"] == "exit"
+    ed = ChainEditor.from_text(CASES)
+    assert edge(ed, "classifier->lb")["cases"] == [2, 3]
+    assert edge(ed, "classifier->nat")["field"] == "classifier.class_id"
+
+
+def test_setting_text_redraws_and_keeps_positions():
+    ed = ChainEditor.from_text("chain c: firewall -> nat")
+    ed.move({"firewall": (11, 22)})
+    ed.text = "chain c: firewall -> lb"
+    assert ids(ed.nodes) == ["firewall", "input", "lb", "output"]
+    assert next(n for n in ed.nodes if n["id"] == "firewall")[("x")] == 11
+
+
+def test_bad_text_is_an_error_and_keeps_the_drawing():
+    ed = ChainEditor.from_text("chain c: firewall -> nat")
+    before = ed.nodes
+    ed.text = "chain c { input => firewal => output; }"
+    assert ed.nodes == before and not ed.valid
+    (err,) = ed.errors
+    assert err["kind"] == "text" and "firewal" in err["message"] and "firewall" in err["hint"]
+    assert (err["line"], err["column"]) == (1, 20)
+    with pytest.raises(ChainValidationError, match="unknown NF"):
+        ed.chains
+
+
+def test_multiple_chains_switch_and_keep_the_others():
+    ed = ChainEditor.from_text(WEB, chain_name="mgmt")
+    assert ids(ed.nodes) == ["input", "l2fwd", "output"]
+    ed.add_nf("monitor")
+    ed.remove("l2fwd->output")
+    ed.connect("l2fwd", "monitor")
+    ed.connect("monitor", "output")
+    assert ed.chains.names() == ["web", "mgmt"]  # order kept, web untouched
+    assert ed.chains["web"] == sfclab.parse(WEB)["web"]
+    assert [str(p) for p in ed.chains["mgmt"].paths()] == ["mgmt/0 [1]: input -> l2fwd -> monitor -> output"]
+    ed.chain_name = "web"  # draw the other chain
+    assert "firewall" in ids(ed.nodes)
+    ed.chain_name = "web2"  # a new name renames the drawn chain
+    assert ed.chains.names() == ["web2", "mgmt"]
+
+
+# -- drawing -> text (Python API) -----------------------------------------------------------------
+
+def test_empty_editor_says_what_to_do():
+    ed = ChainEditor(chain_name="fresh")
+    assert ids(ed.nodes) == ["input", "output"]
+    assert ed.errors[0]["message"] == "the chain has no NF"
+    assert "palette" in ed.errors[0]["hint"] and ed.text == "chain fresh {\n}"
+
+
+def test_draw_a_chain():
+    ed = ChainEditor(chain_name="web")
+    linear(ed, "FW", "nat", "l3fwd")
+    assert ed.errors == []
+    assert ed.text == ("chain web {\n    input => firewall;\n    firewall => nat;\n"
+                       "    nat => l3fwd;\n    l3fwd => output;\n}")
+    assert [str(p) for p in ed.chains.paths()] == ["web/0 [1]: input -> firewall -> nat -> l3fwd -> output"]
+
+
+def test_second_instance_gets_a_serial_number():
+    ed = ChainEditor()
+    assert [ed.add_nf("nat"), ed.add_nf("NAT"), ed.add_nf("output")] == ["nat", "nat#2", "output"]
+
+
+def test_branch_then_makes_the_other_edge_else():
+    ed = ChainEditor(chain_name="b")
+    linear(ed, "firewall", "nat")
+    ed.connect("firewall", "drop") if "drop" in ids(ed.nodes) else None
+    ed.add_nf("drop")
+    ed.connect("firewall", "drop")
+    assert "nothing to choose" in ed.errors[0]["message"]
+    assert sorted(ed.errors[0]["ids"]) == ["firewall->drop", "firewall->nat"]
+    ed.set_edge("firewall->nat", "then", value=0)
+    assert ed.errors == [] and edge(ed, "firewall->drop")["kind"] == "else"
+    assert "firewall => (nat : drop ? firewall.verdict == 0);" in ed.text
+    (p0, p1) = ed.chains.paths()
+    assert p0.terminal == "output" and p1.terminal == "drop"
+
+
+def test_case_edges_are_numbered():
+    ed = ChainEditor(chain_name="m")
+    for nf in ("classifier", "nat", "lb"):
+        ed.add_nf(nf)
+    for u, v in [("input", "classifier"), ("classifier", "nat"), ("classifier", "lb"),
+                 ("nat", "output"), ("lb", "output")]:
+        ed.connect(u, v)
+    ed.set_edge("classifier->lb", "case", field="classifier.class_id", cases=["2", "7"])
+    assert edge(ed, "classifier->nat")["cases"] == [1]
+    assert "(1@nat : 2@lb : 7@lb # classifier.class_id)" in ed.text and ed.valid
+
+
+def test_self_loop_and_its_bound():
+    ed = ChainEditor(chain_name="sr")
+    linear(ed, "sr_encap", "l3fwd")
+    assert ed.connect("sr_encap", "sr_encap") == "sr_encap->sr_encap"  # a self edge is a loop
+    assert edge(ed, "sr_encap->sr_encap")["bound"] == 3 and ed.valid
+    ed.set_edge("sr_encap->sr_encap", "loop", bound=1)
+    assert ed.errors[0]["ids"] == ["sr_encap->sr_encap"] and "bound" in ed.errors[0]["message"]
+    ed.set_edge("sr_encap->sr_encap", "loop", bound=5)
+    assert ed.chain.paths()[0].nodes.count("sr_encap") == 5
+
+
+def test_unknown_field_is_pinned_on_the_branch_edges():
+    ed = ChainEditor(chain_name="b")
+    linear(ed, "firewall", "nat")
+    ed.add_nf("drop")
+    ed.connect("firewall", "drop")
+    ed.set_edge("firewall->nat", "then", field="firewall.verdikt")
+    (err,) = ed.errors
+    assert err["kind"] == "edge" and sorted(err["ids"]) == ["firewall->drop", "firewall->nat"]
+    assert "verdikt" in err["message"] and "verdict" in err["hint"]
+
+
+def test_cycle_is_pinned_on_the_edge_that_closes_it():
+    ed = ChainEditor(chain_name="c")
+    for nf in ("firewall", "nat", "lb"):
+        ed.add_nf(nf)
+    for u, v in [("input", "firewall"), ("firewall", "nat"), ("nat", "output"), ("nat", "lb"),
+                 ("lb", "firewall")]:
+        ed.connect(u, v)
+    ed.set_edge("nat->lb", "then")
+    (err,) = ed.errors
+    assert err["ids"] == ["lb->firewall"] and "cycle" in err["message"]
+
+
+def test_loop_must_go_back():
+    ed = ChainEditor(chain_name="c")
+    linear(ed, "firewall", "nat", "lb")
+    ed.connect("firewall", "lb", "loop", bound=3)
+    (err,) = ed.errors
+    assert err["ids"] == ["firewall->lb"] and "does not come before it" in err["message"]
+    ed.remove("firewall->lb")
+    ed.connect("lb", "firewall", "loop", bound=3)  # back to an NF before it: fine
+    assert ed.valid
+    assert "lb => (firewall : output ? lb.global_counter < 3);" in ed.text
+    assert ed.chain.paths()[0].nodes == ("firewall", "nat", "lb") * 3
+
+
+def test_invalid_drawing_marks_nodes_and_edges():
+    ed = ChainEditor(chain_name="c")
+    linear(ed, "firewall")
+    ed.add_nf("nat")
+    ed.connect("output", "nat")
+    by_msg = {e["message"]: e for e in ed.errors}
+    assert by_msg["'output' is an end point: nothing can follow it"]["ids"] == ["output->nat"]
+    assert by_msg["'nat' leads nowhere: packets stop after it"]["ids"] == ["nat"]
+    assert not ed.valid
+
+
+def test_remove_node_removes_its_edges_but_input_output_stay():
+    ed = ChainEditor(chain_name="c")
+    linear(ed, "firewall", "nat")
+    ed.remove("nat", "input", "output")
+    assert ids(ed.nodes) == ["firewall", "input", "output"]
+    assert ids(ed.edges) == ["input->firewall"]
+
+
+def test_undo_and_redo():
+    ed = ChainEditor(chain_name="c")
+    linear(ed, "firewall", "nat")
+    good = ed.text
+    ed.remove("nat")
+    assert not ed.valid and ed.can_undo
+    assert ed.undo() and ed.text == good and ed.valid and ed.can_redo
+    assert ed.redo() and "nat" not in ids(ed.nodes)
+    ed.undo()
+    ed.text = "chain c: lb"  # a text edit is undoable too
+    assert ed.undo() and ed.text == good
+    while ed.undo():
+        pass
+    assert ids(ed.nodes) == ["input", "output"] and not ed.can_undo
+
+
+def test_on_change_callbacks():
+    ed = ChainEditor(chain_name="c")
+    seen: list[EditorChange] = []
+    ed.on_change(seen.append)
+    linear(ed, "firewall")
+    assert seen[-1].chains is not None and seen[-1].errors == ()
+    assert seen[-1].chains.names() == ["c"]
+    ed.add_nf("nat")
+    assert seen[-1].chains is None and seen[-1].errors[0]["ids"] == ["nat"]
+    n = len(seen)
+    ed.move({"nat": (1, 2)})  # moving is not an edit
+    ed.on_change(seen.append, remove=True)
+    ed.undo()
+    assert len(seen) == n
+
+
+def test_trait_validation():
+    ed = ChainEditor()
+    with pytest.raises(Exception, match="chain name"):
+        ed.chain_name = 'a"b'
+    with pytest.raises(Exception, match="kind"):
+        ed.edges = [{"id": "a->b", "source": "a", "target": "b", "kind": "bogus"}]
+    with pytest.raises(ValueError, match="edge kind"):
+        linear(ed, "nat")
+        ed.set_edge("input->nat", "maybe")
+    ed.selection = ["nat", "nope"]
+    assert ed.selection == ["nat"]
+
+
+def test_repr_has_no_address():
+    assert repr(ChainEditor.from_text("chain c: nat")) == "<ChainEditor 'c': 3 nodes, 2 edges, valid>"
+
+
+# -- the front end's messages ----------------------------------------------------------------------
+
+def test_front_end_gestures(front_end):
+    ed = ChainEditor(chain_name="web", debounce=0)
+    front_end(ed, {"event": "add_node", "nf": "firewall", "x": 200.0, "y": 80.0})
+    front_end(ed, {"event": "add_node", "nf": "nat"})
+    assert next(n for n in ed.nodes if n["id"] == "firewall")["x"] == 200.0
+    for u, v in [("input", "firewall"), ("firewall", "nat"), ("nat", "output")]:
+        front_end(ed, {"event": "add_edge", "source": u, "target": v})
+    assert ed.valid and "firewall => nat;" in ed.text
+    front_end(ed, {"event": "add_node", "nf": "drop"})
+    front_end(ed, {"event": "add_edge", "source": "firewall", "target": "drop"})
+    front_end(ed, {"event": "set_edge", "id": "firewall->drop", "kind": "then",
+                   "field": "firewall.verdict", "op": "!=", "value": "0", "cases": [], "bound": None})
+    assert "firewall => (drop : nat ? firewall.verdict != 0);" in ed.text
+    front_end(ed, {"event": "move", "positions": {"nat": [5, 6]}})
+    assert next(n for n in ed.nodes if n["id"] == "nat")["x"] == 5
+    front_end(ed, state={"selection": ["drop"]})
+    assert ed.selection == ["drop"]
+    front_end(ed, {"event": "remove", "ids": ["drop"]})
+    assert "drop" not in ids(ed.nodes) and ed.selection == []
+    front_end(ed, {"event": "undo"})
+    assert "drop" in ids(ed.nodes) and ed.valid
+    front_end(ed, state={"text": "chain web: lb -> l3fwd"})
+    assert ids(ed.nodes) == ["input", "l3fwd", "lb", "output"]
+    front_end(ed, {"event": "set_edge", "id": "no->such", "kind": "seq"})
+    assert "no such" in ed.errors[-1]["message"] or "no->such" in ed.errors[-1]["message"]
+
+
+def test_front_end_edits_are_debounced():
+    async def scenario() -> tuple[str, str, str]:
+        ed = ChainEditor(chain_name="c", debounce=0.05)
+        ed._handle_msg({"content": {"data": {"method": "custom", "content":
+                        {"event": "add_node", "nf": "nat"}}}, "buffers": []})
+        right_away = ed.text
+        await asyncio.sleep(0.15)
+        later = ed.text
+        ed._handle_msg({"content": {"data": {"method": "custom", "content":
+                        {"event": "add_edge", "source": "input", "target": "nat"}}}, "buffers": []})
+        _ = ed.valid  # reading the state flushes a waiting commit
+        return right_away, later, ed.text
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # a loop of its own, whatever runs in this thread
+        right_away, later, flushed = pool.submit(asyncio.run, scenario()).result()
+    assert right_away == "chain c {\n}"
+    assert later == right_away and "input => nat;" in flushed
+
+
+def test_state_sent_to_the_front_end():
+    ed = ChainEditor.from_text("chain c: nat")
+    state = ed.get_state()
+    assert {"nodes", "edges", "palette", "errors", "text", "chain_name", "selection"} <= set(state)
+    pal = {p["name"]: p for p in state["palette"]}
+    assert pal["firewall"]["color"] == LAYER_COLORS[4] and "verdict" in pal["firewall"]["fields"]
+    assert pal["drop"]["kind"] == "endpoint"
+    assert "debounce" not in state
+
+
+# -- pure helpers ---------------------------------------------------------------------------------
+
+def test_check_drawing_empty_and_layout():
+    assert check_drawing([], [])[0]["kind"] == "chain"
+    assert layered_positions([], []) == {}
+
+
+def test_importing_sfclab_does_not_import_widgets():
+    import subprocess
+    import sys
+
+    code = "import sys, sfclab, sfclab.notebook; print('anywidget' in sys.modules, 'ipywidgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_edits_reach_the_front_end_and_text_from_it_calls_back(front_end):
+    ed = ChainEditor(chain_name="c")
+    ed.comm.messages.clear()
+    linear(ed, "nat")
+    sent = [m[0][0] if m[0] else m[1].get("data") for m in ed.comm.messages]
+    states = [d["state"] for d in sent if isinstance(d, dict) and d.get("method") == "update"]
+    assert any("nodes" in s for s in states) and any("edges" in s for s in states)
+    assert any(s.get("errors") == [] for s in states)
+    seen: list[EditorChange] = []
+    ed.on_change(seen.append)
+    front_end(ed, state={"text": "chain c: lb"})
+    assert seen and seen[-1].chains.names() == ["c"] and "lb" in ids(ed.nodes)
