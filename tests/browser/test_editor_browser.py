@@ -146,6 +146,7 @@ def test_editor_renders_drags_connects_and_syncs_text(lab, page, artifacts: Path
     text = wait_for_file(state, lambda s: "(nat : drop ? firewall.verdict == 0)" in s)
     assert "#ERRORS" not in text
     page.wait_for_function(f"() => {CY}.getElementById('firewall->drop').data('kind') === 'else'")
+    page.locator(".sfc-palette").evaluate("p => { p.scrollTop = 0; }")  # whole first group in view
     page.wait_for_timeout(300)
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-3-branch.png"))
 
