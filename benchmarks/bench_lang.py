@@ -15,9 +15,9 @@ import random
 import time
 
 import sfclab
-from sfclab.nfinfo import BUILTIN
+from sfclab.p4.catalog import load_default
 
-NFS = [i.name for i in BUILTIN if i.offload != "non" and i.name not in ("classifier", "router")]
+NFS = [i.name for i in load_default() if i.offload != "non" and i.name not in ("classifier", "router")]
 
 
 def make_text(n_chains: int, n_nfs: int = 10, seed: int = 1) -> str:

@@ -15,12 +15,13 @@ import sys
 import time
 
 from sfclab.compiler import compile
-from sfclab.nfinfo import BUILTIN, NFCatalog
+from sfclab.nfinfo import NFCatalog
+from sfclab.p4.catalog import load_default
 from sfclab.passes.generate import random_chains
 from sfclab.passes.merge import merge_chains
 from sfclab.passes.pipeline import mafsa_pipeline, make_pipeline, naive_pipeline, optimal_pipeline
 
-UNIFORM = NFCatalog(dataclasses.replace(i, tables=1) for i in BUILTIN)
+UNIFORM = NFCatalog(dataclasses.replace(i, tables=1) for i in load_default())
 
 
 def timed(fn, repeat: int = 3) -> tuple[float, object]:
@@ -43,7 +44,7 @@ def bench_merge() -> None:
     print("\n## LCS merge tables as a share of the parallelism method, 128 chains\n")
     print("| tables per NF | seeds | LCS / parallel (mean) | min | max |")
     print("|---|---:|---:|---:|---:|")
-    for name, cat in (("1 (P4SC's assumption)", UNIFORM), ("catalogue", BUILTIN)):
+    for name, cat in (("1 (P4SC's assumption)", UNIFORM), ("catalogue", load_default())):
         shares = []
         for seed in range(10):
             ir = merge_chains(random_chains(128, seed=seed), cat)

@@ -15,4 +15,17 @@ from .ir import Chain, ChainSet, ServicePath
 from .lang import format, parse, parse_file
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
-           "parse", "parse_file", "format"]
+           "parse", "parse_file", "format", "compile", "catalog"]
+
+
+def __getattr__(name: str):
+    # `sfclab.catalog` (the NF library, loaded on first use) and `sfclab.compile`
+    if name == "catalog":
+        from .p4.catalog import load_default
+
+        return load_default()
+    if name == "compile":
+        from .compiler import compile
+
+        return compile
+    raise AttributeError(f"module 'sfclab' has no attribute {name!r}")

@@ -6,15 +6,12 @@ offloadability (P4SFC), the metadata fields it sets (usable in chain
 conditions), and a resource estimate.  An :class:`NFCatalog` holds them and
 resolves names case-insensitively, with a "did you mean" for typos.
 
-The P4 NF library (``sfclab.p4.catalog``) builds its catalogue from the ``.p4``
-files and their manifests; :data:`BUILTIN` is a hand-written table of the same
-NFs that the chain language can use on its own (for example before any P4 is
-loaded).
+The NF library's catalogue (:func:`sfclab.p4.catalog.load_default`) is built
+from the ``.p4`` files in ``p4/nf/`` and their manifests.
 
->>> BUILTIN.resolve("FW").name
-'firewall'
->>> BUILTIN.resolve("Heavy Hitter").fields["hitter_value"]
-32
+>>> cat = NFCatalog([NFInfo(name="firewall", layer=4, aliases=("FW",), fields={"verdict": 1})])
+>>> cat.resolve("fw").name, cat.resolve("FW").field_width("verdict")
+('firewall', 1)
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ from .errors import CatalogError, did_you_mean
 __all__ = [
     "NFInfo",
     "NFCatalog",
-    "BUILTIN",
     "ENDPOINTS",
     "GLOBAL_FIELDS",
     "OFFLOAD_CLASSES",
@@ -165,55 +161,3 @@ class NFCatalog:
 
     def __len__(self) -> int:
         return len(self._by_name)
-
-
-def _nf(name: str, layer: int, offload: str, aliases: str = "", fields: dict | None = None,
-        tables: int = 1, stages: int = 1, description: str = "") -> NFInfo:
-    return NFInfo(name=name, layer=layer, offload=offload,
-                  aliases=tuple(a for a in aliases.split(",") if a),
-                  fields=fields or {}, tables=tables, stages=stages, description=description)
-
-
-#: The NF library as a plain table (names, layers, offloadability, metadata).
-BUILTIN = NFCatalog([
-    _nf("classifier", 2, "fully", "CLF,IPClassifier", {"class_id": 16}, 1, 1,
-        "Dejavu's classifier end point: picks the service path"),
-    _nf("mac_learning", 2, "fully", "MAC Learning,MAC_LEARN,L2_LEARN", {"learned": 1}, 1, 1,
-        "sends unknown source MACs to the controller as digests"),
-    _nf("l2fwd", 2, "fully", "L2_SW,L2fwd,L2 switch,l2_switch,switch", {"flood_flag": 1}, 1, 1,
-        "exact match on the destination MAC; sets flood_flag on a miss"),
-    _nf("flood", 2, "fully", "Flood,broadcast", {}, 1, 1, "sends to a multicast group"),
-    _nf("vgw", 2, "fully", "VGW,vxlan_gateway,vxlan", {"decap": 1}, 2, 2,
-        "VXLAN gateway: encapsulates and decapsulates"),
-    _nf("sr_encap", 3, "fully", "SEGMENT_ROUTING_ENCAP,SR_ENCAP,SR,segment_routing", {}, 1, 1,
-        "pushes one segment-routing label per run"),
-    _nf("l3fwd", 3, "fully", "L3_SW,L3fwd,L3 switch,l3_switch,ipv4_lpm,IPRouteTable", {}, 1, 1,
-        "longest-prefix-match IPv4 forwarding"),
-    _nf("router", 3, "fully", "Router,RT", {}, 1, 1,
-        "Dejavu's router end point: next hop and egress port"),
-    _nf("ipsg", 3, "fully", "IP_SG,IPSG,IP source guard,ip_source_guard", {"verdict": 1}, 1, 1,
-        "drops packets whose source IP does not belong to the ingress port"),
-    _nf("firewall", 4, "fully", "FW,ACL,Firewall", {"verdict": 1}, 1, 1,
-        "ternary 5-tuple access control list"),
-    _nf("stateful_firewall", 4, "fully", "SFW,stateful_fw", {"verdict": 1, "rate": 32}, 2, 2,
-        "per-flow packet rate in registers; over the limit sets the verdict"),
-    _nf("nat", 4, "partially", "NAT,IPRewriter,TCPRewriter", {"translated": 1}, 1, 1,
-        "stateless source NAT"),
-    _nf("lb", 4, "partially", "LB,load_balancer,loadbalancer", {"backend": 16}, 2, 2,
-        "hashes the 5-tuple onto a backend pool"),
-    _nf("qos", 4, "fully", "QoS,dscp", {"color": 2}, 1, 1, "DSCP marking and metering"),
-    _nf("heavy_hitter", 4, "fully", "HITTER,Heavy Hitter,HH,heavy_hitter_detector",
-        {"hitter_value": 32}, 1, 3, "count-min sketch of per-flow packet counts"),
-    _nf("monitor", 4, "fully", "MN,Counter,Flow Monitor,flow_monitor", {}, 1, 1,
-        "per-flow packet and byte counters"),
-    _nf("reporter", 4, "fully", "REPORTER,report", {}, 1, 1,
-        "sends a copy of the packet to the controller"),
-    _nf("ids", 7, "fully", "IDS", {"verdict": 1}, 1, 1,
-        "header-signature matching; sets the verdict"),
-    _nf("ips", 7, "non", "IPS,payload_ips", {"verdict": 1}, 0, 0,
-        "payload inspection: runs on a server only"),
-    _nf("dpi", 7, "non", "DPI,deep_packet_inspection", {"verdict": 1}, 0, 0,
-        "deep packet inspection: runs on a server only"),
-    _nf("ipsec", 7, "non", "IPSec,VPN,IPSecDES", {}, 0, 0,
-        "encryption: runs on a server only"),
-])

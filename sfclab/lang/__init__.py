@@ -29,12 +29,8 @@ __all__ = ["parse", "parse_file", "format", "format_chain", "default_catalog"]
 
 def default_catalog() -> NFCatalog:
     """The NF catalogue chains are checked against when none is given."""
-    try:
-        from ..p4.catalog import load_default
-    except ImportError:  # the P4 NF library is optional for the language itself
-        from ..nfinfo import BUILTIN
+    from ..p4.catalog import load_default
 
-        return BUILTIN
     return load_default()
 
 

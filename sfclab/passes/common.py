@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import CompileError
 from ..ir.model import ServicePath
-from ..nfinfo import BUILTIN, NFCatalog, NFInfo
+from ..nfinfo import NFCatalog, NFInfo
+from ..p4.catalog import load_default
 
 __all__ = [
     "nf_info",
@@ -32,7 +33,7 @@ __all__ = [
 
 def nf_info(catalog: NFCatalog | None, nf: str) -> NFInfo:
     """The catalogue entry of NF type *nf*; :class:`CompileError` when it is unknown."""
-    cat = catalog if catalog is not None else BUILTIN
+    cat = catalog if catalog is not None else load_default()
     info = cat.get(nf)
     if info is None:
         raise CompileError(f"NF {nf!r} is not in the NF catalogue",

@@ -26,7 +26,7 @@ behind a pre-visiting node.
 >>> [n.name for n in ir.nodes]
 ['ids', 'firewall', 'lb', 'nat']
 >>> ir.lcs.tables, ir.parallel.tables
-(5, 7)
+(4, 6)
 """
 
 from __future__ import annotations

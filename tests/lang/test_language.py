@@ -108,12 +108,13 @@ def test_bytes_and_empty_input():
 
 
 def test_user_catalogue():
-    from sfclab.nfinfo import BUILTIN, NFInfo
+    from sfclab.nfinfo import NFInfo
+    from sfclab.p4.catalog import load_default
 
-    cat = BUILTIN.copy()
+    cat = load_default().copy()
     cat.add(NFInfo(name="dpi_lite", layer=7, aliases=("DPIL",), fields={"score": 8}))
     chains = sfclab.parse("chain a { input => DPIL => (drop : output ? dpi_lite.score > 200); }",
                           catalog=cat)
     assert [p.terminal for p in chains.paths()] == ["drop", "output"]
     with pytest.raises(ChainError, match="unknown NF 'DPIL'"):
-        sfclab.parse("chain a: DPIL", catalog=BUILTIN)
+        sfclab.parse("chain a: DPIL", catalog=load_default())

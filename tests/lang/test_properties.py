@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import sfclab
 from sfclab.errors import ChainError
-from sfclab.nfinfo import BUILTIN
+from sfclab.p4.catalog import load_default
 
-NF_NAMES = sorted(i.name for i in BUILTIN)
+NF_NAMES = sorted(i.name for i in load_default())
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "lang"
 SEEDS = [p.read_text() for p in sorted(FIXTURES.glob("*.sfc"))]
 
@@ -30,7 +30,7 @@ def chain_text(draw, name: str) -> str:
     for i, n in enumerate(nodes):
         nxt = nodes[i + 1] if i + 1 < len(nodes) else "output"
         later = nodes[i + 2:] + ends
-        info = BUILTIN.resolve(n.split("#")[0])
+        info = load_default().resolve(n.split("#")[0])
         kind = draw(st.sampled_from(["seq", "seq", "ifelse", "multi", "loop"]))
         if kind == "ifelse":
             other = draw(st.sampled_from([x for x in later if x != nxt] or ["drop"]))

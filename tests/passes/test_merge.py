@@ -82,10 +82,10 @@ def test_lcs_weighs_tables():
 
 
 def test_nothing_shared_goes_side_by_side_and_loops_are_serial_nodes():
-    chains = ChainSet.of([linear_chain("a", ["nat"]), linear_chain("b", ["lb", "lb#2"])])
+    chains = ChainSet.of([linear_chain("a", ["nat"]), linear_chain("b", ["vgw", "vgw#2"])])
     ir = merge_chains(chains)
-    assert [n.name for n in ir.nodes] == ["nat", "lb", "lb_copy1"]
-    assert ir.lcs.duplicated_tables == 2          # lb has two tables, in two nodes
+    assert [n.name for n in ir.nodes] == ["nat", "vgw", "vgw_copy1"]
+    assert ir.lcs.duplicated_tables == 2          # vgw has two tables, in two nodes
     assert ir.parallel.nodes == 4                 # 3 NFs + 1 pre-visiting node
 
 

@@ -1,0 +1,59 @@
+/* sfclab's portable state API for NFs.
+ *
+ * An NF keeps state only through these externs, so one NF source serves both
+ * architectures: the v1model and TNA emitters lower every declaration and call
+ * to the architecture's own externs (the table is in p4/README.md).  The
+ * declarations are standard P4_16; the calls take the forms written next to
+ * each method, and sfclab's front end refuses other forms.
+ */
+
+enum SfcHashAlgorithm { CRC16, CRC32, IDENTITY, CSUM16 }
+
+enum SfcCounterType { PACKETS, BYTES, PACKETS_AND_BYTES }
+
+/* Meter colours as sfclab reports them (the emitters translate). */
+const bit<2> SFC_GREEN = 0;
+const bit<2> SFC_YELLOW = 1;
+const bit<2> SFC_RED = 2;
+
+/* An array of `size` cells of type T, indexed by I.
+ *   v = r.read(i);      (a statement: assignment of the read to a variable or field)
+ *   r.write(i, v);     */
+extern SfcRegister<T, I> {
+    SfcRegister(bit<32> size);
+    T read(in I index);
+    void write(in I index, in T value);
+}
+
+/* `size` counters indexed by I.      c.count(i); */
+extern SfcCounter<I> {
+    SfcCounter(bit<32> size, SfcCounterType type);
+    void count(in I index);
+}
+
+/* A counter per entry of the table whose `counters` property names it;
+ * counts every hit by itself. */
+extern SfcDirectCounter {
+    SfcDirectCounter(SfcCounterType type);
+}
+
+/* `size` two-rate three-colour meters (RFC 2698) indexed by I; rates are set
+ * by the controller.      colour = m.execute(i);   (SFC_GREEN / SFC_YELLOW / SFC_RED) */
+extern SfcMeter<I> {
+    SfcMeter(bit<32> size, SfcCounterType type);
+    bit<2> execute(in I index);
+}
+
+/* A hash of a list of fields onto the width of O: the result is in [0, 2^|O|).
+ *   h = hash.get({f1, f2, ...}); */
+extern SfcHash<O> {
+    SfcHash(SfcHashAlgorithm algo);
+    O get<D>(in D data);
+}
+
+/* Sends `data` (a struct of fields) to the controller as a P4Runtime digest
+ * named after the NF instance.      d.pack({f1, f2, ...}); */
+extern SfcDigest<T> {
+    SfcDigest();
+    void pack(in T data);
+}

@@ -1,0 +1,33 @@
+/* flood: replicate the packet to a multicast group.
+ * The group is chosen by ingress port and/or VLAN id (0 for untagged packets;
+ * ternary, entries need a priority); without an entry the packet goes to
+ * group 1, which the controller sets up as "all ports".  Pruning the copy
+ * back to the ingress port is left to the multicast engine / egress. */
+#include <core.p4>
+#include "../include/sfc_headers.p4"
+#include "../include/sfc_api.p4"
+
+control flood(inout headers_t hdr, inout sfc_meta_t sfc) {
+    bit<12> vlan_id = 0;
+
+    action set_mcast_grp(bit<16> grp) {
+        sfc.mcast_grp = grp;
+    }
+
+    table flood_groups {
+        key = {
+            sfc.ingress_port : ternary;
+            vlan_id : ternary;
+        }
+        actions = { set_mcast_grp; NoAction; }
+        default_action = set_mcast_grp(1);
+        size = 256;
+    }
+
+    apply {
+        if (hdr.vlan.isValid()) {
+            vlan_id = hdr.vlan.vid;
+        }
+        flood_groups.apply();
+    }
+}

@@ -1,0 +1,725 @@
+"""P4_16-subset text to a :class:`~sfclab.p4.ast.Program` (lark, LALR).
+
+P4 cannot be parsed without knowing which identifiers are types (``T x;`` is a
+declaration, ``a < b`` a comparison); like p4c's lexer, a post-lexer here
+tracks the types declared so far, those of ``#include``-d files and those of
+``core.p4`` / ``v1model.p4`` / ``tna.p4``, and hands them to the parser as
+``TYPE_IDENT``.
+
+Bad input raises :class:`~sfclab.errors.P4SyntaxError`; valid P4_16 outside the
+subset raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the line.
+
+>>> prog = parse_p4('''
+... header h_t { bit<8> a; }
+... control c(inout h_t h) { apply { if (h.a < 3) { h.a = h.a + 1; } } }''')
+>>> from sfclab.p4 import to_p4
+>>> to_p4(prog.controls()[0].apply.stmts[0].cond)
+'h.a < 3'
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error
+from . import ast as A
+
+__all__ = ["parse_p4", "parse_p4_file", "include_types", "BUILTIN_TYPES", "UNSUPPORTED_WORDS",
+           "library_dir"]
+
+#: Type names the architecture includes declare (what sfclab needs of them).
+BUILTIN_TYPES: dict[str, frozenset[str]] = {
+    "core.p4": frozenset({"packet_in", "packet_out"}),
+    "v1model.p4": frozenset({
+        "standard_metadata_t", "V1Switch", "Parser", "VerifyChecksum", "Ingress", "Egress",
+        "ComputeChecksum", "Deparser", "register", "counter", "direct_counter", "meter",
+        "direct_meter", "CounterType", "MeterType", "HashAlgorithm", "CloneType",
+        "action_profile", "action_selector", "Checksum16", "PortId_t"}),
+    "tna.p4": frozenset({
+        "Switch", "Pipeline", "IngressParser", "Ingress", "IngressDeparser", "EgressParser",
+        "Egress", "EgressDeparser", "Register", "RegisterAction", "DirectRegister",
+        "DirectRegisterAction", "Hash", "HashAlgorithm_t", "Counter", "DirectCounter",
+        "CounterType_t", "Meter", "DirectMeter", "MeterType_t", "MeterColor_t", "Digest",
+        "Mirror", "Resubmit", "Checksum", "Random", "PortId_t", "MirrorId_t", "CloneId_t",
+        "ingress_intrinsic_metadata_t", "ingress_intrinsic_metadata_for_tm_t",
+        "ingress_intrinsic_metadata_from_parser_t", "ingress_intrinsic_metadata_for_deparser_t",
+        "egress_intrinsic_metadata_t", "egress_intrinsic_metadata_from_parser_t",
+        "egress_intrinsic_metadata_for_deparser_t", "egress_intrinsic_metadata_for_output_port_t"}),
+}
+BUILTIN_TYPES["tofino.p4"] = BUILTIN_TYPES["tna.p4"]
+
+#: P4_16 keywords of constructs outside the subset.
+UNSUPPORTED_WORDS = frozenset({"header_union", "tuple", "varbit", "value_set", "package",
+                               "abstract", "list", "typeof"})
+
+_DECL_KEYWORDS = {"header", "struct", "enum", "extern", "control", "parser"}
+#: P4_16 keywords that can never be a name (``apply``, ``key``, ``type`` … can).
+RESERVED = frozenset({
+    "action", "bit", "bool", "const", "control", "default", "else", "enum", "error", "exit",
+    "extern", "false", "header", "if", "in", "inout", "int", "match_kind", "out", "parser",
+    "return", "select", "string", "struct", "switch", "table", "transition", "true", "typedef",
+    "void"})
+
+
+def library_dir() -> Path:
+    """The NF library's folder: ``p4/`` in a source checkout, ``sfclab/_p4`` in a wheel."""
+    here = Path(__file__).resolve().parent.parent
+    for cand in (here / "_p4", here.parent / "p4"):
+        if (cand / "include").is_dir():
+            return cand
+    return here.parent / "p4"
+
+
+# --- the post-lexer ------------------------------------------------------------------------
+
+class _TypeNames:
+    """Turns identifiers that name types into ``TYPE_IDENT`` while tracking declarations.
+
+    A name becomes a type where it is declared (``header``, ``struct``, ``enum``,
+    ``extern``, ``control``, ``parser``, the last name of a ``typedef``), where
+    it is a type parameter (``extern R<T, I>``, ``O get<D>(…)``) and where an
+    ``#include`` declares it.  The state is per parse (thread-local).
+    """
+
+    always_accept = ("IDENT",)
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def start(self, types: set[str], resolve) -> None:
+        self._local.types = types
+        self._local.resolve = resolve
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        types: set[str] = self._local.types
+        resolve = self._local.resolve
+        pending = ""             # a declaring keyword waiting for its name
+        generic_ok = False       # a `<` now opens type parameters
+        tparams = False          # inside those type parameters
+        extern_func = False      # inside `extern R f<T>(...);`
+        extern_next = False      # the extern's name was declared: its body comes next
+        extern_depth = -1        # brace depth just outside the extern body we are in
+        typedef_last = ""
+        in_typedef = False
+        depth = 0
+        for tok in stream:
+            t, v = tok.type, str(tok)
+            next_generic = False
+            if t == "INCLUDE":
+                types |= resolve(tok)
+            elif t == "IDENT":
+                if v in RESERVED:
+                    raise P4SyntaxError(f"unexpected {v!r}", line=tok.line, column=tok.column,
+                                        width=len(v), hint=f"'{v}' is a P4 keyword and cannot "
+                                        f"stand here")
+                if tparams:
+                    types.add(v)
+                elif pending:
+                    types.add(v)
+                    next_generic = True
+                    extern_next = pending == "extern"
+                    pending = ""
+                else:
+                    if v in types:
+                        tok = Token.new_borrow_pos("TYPE_IDENT", v, tok)
+                    else:
+                        next_generic = extern_func or (extern_depth >= 0 and depth == extern_depth + 1)
+                if in_typedef:
+                    typedef_last = v
+            elif pending == "extern":     # `extern` not followed by a new name: a function
+                pending, extern_func = "", True
+            elif pending and pending != "enum":
+                pending = ""
+            if t not in ("IDENT", "TYPE_IDENT", "STRING", "INT"):
+                if v in _DECL_KEYWORDS:
+                    pending = v
+                elif v == "typedef":
+                    in_typedef = True
+                elif v == "<" and generic_ok:
+                    tparams = True
+                elif v == ">" or t == "SHR_FIRST":
+                    tparams = False
+                elif v == "{":
+                    if extern_next:
+                        extern_depth, extern_next = depth, False
+                    depth += 1
+                elif v == "}":
+                    depth -= 1
+                    if depth == extern_depth:
+                        extern_depth = -1
+                elif v == ";":
+                    if in_typedef and typedef_last:
+                        types.add(typedef_last)
+                    in_typedef, typedef_last, extern_func = False, "", False
+            generic_ok = next_generic
+            yield tok
+
+
+# --- the AST builder -----------------------------------------------------------------------
+
+_INT = re.compile(r"(?:(\d+)([ws]))?(.*)", re.S)
+
+
+def _int(tok: Token) -> tuple[int, int | None, bool, int]:
+    """``8w0x0F`` -> (15, 8, False, 16)."""
+    width, mark, body = _INT.fullmatch(str(tok).replace("_", "")).groups()
+    low = body.lower()
+    base = {"0x": 16, "0b": 2, "0o": 8, "0d": 10}.get(low[:2], 10)
+    value = int(low[2:] if base != 10 or low.startswith("0d") else low, base)
+    return value, (int(width) if width else None), mark == "s", base
+
+
+@v_args(meta=False, inline=False)
+class _Builder(Transformer):
+    """Parse-tree callbacks (run inline by the LALR parser) that build AST nodes."""
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.source = "<string>"      # set for each parse, under _LOCK
+
+    def _p(self, tok: Token | None) -> A.Pos | None:
+        if tok is None or getattr(tok, "line", None) is None:
+            return None
+        return A.Pos(self.source, tok.line, tok.column)
+
+    def _first_pos(self, children) -> A.Pos | None:
+        for c in children:
+            if isinstance(c, Token):
+                return self._p(c)
+            p = getattr(c, "pos", None)
+            if p is not None:
+                return p
+        return None
+
+    # -- top level
+    def start(self, c):
+        for d in c:
+            if isinstance(d, A.FunctionDecl):
+                raise UnsupportedP4Error(
+                    f"function declaration '{d.name}' is outside the P4 subset sfclab reads",
+                    line=d.pos.line if d.pos else 0, column=d.pos.column if d.pos else 0,
+                    hint="write the logic as an action (actions may call actions)")
+        return list(c)
+
+    def include(self, c):
+        raw = str(c[0])
+        body = raw[raw.index("include") + len("include"):].strip()
+        return A.Include(body[1:-1], body.startswith("<"), self._p(c[0]))
+
+    def annots(self, c):
+        out = []
+        for tok in c:
+            s = str(tok)[1:]
+            i = s.find("(")
+            name, body = (s, None) if i < 0 else (s[:i].strip(), s[i + 1:-1])
+            out.append(A.Annotation(name, body, self._p(tok)))
+        return tuple(out)
+
+    def name(self, c):
+        return c[0] if isinstance(c[0], Token) else Token("IDENT", str(c[0]))
+
+    def const_decl(self, c):
+        annots, typ, name, value = c
+        return A.ConstDecl(typ, str(name), value, annots, self._p(name))
+
+    def typedef(self, c):
+        annots, typ, name = c
+        return A.Typedef(typ, str(name), annots, self._p(name))
+
+    def field(self, c):
+        annots, typ, name = c
+        return A.Field(typ, str(name), annots, self._p(name))
+
+    def header_decl(self, c):
+        return A.HeaderDecl(str(c[1]), tuple(c[2:]), c[0], self._p(c[1]))
+
+    def struct_decl(self, c):
+        return A.StructDecl(str(c[1]), tuple(c[2:]), c[0], self._p(c[1]))
+
+    def enum_member(self, c):
+        return (str(c[0]), c[1])
+
+    def enum_decl(self, c):
+        annots, typ, name, *members = c
+        return A.EnumDecl(str(name), tuple(m for m in members if m is not None), typ, annots,
+                          self._p(name))
+
+    def error_decl(self, c):
+        return A.ErrorDecl(tuple(str(t) for t in c[1:] if t is not None), self._first_pos(c[1:]))
+
+    def match_kind_decl(self, c):
+        return A.MatchKindDecl(tuple(str(t) for t in c[1:] if t is not None),
+                               self._first_pos(c[1:]))
+
+    def type_params(self, c):
+        return tuple(str(t) for t in c if t.type != "SHR_FIRST")
+
+    def params(self, c):
+        return tuple(p for p in c if p is not None)
+
+    def param(self, c):
+        annots, direction, typ, name, default = c
+        return A.Param(str(direction or ""), typ, str(name), default, annots, self._p(name))
+
+    def method(self, c):
+        annots, ret, name, tparams, params = c
+        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name))
+
+    def ctor(self, c):
+        annots, name, params = c
+        return A.MethodDecl(None, str(name), params, (), annots, self._p(name))
+
+    def extern_decl(self, c):
+        annots, name, tparams, *methods = c
+        return A.ExternDecl(str(name), tuple(methods), tparams or (), annots, self._p(name))
+
+    def extern_func(self, c):
+        annots, ret, name, tparams, params = c
+        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name))
+
+    def instance(self, c):
+        annots, typ, args, name, body = c
+        return A.Instance(typ, args, str(name), body, annots, self._p(name))
+
+    def instance_body(self, c):
+        return tuple(c)
+
+    def function_decl(self, c):
+        _annots, ret, name, params, body = c
+        return A.FunctionDecl(ret, str(name), params, body, self._p(name))
+
+    def control_decl(self, c):
+        annots, name, tparams, params, *rest = c
+        *locals_, apply = rest
+        return A.ControlDecl(str(name), params, tuple(locals_), apply, tparams or (), annots,
+                             self._p(name))
+
+    def action_decl(self, c):
+        annots, name, params, body = c
+        return A.ActionDecl(str(name), params, body, annots, self._p(name))
+
+    # -- tables
+    def table_decl(self, c):
+        annots, name, *props = c
+        kw: dict = {}
+        others = []
+        for prop in props:
+            if isinstance(prop, A.TableProperty) and prop.name != "size":
+                others.append(prop)
+                continue
+            if isinstance(prop, A.TableProperty):
+                if not isinstance(prop.value, A.Const):
+                    raise P4SyntaxError(f"table '{name}': size must be an integer literal",
+                                        line=prop.pos.line, column=prop.pos.column)
+                prop = {"size": prop.value.value}
+            key = next(iter(prop))
+            if key in kw:
+                raise P4SyntaxError(f"table '{name}' sets '{key}' twice",
+                                    line=name.line, column=name.column, width=len(name))
+            kw.update(prop)
+        return A.TableDecl(str(name), properties=tuple(others), annotations=annots,
+                           pos=self._p(name), **kw)
+
+    def key_prop(self, c):
+        return {"keys": tuple(c)}
+
+    def key_element(self, c):
+        expr, kind, annots = c
+        return A.KeyElement(expr, str(kind), annots, self._p(kind))
+
+    def actions_prop(self, c):
+        return {"actions": tuple(c)}
+
+    def action_ref(self, c):
+        annots, name, args = c
+        return A.ActionRef(str(name), args, annots, self._p(name))
+
+    def default_prop(self, c):
+        const, ref = c
+        return {"default_action": ref, "default_const": const is not None}
+
+    def entries_prop(self, c):
+        const, *entries = c
+        return {"entries": tuple(entries), "entries_const": const is not None}
+
+    def entry(self, c):
+        prio, keys, ref = c
+        return A.TableEntry(keys, ref, int(_int(prio)[0]) if prio is not None else None, ref.pos)
+
+    def other_prop(self, c):
+        const, name, value = c
+        return A.TableProperty(str(name), value, const is not None, self._p(name))
+
+    # -- parsers
+    def parser_decl(self, c):
+        annots, name, params, *rest = c
+        locals_ = tuple(d for d in rest if not isinstance(d, A.ParserState))
+        states = tuple(d for d in rest if isinstance(d, A.ParserState))
+        return A.ParserDecl(str(name), params, locals_, states, annots, self._p(name))
+
+    def parser_state(self, c):
+        annots, name, *stmts, trans = c
+        return A.ParserState(str(name), tuple(stmts), trans, annots, self._p(name))
+
+    def transition(self, c):
+        return str(c[0])
+
+    def select(self, c):
+        exprs, *cases = c
+        return A.Select(exprs, tuple(cases), self._first_pos(exprs))
+
+    def select_case(self, c):
+        keys, state = c
+        return A.SelectCase(keys, str(state), self._p(state))
+
+    def keyset(self, c):
+        return tuple(c)
+
+    def mask(self, c):
+        return A.Mask(c[0], c[1], c[0].pos)
+
+    def range(self, c):
+        return A.Range(c[0], c[1], c[0].pos)
+
+    def default(self, c):
+        return A.Default()
+
+    def dontcare(self, c):
+        return A.DontCare()
+
+    # -- types
+    def bit_type(self, c):
+        kw, width = c[0], c[1]
+        if width is None:
+            return A.BitType(1 if kw == "bit" else 0, kw == "int")
+        return A.BitType(_int(width)[0], kw == "int")
+
+    def direction(self, c):
+        return c[0]
+
+    def bool_type(self, c):
+        return A.BoolType()
+
+    def error_type(self, c):
+        return A.NamedType("error")
+
+    def void_type(self, c):
+        return A.VoidType()
+
+    def named_type(self, c):
+        return A.NamedType(str(c[0]), c[1] or ())
+
+    def stack_type(self, c):
+        return A.StackType(c[0], _int(c[1])[0])
+
+    def type_args(self, c):
+        return tuple(x for x in c if not isinstance(x, Token))
+
+    # -- statements
+    def block(self, c):
+        return A.Block(tuple(c), self._first_pos(c))
+
+    def assign(self, c):
+        return A.Assign(c[0], c[1], c[0].pos)
+
+    def call_stmt(self, c):
+        func, targs, args = c
+        return A.CallStmt(A.Call(func, args, targs or (), func.pos), func.pos)
+
+    def if_stmt(self, c):
+        cond, then, *other = c
+        return A.If(cond, then, other[0] if other else None, cond.pos)
+
+    def switch_stmt(self, c):
+        expr, *cases = c
+        return A.Switch(expr, tuple(cases), expr.pos)
+
+    def switch_case(self, c):
+        if len(c) == 2:     # `action_name: [block]`
+            return A.SwitchCase(str(c[0]), c[1], self._p(c[0]))
+        return A.SwitchCase("default", c[0])
+
+    def var_decl(self, c):
+        annots, typ, name, init = c
+        return A.VarDecl(typ, str(name), init, annots, self._p(name))
+
+    def exit_stmt(self, c):
+        return A.Exit()
+
+    def return_stmt(self, c):
+        return A.Return()
+
+    def empty_stmt(self, c):
+        return A.Empty()
+
+    # -- expressions
+    def name_expr(self, c):
+        return A.Name(str(c[0]), self._p(c[0]))
+
+    def member(self, c):
+        return A.Member(c[0], str(c[1]), c[0].pos)
+
+    def index(self, c):
+        return A.Index(c[0], c[1], c[0].pos)
+
+    def slice(self, c):
+        return A.Slice(c[0], c[1], c[2], c[0].pos)
+
+    def call(self, c):
+        return A.Call(c[0], c[1], (), c[0].pos)
+
+    def args(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def expr_list(self, c):
+        return tuple(c)
+
+    def binop(self, c):
+        left, op, right = c
+        return A.Binary(str(op), left, right, left.pos)
+
+    def gt(self, c):
+        return A.Binary(">", c[0], c[1], c[0].pos)
+
+    def lt(self, c):
+        return A.Binary("<", c[0], c[1], c[0].pos)
+
+    def shr(self, c):
+        left, first, right = c[0], c[1], c[-1]
+        return A.Binary(">>", left, right, left.pos)
+
+    def unop(self, c):
+        return A.Unary(str(c[0]), c[1], self._p(c[0]))
+
+    def cast(self, c):
+        return A.Cast(c[0], c[1], c[1].pos)
+
+    def ternary(self, c):
+        return A.Ternary(c[0], c[1], c[2], c[0].pos)
+
+    def int_lit(self, c):
+        value, width, signed, base = _int(c[0])
+        return A.Const(value, width, signed, base, self._p(c[0]))
+
+    def true_lit(self, c):
+        return A.BoolLit(True)
+
+    def false_lit(self, c):
+        return A.BoolLit(False)
+
+    def string_lit(self, c):
+        return A.StringLit(str(c[0])[1:-1], self._p(c[0]))
+
+    def type_member(self, c):
+        return A.Member(A.TypeName(str(c[0]), self._p(c[0])), str(c[1]), self._p(c[0]))
+
+    def error_member(self, c):
+        return A.Member(A.TypeName("error"), str(c[0]), self._p(c[0]))
+
+    def ctor_call(self, c):
+        return A.Call(A.TypeName(str(c[0]), self._p(c[0])), c[1], (), self._p(c[0]))
+
+    def list_expr(self, c):
+        return A.ListExpr(tuple(x for x in c if x is not None))
+
+
+# --- driver --------------------------------------------------------------------------------
+
+_POSTLEX = _TypeNames()
+_LOCK = threading.RLock()
+
+
+@lru_cache(maxsize=1)
+def _grammar() -> str:
+    return resources.files(__package__).joinpath("p4.lark").read_text()
+
+
+_BUILDER = _Builder()
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(_grammar(), parser="lalr", lexer="contextual", postlex=_POSTLEX,
+                transformer=_BUILDER, maybe_placeholders=True, cache=True)
+
+
+def _declared_types(prog: A.Program) -> set[str]:
+    out: set[str] = set()
+    for d in prog.decls:
+        if isinstance(d, (A.HeaderDecl, A.StructDecl, A.EnumDecl, A.ExternDecl, A.Typedef,
+                          A.ControlDecl, A.ParserDecl)):
+            out.add(d.name)
+            out.update(getattr(d, "type_params", ()))
+            for m in getattr(d, "methods", ()):
+                out.update(m.type_params)
+        elif isinstance(d, A.MethodDecl):
+            out.update(d.type_params)
+    return out
+
+
+def _include_types(path: Path, stack: tuple[Path, ...]) -> frozenset[str]:
+    return _include_types_cached(path, path.stat().st_mtime_ns, stack + (path,))
+
+
+@lru_cache(maxsize=64)
+def _include_types_cached(path: Path, _mtime: int, stack: tuple[Path, ...]) -> frozenset[str]:
+    prog = _parse(path.read_text(), str(path), path.parent, stack)
+    types = _declared_types(prog)
+    for inc in prog.find(A.Include):
+        types |= _resolve(inc.path, inc.system, path.parent, stack, inc.pos)
+    return frozenset(types)
+
+
+def _resolve(name: str, system: bool, base: Path | None, stack: tuple[Path, ...],
+             pos: A.Pos | None) -> set[str]:
+    if system:
+        return set(BUILTIN_TYPES.get(Path(name).name, ()))
+    cands = []
+    if base is not None:
+        cands.append((base / name).resolve())
+    lib = library_dir()
+    cands += [(lib / "include" / Path(name).name).resolve(), (lib / name).resolve()]
+    for cand in cands:
+        if cand.is_file():
+            if cand in stack:
+                return set()
+            return set(_include_types(cand, stack))
+    raise P4SyntaxError(f"cannot find the included file {name!r}",
+                        line=pos.line if pos else 0, column=pos.column if pos else 0,
+                        source=pos.file if pos else "",
+                        hint=f"looked in {', '.join(str(c.parent) for c in cands)}")
+
+
+def _parse(text: str, source: str, base: Path | None, stack: tuple[Path, ...] = (),
+           types: Iterable[str] = ()) -> A.Program:
+    types = set(types)
+
+    def resolve(tok: Token) -> set[str]:
+        raw = str(tok)
+        body = raw[raw.index("include") + len("include"):].strip()
+        return _resolve(body[1:-1], body.startswith("<"), base, stack,
+                        A.Pos(source, tok.line, tok.column))
+
+    with _LOCK:
+        saved = _BUILDER.source, getattr(_POSTLEX._local, "types", None), \
+            getattr(_POSTLEX._local, "resolve", None)
+        _POSTLEX.start(types, resolve)
+        _BUILDER.source = source
+        try:
+            decls = _parser().parse(text)
+        except VisitError as e:
+            if isinstance(e.orig_exc, P4Error):
+                raise _with_text(e.orig_exc, text, source) from None
+            raise
+        except P4Error as e:
+            raise _with_text(e, text, source) from None
+        except UnexpectedInput as e:
+            raise _syntax_error(e, text, source) from None
+        finally:   # an #include parses another file in the middle of this one
+            _BUILDER.source = saved[0]
+            if saved[1] is not None:
+                _POSTLEX.start(saved[1], saved[2])
+    return A.Program(tuple(decls), source)
+
+
+def _with_text(err: P4Error, text: str, source: str) -> P4Error:
+    if not err.text:
+        err.text = text
+    if not err.source:
+        err.source = source
+    return err
+
+
+_OPERATORS = {"EQ_OP", "REL_OP", "ADD_OP", "MUL_OP", "UN_OP", "LOR", "LAND", "BOR", "BXOR", "BAND",
+              "SHL", "SHR_FIRST", "LESSTHAN", "MORETHAN", "QMARK"}
+_EXPECT_NAMES = {"IDENT": "a name", "TYPE_IDENT": "a type", "INT": "a number", "SEMICOLON": "';'",
+                 "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "COLON": "':'",
+                 "EQUAL": "'='", "STRING": "a string", "COMMA": "','"}
+
+
+def _syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
+    line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        if ch == "#":
+            word = text[e.pos_in_stream:].split(None, 1)[0] if text[e.pos_in_stream:].strip() else "#"
+            return UnsupportedP4Error(
+                f"the preprocessor directive {word} is outside the P4 subset sfclab reads",
+                line=line, column=col, source=source, text=text, width=len(word),
+                hint="sfclab reads #include lines only; write constants with `const`")
+        return P4SyntaxError(f"unexpected character {ch!r}", line=line, column=col,
+                             source=source, text=text)
+    if isinstance(e, UnexpectedEOF):
+        lines = text.splitlines() or [""]
+        return P4SyntaxError("unexpected end of input", line=len(lines),
+                             column=len(lines[-1]) + 1, source=source, text=text,
+                             hint="a '}' or ';' is probably missing")
+    assert isinstance(e, UnexpectedToken)
+    tok = e.token
+    word = str(tok)
+    if word in UNSUPPORTED_WORDS:
+        return UnsupportedP4Error(f"'{word}' is outside the P4 subset sfclab reads",
+                                  line=line, column=col, source=source, text=text, width=len(word))
+    if tok.type == "$END":
+        lines = text.splitlines() or [""]
+        return P4SyntaxError("unexpected end of input", line=len(lines),
+                             column=len(lines[-1]) + 1, source=source, text=text,
+                             hint="a '}' or ';' is probably missing")
+    exp = set(e.expected) - {"ANNOTATION"}
+    if "INT" in exp:
+        expected = ["an expression"]
+    else:
+        named = {_EXPECT_NAMES.get(x) or ("an operator" if x in _OPERATORS else repr(_literal(x)))
+                 for x in exp}
+        expected = sorted(named)
+    hint = "expected " + (", ".join(expected[:6]) + (" …" if len(expected) > 6 else ""))
+    if tok.type == "IDENT" and "a type" in expected and "a name" not in expected:
+        hint = f"'{word}' is not a declared type: declare it (or #include the file that does)"
+        arch = [a for a in ("v1model.p4", "tna.p4") if word in BUILTIN_TYPES[a]]
+        if arch:
+            hint = (f"'{word}' is declared by {arch[0]}; an NF keeps state through sfclab's "
+                    f"portable API instead (SfcRegister, SfcCounter, SfcMeter, SfcHash, SfcDigest)")
+    return P4SyntaxError(f"unexpected {word!r}", line=line, column=col, source=source,
+                         text=text, width=max(1, len(word)), hint=hint)
+
+
+def _literal(terminal: str) -> str:
+    try:
+        return _parser().get_terminal(terminal).pattern.value
+    except Exception:  # pragma: no cover - names of anonymous terminals
+        return terminal.lower()
+
+
+def parse_p4(text: str, *, source: str = "<string>", base: str | Path | None = None,
+             types: Iterable[str] = ()) -> A.Program:
+    """Parse P4_16 *text* (``#include``-d files are looked up next to *base*, then in
+    the NF library's ``include/``); *types* are type names known beforehand."""
+    return _parse(text, source, Path(base) if base is not None else None, types=types)
+
+
+def include_types(*names: str) -> frozenset[str]:
+    """The type names that ``#include <name>`` / ``#include "name"`` lines declare
+    (``"core.p4"`` and the architectures are built in; others come from the library)."""
+    out: set[str] = set()
+    for name in names:
+        out |= _resolve(name, name in BUILTIN_TYPES, None, (), None)
+    return frozenset(out)
+
+
+def parse_p4_file(path: str | Path, *, types: Iterable[str] = ()) -> A.Program:
+    """Parse a ``.p4`` file."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise P4SyntaxError(f"cannot read {p}: {e.strerror}") from None
+    return _parse(text, str(p), p.parent, (p.resolve(),), types)
+

@@ -1,0 +1,98 @@
+"""Property tests: any AST the printer prints parses back to itself; junk raises P4Error only."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sfclab.errors import P4Error
+from sfclab.p4 import ast as A
+from sfclab.p4 import parse_p4, to_p4
+from sfclab.p4.printer import PRECEDENCE
+
+PRELUDE = """header h_t { bit<8> a; bit<8> b; bit<16> c; }
+struct H { h_t h; }
+"""
+HDR = A.Name("hdr")
+FIELDS = [A.Member(A.Member(HDR, "h"), f) for f in ("a", "b", "c")]
+
+consts = st.builds(
+    lambda v, w, signed, base: A.Const(v, w, signed if w else False, base),
+    st.integers(0, 2**16), st.sampled_from([None, 8, 16, 32]), st.booleans(),
+    st.sampled_from([2, 8, 10, 16]))
+leaves = st.one_of(consts, st.builds(A.BoolLit, st.booleans()), st.just(A.Name("x")),
+                   st.sampled_from(FIELDS))
+
+
+def _compound(inner):
+    return st.one_of(
+        st.builds(A.Binary, st.sampled_from(sorted(PRECEDENCE)), inner, inner),
+        st.builds(A.Unary, st.sampled_from(["!", "~", "-"]), inner),
+        st.builds(A.Cast, st.builds(A.BitType, st.integers(1, 64)), inner),
+        st.builds(A.Slice, inner, st.builds(A.Const, st.integers(0, 31)),
+                  st.builds(A.Const, st.integers(0, 31))),
+        st.builds(A.Ternary, inner, inner, inner),
+        st.builds(lambda f: A.Call(A.Member(A.Member(HDR, "h"), f)),
+                  st.sampled_from(["isValid", "setValid"])),
+    )
+
+
+exprs = st.recursive(leaves, _compound, max_leaves=12)
+lvalues = st.sampled_from([A.Name("x"), *FIELDS, A.Slice(FIELDS[2], A.Const(7), A.Const(0))])
+
+
+def _stmts(inner):
+    blocks = st.builds(lambda s: A.Block(tuple(s)), st.lists(inner, max_size=3))
+    return st.one_of(
+        st.builds(A.If, exprs, blocks, st.one_of(st.none(), blocks)),
+        blocks,
+    )
+
+
+simple_stmts = st.one_of(
+    st.builds(A.Assign, lvalues, exprs),
+    st.just(A.CallStmt(A.Call(A.Member(A.Member(HDR, "h"), "setInvalid")))),
+    st.just(A.Exit()),
+)
+stmts = st.recursive(simple_stmts, _stmts, max_leaves=8)
+
+
+def _program(body: tuple) -> str:
+    control = A.ControlDecl("c", (A.Param("inout", A.NamedType("H"), "hdr"),),
+                            (A.VarDecl(A.BitType(32), "x", A.Const(0)),), A.Block(body))
+    return PRELUDE + to_p4(control)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(stmts, min_size=1, max_size=4))
+def test_print_parse_print_is_stable(body):
+    text = _program(tuple(body))
+    prog = parse_p4(text)
+    (control,) = prog.controls()
+    assert control.apply.stmts == tuple(body)
+    assert to_p4(prog).endswith(to_p4(control))
+    assert to_p4(parse_p4(to_p4(prog))) == to_p4(prog)
+
+
+@settings(max_examples=150, deadline=None)
+@given(exprs)
+def test_expressions_keep_their_meaning(expr):
+    text = PRELUDE + f"control c(inout H hdr) {{ bit<32> x = 0; apply {{ x = {to_p4(expr)}; }} }}"
+    (control,) = parse_p4(text).controls()
+    assert control.apply.stmts[0].rhs == expr
+
+
+P4ISH = st.lists(st.sampled_from(
+    list("{}();:<>=&|!~+-*/%.,[]@#\"' \n\tabcxyz0123456789_")
+    + ["header ", "struct ", "control ", "apply ", "table ", "key", "action ", "if ", "else ",
+       "bit<8> ", "0x", "8w", "&&&", "..", "#include ", "const ", "state ", "transition "]),
+    max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(P4ISH)
+def test_junk_raises_only_p4_errors(text):
+    try:
+        parse_p4(text)
+    except P4Error as e:
+        assert e.line >= 0 and str(e)
