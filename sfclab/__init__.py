@@ -24,6 +24,10 @@ def __getattr__(name: str):
         from .p4.catalog import load_default
 
         return load_default()
+    if name == "p4":
+        import importlib
+
+        return importlib.import_module(".p4", __name__)
     if name == "compile":
         from .compiler import compile
 
