@@ -2,7 +2,8 @@
 
 ``sfclab check FILE…`` parses and validates chain files (``.sfc`` text or
 ``.json`` P4SFC intents) and prints each chain's NFs, edges and service paths,
-or the errors (exit status 1).
+or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
+[--explain] [--p4c]`` runs the compiler passes and the code generator.
 """
 
 from __future__ import annotations
@@ -67,6 +68,49 @@ def _check(args: argparse.Namespace) -> int:
     return status
 
 
+def _compile(args: argparse.Namespace) -> int:
+    from .compiler import compile
+    from .lang import parse_file
+
+    try:
+        chains = ChainSet()
+        for name in args.files:
+            parse_file(name, into=chains)
+        compiled = compile(chains, arch=args.arch, pipeline=args.pipeline)
+        if args.explain:
+            print(compiled.explain())
+        if args.output is None and not args.p4c:
+            return 0
+        from .codegen import generate, write_outputs
+
+        gen = generate(compiled)
+        out = Path(args.output or "sfclab-out")
+        for path in write_outputs(gen, out):
+            print(f"wrote {path}")
+        if args.p4c:
+            return _run_p4c(gen, out)
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{e.filename}: cannot read: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_p4c(gen, out: Path) -> int:
+    from .codegen.p4c import run_p4c
+
+    res = run_p4c(out / "program.p4", gen.arch, out, gen.program.program)
+    print(f"$ {' '.join(res.command)}")
+    if res.ok:
+        print(f"{Path(res.command[0]).name}: OK")
+        return 0
+    for m in res.messages or (res.output.strip(),):
+        print(m, file=sys.stderr)
+    return 1
+
+
 def _load(path: Path) -> ChainSet:
     from .lang import parse_file
 
@@ -81,6 +125,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("-q", "--quiet", action="store_true", help="print only OK or the errors")
     c.set_defaults(run=_check)
+    k = sub.add_parser("compile", help="compile chain files to a P4 program, P4Info and entries")
+    k.add_argument("files", nargs="+", metavar="FILE")
+    k.add_argument("--arch", choices=("v1model", "tna"), default="v1model",
+                   help="target architecture (default: v1model, for BMv2)")
+    k.add_argument("-o", "--output", metavar="DIR",
+                   help="write program.p4, p4info.txt, entries.json and plan.txt here")
+    k.add_argument("--explain", action="store_true", help="print what every pass decided")
+    k.add_argument("--pipeline", choices=("auto", "mafsa", "optimal", "naive"), default="auto",
+                   help="how to order the NF slots (default: auto)")
+    k.add_argument("--p4c", action="store_true",
+                   help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
+    k.set_defaults(run=_compile)
     return p
 
 

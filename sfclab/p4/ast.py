@@ -132,6 +132,8 @@ class Const(Node):
     signed: bool = False
     base: int = 10
     pos: Pos | None = _pos()
+    #: The literal as written (``0x0800``), kept for printing; not part of equality.
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -507,7 +507,7 @@ class _Builder(Transformer):
 
     def int_lit(self, c):
         value, width, signed, base = _int(c[0])
-        return A.Const(value, width, signed, base, self._p(c[0]))
+        return A.Const(value, width, signed, base, self._p(c[0]), str(c[0]))
 
     def true_lit(self, c):
         return A.BoolLit(True)

@@ -70,6 +70,8 @@ def type_p4(t: A.Node) -> str:
 # --- expressions ---------------------------------------------------------------------------
 
 def _const(c: A.Const) -> str:
+    if c.text is not None:
+        return c.text
     if c.base == 16:
         digits = f"0x{c.value:X}"
     elif c.base == 2:
@@ -366,8 +368,14 @@ def _(n: A.TableDecl, ind: str) -> list[str]:
 def _(n: A.ControlDecl, ind: str) -> list[str]:
     out = [f"{ind}{_annots(n.annotations)}control {n.name}{_tparams(n.type_params)}"
            f"({_params(n.params)}) {{"]
+    prev = None
     for d in n.locals:
+        if prev is not None and _spaced(prev, d):
+            out.append("")
         out += _lines(d, ind + INDENT)
+        prev = d
+    if n.locals:
+        out.append("")
     out += _block(n.apply, ind + INDENT, "apply ")
     out.append(f"{ind}}}")
     return out
@@ -400,11 +408,21 @@ def _(n: A.Program, ind: str) -> list[str]:
     out: list[str] = []
     prev = None
     for d in n.decls:
-        if prev is not None and not (isinstance(d, A.Include) and isinstance(prev, A.Include)):
+        if prev is not None and _spaced(prev, d):
             out.append("")
         out += _lines(d, ind)
         prev = d
     return out
+
+
+_ONE_LINERS = (A.Include, A.ConstDecl, A.Typedef, A.VarDecl, A.Instance, A.ErrorDecl,
+               A.MatchKindDecl, A.MethodDecl)
+
+
+def _spaced(prev: A.Node, d: A.Node) -> bool:
+    """A blank line between two declarations unless both are one-liners of a kind."""
+    return not (type(prev) is type(d) and isinstance(d, _ONE_LINERS)
+                and not (isinstance(d, A.Instance) and d.body is not None))
 
 
 def to_p4(node: A.Node) -> str:

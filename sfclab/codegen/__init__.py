@@ -1,0 +1,105 @@
+"""Code generation: the composed P4 program for a chain set, per architecture.
+
+:func:`generate` runs the whole back end on the passes' result: it composes the
+data plane (:mod:`.compose`), emits it for the architecture (one
+:class:`~.emitter.P4Emitter` subclass per architecture, listed in
+:data:`EMITTERS`), and derives the table entries (:mod:`.entries`).
+
+>>> import sfclab
+>>> out = generate(sfclab.compile("chain web match tcp.dport == 80: firewall -> l3fwd"))
+>>> out.program.text.splitlines()[0]
+'/* sfclab: the composed service-function-chain program for v1model (BMv2).'
+>>> sorted(out.groups())
+['chain:web', 'nf:slot0_firewall', 'nf:slot1_l3fwd']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CompileError, did_you_mean
+from .compose import CodegenOptions, Composition, compose
+from .emitter import EmittedProgram, P4Emitter
+from .entries import TableEntry, all_entries, groups
+from .v1model import V1ModelEmitter
+
+__all__ = ["generate", "Generated", "CodegenOptions", "EMITTERS", "emitter_for", "write_outputs"]
+
+#: Architecture -> emitter class.
+EMITTERS: dict[str, type[P4Emitter]] = {"v1model": V1ModelEmitter}
+
+
+def emitter_for(arch: str) -> type[P4Emitter]:
+    """The emitter class of *arch*; :class:`CompileError` for an unknown one."""
+    if arch == "tna" and "tna" not in EMITTERS:
+        from .tna import TnaEmitter
+
+        EMITTERS["tna"] = TnaEmitter
+    try:
+        return EMITTERS[arch]
+    except KeyError:
+        raise CompileError(f"no code generator for architecture {arch!r}",
+                           hint=did_you_mean(arch, ["v1model", "tna"])
+                           or "use v1model or tna") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """What the back end produced for one chain set and architecture."""
+
+    composition: Composition
+    program: EmittedProgram
+    entries: tuple[TableEntry, ...]
+
+    @property
+    def arch(self) -> str:
+        return self.program.arch
+
+    def groups(self) -> dict[str, list[TableEntry]]:
+        """Entries per chain (``chain:NAME``) and per NF slot (``nf:SLOT``)."""
+        return groups(self.entries)
+
+    def plan(self) -> str:
+        """The passes' explanation and what the emitter did, as text (``plan.txt``)."""
+        lines = [self.composition.compiled.explain(), "", f"code generation ({self.arch}):"]
+        lines += [f"  {n}" for n in self.program.notes]
+        lines.append(f"  {len(self.entries)} table entries in {len(self.groups())} groups")
+        return "\n".join(lines)
+
+
+def generate(compiled, *, arch: str | None = None,
+             options: CodegenOptions | None = None) -> Generated:
+    """Compose, emit and derive entries for *compiled* (an ``sfclab.compile`` result);
+    *arch* defaults to the one it was compiled for."""
+    comp = compose(compiled, options=options)
+    emitter = emitter_for(arch or compiled.arch)(comp)
+    program = emitter.program()
+    return Generated(comp, program, tuple(all_entries(comp)))
+
+
+def write_outputs(gen: Generated, out_dir) -> list:
+    """Write ``program.p4``, ``p4info.txt``, ``entries.json`` and ``plan.txt`` into
+    *out_dir* (created if needed); returns the paths written."""
+    import json
+    from pathlib import Path
+
+    from .p4info import build_p4info, p4info_text
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CompileError(f"cannot create {out}: {e.strerror}") from None
+    info = build_p4info(gen.program.program, arch=gen.arch)
+    files = {
+        "program.p4": gen.program.text,
+        "p4info.txt": p4info_text(info),
+        "entries.json": json.dumps({g: [e.to_dict() for e in es]
+                                    for g, es in gen.groups().items()}, indent=2) + "\n",
+        "plan.txt": gen.plan() + "\n",
+    }
+    written = []
+    for name, text in files.items():
+        (out / name).write_text(text)
+        written.append(out / name)
+    return written

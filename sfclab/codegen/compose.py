@@ -1,0 +1,351 @@
+"""What the composed data plane is made of, whatever the architecture.
+
+:func:`compose` turns the passes' result into a :class:`Composition`: the NF
+slots of the default pipeline (``slot3_firewall`` runs NF type ``firewall`` when
+bit 3 of the token's bitmap is set), the slots followed by a branch table, the
+headers the parser must extract (what the NFs and the classifiers use, with
+what those need below them: Dejavu's merged generic parser), and the keys of
+the initializer (the union of the chains' classifier fields).
+
+The ingress *core* — initializer, token load, slots with their token checks and
+branch tables, rewinder, token store — is the same P4 on v1model and TNA; it is
+written here once (:func:`core_locals`, :func:`core_apply`) and each emitter
+wraps it with its architecture's prologue and epilogue.
+
+>>> from sfclab.compiler import compile
+>>> comp = compose(compile("chain a match tcp.dport == 80: firewall -> nat"))
+>>> [s.instance for s in comp.slots], comp.headers
+(['slot0_firewall', 'slot1_nat'], ('ethernet', 'sfc', 'ipv4', 'tcp', 'udp'))
+>>> [(k.expr, k.kind) for k in comp.init_keys]
+[('hdr.tcp.isValid()', 'ternary'), ('hdr.tcp.dst_port', 'ternary')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..errors import CompileError
+from ..ir.fields import FIELDS
+from ..p4 import ast as A
+from ..p4.catalog import NFDefinition, P4Catalog, load_default
+
+__all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
+           "core_apply", "TERMINALS", "PARSER_GRAPH"]
+
+#: The rewinder's ``finish(terminal, port)`` codes.
+TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
+
+#: Parser states: header -> (the headers it can follow, how it is reached).
+#: Order is the deparser's emit order as well.
+PARSER_GRAPH: dict[str, tuple[str, ...]] = {
+    "ethernet": (),
+    "sfc": ("ethernet",),
+    "vlan": ("ethernet",),
+    "mpls": ("ethernet", "vlan"),
+    "ipv4": ("ethernet", "vlan", "mpls"),
+    "ipv6": ("ethernet", "vlan"),
+    "tcp": ("ipv4", "ipv6"),
+    "udp": ("ipv4", "ipv6"),
+    "icmp": ("ipv4",),
+    "vxlan": ("udp",),
+    "inner_ethernet": ("vxlan",),
+    "inner_ipv4": ("inner_ethernet",),
+}
+_ALWAYS = ("ethernet", "sfc")
+#: A header's parser needs these first (a transport needs its IP, VXLAN needs UDP …).
+_NEEDS = {"tcp": ("ipv4",), "udp": ("ipv4",), "icmp": ("ipv4",), "vxlan": ("udp", "ipv4"),
+          "inner_ethernet": ("vxlan", "udp", "ipv4"), "inner_ipv4": ("inner_ethernet", "vxlan",
+                                                                     "udp", "ipv4"),
+          "mpls": ("ipv4",)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodegenOptions:
+    """Knobs of the composed program.
+
+    * ``cpu_port``: the port packets to and from the controller use (BMv2's
+      ``--cpu-port``; 255 by default on v1model, 192 on Tofino's pipe 0);
+    * ``default_port``: where a path ending in ``output`` goes when no NF asked
+      for a port;
+    * ``recirc_port``: TNA's recirculation port (68: pipe 0 on Tofino 1);
+    * ``*_size``: sizes of the control tables (grown to fit the entries, with room
+      for four times as many so chains can be added at run time);
+    * ``nf_entries``: ``"examples"`` installs each NF manifest's example entries
+      in every slot of that NF, ``"none"`` leaves NF tables empty;
+    * ``bindings``: values of run-time symbols used as multibranch cases.
+    """
+
+    cpu_port: int | None = None
+    default_port: int = 1
+    recirc_port: int = 68
+    initializer_size: int = 1024
+    branch_size: int = 256
+    rewinder_size: int = 1024
+    nf_entries: str = "examples"
+    bindings: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Position ``index`` of the default pipeline, running NF type ``nf``."""
+
+    index: int
+    nf: str
+    branches: bool
+
+    @property
+    def instance(self) -> str:
+        return f"slot{self.index}_{self.nf}"
+
+    @property
+    def branch_table(self) -> str:
+        return f"slot{self.index}_branch"
+
+
+@dataclass(frozen=True, slots=True)
+class InitKey:
+    """One key of the initializer table."""
+
+    field: str          # classifier field ("tcp.dport") or "<header>.$valid$"
+    expr: str           # P4 expression
+    kind: str           # "ternary" or "range"
+    width: int
+
+    @property
+    def name(self) -> str:
+        """The P4Runtime match field name (what p4c calls it)."""
+        return self.expr.replace(".isValid()", ".$valid$")
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """Everything an emitter needs besides the architecture."""
+
+    compiled: object                    # sfclab.compiler.CompiledChains
+    slots: tuple[Slot, ...]
+    nfs: tuple[NFDefinition, ...]       # one per NF type, in slot order
+    headers: tuple[str, ...]
+    init_keys: tuple[InitKey, ...]
+    options: CodegenOptions
+
+    def sizes(self) -> dict[str, int]:
+        """Sizes of the control tables, grown to hold the plan's entries four times."""
+        fsm = self.compiled.fsm
+        n_init = max(1, len(fsm.initializer)) * 4
+        n_branch = max([sum(1 for b in fsm.branches if b.slot == s.index) * 4 for s in self.slots],
+                       default=0)
+        n_rew = len(fsm.rewinder) * 4
+        o = self.options
+        return {"initializer": max(o.initializer_size, _pow2(n_init)),
+                "branch": max(o.branch_size, _pow2(n_branch)),
+                "rewinder": max(o.rewinder_size, _pow2(n_rew))}
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _headers_used(nodes: Iterable[A.Node]) -> set[str]:
+    out = set()
+    for root in nodes:
+        for n in A.walk(root):
+            if (isinstance(n, A.Member) and isinstance(n.expr, A.Name) and n.expr.name == "hdr"):
+                out.add(n.name)
+    return out
+
+
+def _closure(used: set[str]) -> tuple[str, ...]:
+    need = set(used) | set(_ALWAYS)
+    for h in list(need):
+        need.update(_NEEDS.get(h, ()))
+    unknown = need - PARSER_GRAPH.keys()
+    if unknown:
+        raise CompileError(f"no parser state for header(s) {', '.join(sorted(unknown))}",
+                           hint="an NF uses a header that is not in p4/include/sfc_headers.p4")
+    return tuple(h for h in PARSER_GRAPH if h in need)
+
+
+def _init_keys(chains) -> tuple[InitKey, ...]:
+    kinds: dict[str, str] = {}
+    for c in chains:
+        for t in (c.match.terms if c.match else ()):
+            k = "range" if t.kind == "range" or t.negate else "ternary"
+            kinds[t.field] = "range" if kinds.get(t.field) == "range" else k
+    keys: list[InitKey] = []
+    valid_done: set[str] = set()
+    for name, kind in kinds.items():
+        f = FIELDS[name]
+        if f.header and f.header not in ("ethernet",) and f.header not in valid_done:
+            valid_done.add(f.header)
+            keys.append(InitKey(f"{f.header}.$valid$", f"hdr.{f.header}.isValid()", "ternary", 1))
+        expr = "meta.sfc.ingress_port" if name == "std.ingress_port" else f.p4
+        keys.append(InitKey(name, expr, kind, f.width))
+    return tuple(keys)
+
+
+def compose(compiled, *, catalog: P4Catalog | None = None,
+            options: CodegenOptions | None = None) -> Composition:
+    """The :class:`Composition` of a compiled chain set."""
+    if compiled.fsm is None or compiled.pipeline is None:
+        raise CompileError("the chains were compiled without the pipeline and fsm passes",
+                           hint="use sfclab.compile(chains) with the default passes")
+    cat = catalog or (compiled.catalog if isinstance(compiled.catalog, P4Catalog)
+                      else load_default())
+    fsm = compiled.fsm
+    branching = {b.slot for b in fsm.branches}
+    slots = tuple(Slot(i, nf, i in branching) for i, nf in enumerate(fsm.slots))
+    defs: dict[str, NFDefinition] = {}
+    for s in slots:
+        d = cat.definition(s.nf)
+        if not d.has_p4:
+            raise CompileError(
+                f"NF {s.nf!r} has no P4: it runs on a server only (P4SFC: not offloadable)",
+                hint="the offload pass lists what must run on a server; keep such NFs out of "
+                     "the switch's chains, or give the NF a P4 implementation")
+        defs[s.nf] = d
+    used = _headers_used(d.control for d in defs.values())
+    chains = list(compiled.chains)
+    used |= {FIELDS[t.field].header for c in chains for t in (c.match.terms if c.match else ())
+             if FIELDS[t.field].header}
+    return Composition(compiled, slots, tuple(defs.values()), _closure(used),
+                       _init_keys(chains), options or CodegenOptions())
+
+
+# --- the shared ingress core (P4 text) ---------------------------------------------------------
+
+def core_locals(comp: Composition) -> list[str]:
+    """Declarations of the ingress core: NF instances, the control tables and their actions."""
+    sizes = comp.sizes()
+    out = [f"{s.nf}() {s.instance};" for s in comp.slots]
+    keys = "".join(f"\n            {k.expr} : {k.kind} @name(\"{k.name}\");" for k in comp.init_keys)
+    key_prop = f"""
+        key = {{{keys}
+        }}""" if comp.init_keys else ""
+    out.append(f"""
+    /* Initializer: the chain classifiers give a packet its token. */
+    action set_token(bit<16> path_id, bit<32> bitmap) {{
+        hdr.sfc.setValid();
+        hdr.sfc.path_id = path_id;
+        hdr.sfc.state = 0;
+        hdr.sfc.bitmap = bitmap;
+        hdr.sfc.counter = 0;
+        hdr.sfc.metadata = 0;
+        hdr.sfc.version = 0;
+        hdr.sfc.flags = 0;
+        hdr.sfc.next_proto = hdr.ethernet.ether_type;
+        hdr.sfc.egress_port = 0;
+        hdr.sfc.egress_valid = 0;
+        hdr.sfc.reserved = 0;
+        hdr.sfc.mcast_grp = 0;
+        hdr.sfc.ingress_port = (bit<16>) meta.sfc.ingress_port;
+    }}
+
+    action unclassified() {{
+        meta.ctl.terminal = TERM_DROP;
+    }}
+
+    table initializer {{{key_prop}
+        actions = {{
+            set_token;
+            unclassified;
+        }}
+        size = {sizes['initializer']};
+        default_action = unclassified();
+    }}""")
+    if any(s.branches for s in comp.slots):
+        out.append("""
+    /* After an NF with branches: move the packet to the service path of the outcome. */
+    action take_branch(bit<16> path_id, bit<32> bitmap) {
+        hdr.sfc.path_id = path_id;
+        hdr.sfc.bitmap = bitmap;
+        meta.sfc.path_id = path_id;
+    }""")
+    for s in comp.slots:
+        if s.branches:
+            out.append(f"""
+    table {s.branch_table} {{
+        key = {{
+            hdr.sfc.path_id : exact;
+            hdr.sfc.state : exact;
+            meta.sfc.metadata : range;
+            meta.sfc.counter : range;
+            meta.sfc.ingress_port : range;
+        }}
+        actions = {{
+            take_branch;
+            @defaultonly NoAction;
+        }}
+        size = {sizes['branch']};
+        const default_action = NoAction();
+    }}""")
+    out.append(f"""
+    /* Rewinder: at the end of a pass, go round again with the next state, or finish. */
+    action next_pass(bit<8> state, bit<32> bitmap, bit<8> loops) {{
+        hdr.sfc.state = state;
+        hdr.sfc.bitmap = bitmap;
+        hdr.sfc.counter = loops;
+        meta.ctl.recirculate = 1;
+    }}
+
+    action finish(bit<2> terminal, bit<9> port) {{
+        meta.ctl.terminal = terminal;
+        meta.ctl.out_port = port;
+    }}
+
+    table rewinder {{
+        key = {{
+            hdr.sfc.path_id : exact;
+            hdr.sfc.state : exact;
+        }}
+        actions = {{
+            next_pass;
+            finish;
+        }}
+        size = {sizes['rewinder']};
+        default_action = finish(TERM_DROP, 0);
+    }}""")
+    return out
+
+
+def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> list[str]:
+    """Statements of the ingress core.  Before them the emitter sets
+    ``meta.sfc.ingress_port`` and ``meta.sfc.timestamp``; after them it applies
+    the requests (``meta.sfc.drop`` … and ``meta.ctl``).  *extra_args* adds an
+    argument to a slot's NF call (TNA passes NFs their digest buffers)."""
+    extra_args = extra_args or {}
+    lines = ["if (!hdr.sfc.isValid()) {", "    initializer.apply();", "} else {",
+             "    /* NFs see the real EtherType while the SFC header is on */",
+             "    hdr.ethernet.ether_type = hdr.sfc.next_proto;", "}",
+             "if (hdr.sfc.isValid()) {",
+             "    meta.sfc.path_id = hdr.sfc.path_id;",
+             "    meta.sfc.counter = hdr.sfc.counter;",
+             "    meta.sfc.metadata = hdr.sfc.metadata;",
+             "    meta.sfc.ingress_port = (bit<9>) hdr.sfc.ingress_port;",
+             "    meta.sfc.drop = hdr.sfc.flags[0:0];",
+             "    meta.sfc.to_cpu = hdr.sfc.flags[1:1];",
+             "    meta.sfc.egress_valid = hdr.sfc.egress_valid;",
+             "    meta.sfc.egress_port = hdr.sfc.egress_port;",
+             "    meta.sfc.mcast_grp = hdr.sfc.mcast_grp;"]
+    for s in comp.slots:
+        lines += [f"    if (meta.sfc.drop == 0 && meta.sfc.to_cpu == 0 && "
+                  f"hdr.sfc.bitmap & 32w0x{1 << s.index:X} != 0) {{",
+                  f"        {s.instance}.apply(hdr, meta.sfc"
+                  + (f", {extra_args[s.index]}" if s.index in extra_args else "") + ");"]
+        if s.branches:
+            lines.append(f"        {s.branch_table}.apply();")
+        lines.append("    }")
+    lines += ["    rewinder.apply();",
+              "    if (meta.ctl.recirculate == 1) {",
+              "        hdr.sfc.metadata = meta.sfc.metadata;",
+              "        hdr.sfc.flags = 2w0 ++ meta.sfc.to_cpu ++ meta.sfc.drop;",
+              "        hdr.sfc.egress_valid = meta.sfc.egress_valid;",
+              "        hdr.sfc.egress_port = meta.sfc.egress_port;",
+              "        hdr.sfc.mcast_grp = meta.sfc.mcast_grp;",
+              "        hdr.sfc.next_proto = hdr.ethernet.ether_type;",
+              "        hdr.ethernet.ether_type = ETHERTYPE_SFC;",
+              "    } else {",
+              "        hdr.sfc.setInvalid();",
+              "    }",
+              "}"]
+    return lines

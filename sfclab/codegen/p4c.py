@@ -1,0 +1,110 @@
+"""Running the real P4 compilers on a composed program, when they are installed.
+
+sfclab never needs p4c to work (the embedded model runs its own AST), but when
+``p4c-bm2-ss`` (v1model) or ``bf-p4c`` (TNA, from an SDE) is on ``PATH`` — or
+named by ``SFCLAB_P4C`` / ``SFCLAB_BF_P4C`` — ``sfclab compile --p4c`` runs it,
+and its error messages are mapped back to the NF or the part of the composed
+program (``slot3_firewall``, ``rewinder``) that a line belongs to.
+
+>>> from sfclab.p4 import parse_p4
+>>> prog = parse_p4("header h_t { bit<8> a; }\\ncontrol firewall(inout h_t h) {\\n  apply { }\\n}")
+>>> locate(prog, 3)
+"control 'firewall'"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import TargetError
+from ..p4 import ast as A
+
+__all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "locate"]
+
+#: Architecture -> (environment variable, executable name, what to install).
+COMPILERS = {
+    "v1model": ("SFCLAB_P4C", "p4c-bm2-ss",
+                "install p4c (https://github.com/p4lang/p4c: Ubuntu packages 'p4lang-p4c')"),
+    "tna": ("SFCLAB_BF_P4C", "bf-p4c",
+            "install Intel's Tofino SDE and put $SDE_INSTALL/bin on PATH"),
+}
+
+_ERR = re.compile(r"^(?P<file>[^:()\s]+)\((?P<line>\d+)\):?\s*(?P<kind>\[?\w*\]?\s*\w*):?\s*(?P<msg>.*)$")
+
+
+def find_compiler(arch: str) -> str | None:
+    """The compiler for *arch*: its environment variable, else ``PATH``; None if absent."""
+    env, exe, _ = COMPILERS[arch]
+    return os.environ.get(env) or shutil.which(exe)
+
+
+@dataclass(frozen=True, slots=True)
+class P4cResult:
+    """What the compiler said: exit status, output, and its messages with their place."""
+
+    command: tuple[str, ...]
+    returncode: int
+    output: str
+    messages: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def locate(prog: A.Program, line: int) -> str:
+    """The part of *prog* a line of its text belongs to: the innermost declaration
+    that starts at or before the line (an NF's control, a core table …)."""
+    best: A.Node | None = None
+    outer: A.Node | None = None
+    for d in prog.decls:
+        if d.pos and d.pos.line <= line:  # type: ignore[union-attr]
+            outer = d
+    if isinstance(outer, A.ControlDecl):
+        for d in outer.locals:
+            if d.pos and d.pos.line <= line:
+                best = d
+    if outer is None:
+        return "the program's header"
+    what = f"{type(outer).__name__.removesuffix('Decl').lower()} '{outer.name}'"
+    if best is not None and isinstance(best, (A.TableDecl, A.ActionDecl, A.Instance)):
+        what += f", {type(best).__name__.removesuffix('Decl').lower()} '{best.name}'"
+    return what
+
+
+def run_p4c(program_file: Path, arch: str, out_dir: Path, prog: A.Program | None = None,
+            *, timeout: float = 600) -> P4cResult:
+    """Compile *program_file* with the architecture's compiler into *out_dir*
+    (BMv2 JSON and P4Info for v1model; the SDE's layout for TNA)."""
+    exe = find_compiler(arch)
+    if exe is None:
+        env, name, how = COMPILERS[arch]
+        raise TargetError(f"{name} is not installed (not on PATH, and {env} is not set)",
+                          hint=how)
+    if arch == "v1model":
+        cmd = [exe, "--arch", "v1model", "--std", "p4-16", "-o", str(out_dir / "program.json"),
+               "--p4runtime-files", str(out_dir / "p4info.p4c.txt"), str(program_file)]
+    else:
+        cmd = [exe, "--arch", "tna", "--target", "tofino", "--std", "p4-16", "-o",
+               str(out_dir / "tofino"), "--bf-rt-schema", str(out_dir / "tofino" / "bfrt.json"),
+               "--p4runtime-files", str(out_dir / "p4info.p4c.txt"), str(program_file)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{Path(exe).name} did not finish in {timeout:.0f} s") from None
+    except OSError as e:
+        raise TargetError(f"cannot run {exe}: {e.strerror}") from None
+    output = done.stdout + done.stderr
+    messages = []
+    for raw in output.splitlines():
+        m = _ERR.match(raw.strip())
+        if m and prog is not None:
+            messages.append(f"{raw.strip()}\n    (in {locate(prog, int(m['line']))})")
+        elif m:
+            messages.append(raw.strip())
+    return P4cResult(tuple(cmd), done.returncode, output, tuple(messages))

@@ -1,0 +1,412 @@
+"""The TNA emitter: the composed program for Tofino (``bf-p4c``), one pipe.
+
+The same core as v1model (:mod:`.compose`), in TNA's shape: ingress parser /
+ingress / ingress deparser and egress parser / egress / egress deparser in one
+``Pipeline``, ``Switch(pipe) main``.  Differences the emitter handles:
+
+* another pass leaves ingress towards the recirculation port (``recirc_port``,
+  68 on pipe 0 of a Tofino 1) and comes back through the ingress parser with the
+  SFC header on, so NF header rewrites survive as on v1model;
+* drops set ``ig_dprsr_md.drop_ctl``; what egress needs (the original ingress
+  port, path id, why a packet goes to the CPU) is bridged in a ``bridge_t``
+  header that the egress parser extracts;
+* the state API lowers to ``Register`` + ``RegisterAction`` (one per read and
+  one per distinct write), ``Counter``, ``DirectCounter`` (every action of its
+  table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a digest
+  is packed by the ingress deparser, so an NF that sends digests gets a third
+  parameter, a buffer the deparser reads (``digest_type`` says which);
+* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser.
+
+What bf-p4c may still refuse is said in the notes: a register read and written in
+one packet by separate actions (Tofino allows one access per register per packet:
+merge them into one read-modify-write ``RegisterAction``).  The placement pass's
+multi-pipe plan is reported; this program uses one pipe.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..p4 import ast as A
+from ..p4.catalog import NFDefinition
+from .compose import PARSER_GRAPH, TERMINALS, Composition, core_apply, core_locals
+from .emitter import EmittedProgram, P4Emitter, Use
+from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
+
+__all__ = ["TnaEmitter", "TNA_CPU_PORT"]
+
+#: The CPU (PCIe) port of pipe 0 on a Tofino 1.
+TNA_CPU_PORT = 192
+
+_HASH = {"CRC16": "CRC16", "CRC32": "CRC32", "IDENTITY": "IDENTITY"}
+_COUNTER = {"PACKETS": "PACKETS", "BYTES": "BYTES", "PACKETS_AND_BYTES": "PACKETS_AND_BYTES"}
+
+
+class TnaEmitter(P4Emitter):
+    """sfclab's composed program for TNA (one pipe)."""
+
+    arch = "tna"
+    includes = ("core.p4", "tna.p4")
+    RECIRCULATES_DEPARSED = True
+    METER_BYTES_AND_PACKETS = False
+    TRANSFORMS: ClassVar[dict[str, str]] = {
+        "SfcRegister": "register_decl", "SfcRegister.read": "register_read",
+        "SfcRegister.write": "register_write",
+        "SfcCounter": "counter_decl", "SfcCounter.count": "keep_use",
+        "SfcDirectCounter": "direct_counter_decl",
+        "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
+        "SfcHash": "hash_decl", "SfcHash.get": "keep_use",
+        "SfcDigest": "digest_decl", "SfcDigest.pack": "digest_pack",
+    }
+    ENUMS: ClassVar[dict[tuple[str, str], str]] = {
+        **{("SfcHashAlgorithm", k): f"HashAlgorithm_t.{v}" for k, v in _HASH.items()},
+        **{("SfcCounterType", k): f"CounterType_t.{v}" for k, v in _COUNTER.items()},
+    }
+
+    def __init__(self, comp: Composition) -> None:
+        super().__init__(comp)
+        self.cpu_port = comp.options.cpu_port if comp.options.cpu_port is not None else TNA_CPU_PORT
+        self._writes: dict[str, list[A.Node]] = {}      # register -> written expressions
+        self._digests: dict[str, list[A.Instance]] = {}  # NF -> its digest instances
+
+    # -- lowering the state API ----------------------------------------------------------------
+    def prepare(self, control: A.ControlDecl, nf: NFDefinition,
+                insts: dict[str, A.Instance]) -> None:
+        self._writes = {}
+        reads: set[str] = set()
+        for n in A.walk(control):
+            if (isinstance(n, A.Call) and isinstance(n.func, A.Member)
+                    and isinstance(n.func.expr, A.Name) and n.func.expr.name in insts):
+                inst = n.func.expr.name
+                if n.func.name == "write":
+                    exprs = self._writes.setdefault(inst, [])
+                    if n.args[1] not in exprs:
+                        exprs.append(n.args[1])
+                elif n.func.name == "read":
+                    reads.add(inst)
+        twice = sorted(r for r in self._writes if r in reads or len(self._writes[r]) > 1)
+        if twice:
+            self.notes.append(
+                f"tna: NF {nf.name!r} accesses register(s) {', '.join(twice)} more than once per "
+                f"packet; bf-p4c allows one access: merge each into one read-modify-write "
+                f"RegisterAction")
+        self._digests[nf.name] = [i for i in insts.values() if i.type.name == "SfcDigest"]
+
+    def register_decl(self, use: Use):
+        t, i = use.inst.type.args
+        name = use.inst.name
+        out = [A.Instance(A.NamedType("Register", (t, i)), use.inst.args, name, None,
+                          use.inst.annotations, use.inst.pos)]
+        ra = A.NamedType("RegisterAction", (t, i, t))
+        out.append(A.Instance(ra, (A.Name(name),), f"{name}_read", (A.FunctionDecl(
+            A.VoidType(), "apply", (A.Param("inout", t, "value"), A.Param("out", t, "result")),
+            A.Block((A.Assign(A.Name("result"), A.Name("value")),))),)))
+        for k, expr in enumerate(self._writes.get(name, [])):
+            out.append(A.Instance(ra, (A.Name(name),), f"{name}_write{k}", (A.FunctionDecl(
+                A.VoidType(), "apply", (A.Param("inout", t, "value"),),
+                A.Block((A.Assign(A.Name("value"), expr),))),)))
+        return tuple(out)
+
+    def register_read(self, use: Use):
+        return A.Assign(use.lhs, A.Call(A.Member(A.Name(f"{use.inst.name}_read"), "execute"),
+                                        (use.call.args[0],)), use.stmt.pos)
+
+    def register_write(self, use: Use):
+        k = self._writes[use.inst.name].index(use.call.args[1])
+        return A.CallStmt(A.Call(A.Member(A.Name(f"{use.inst.name}_write{k}"), "execute"),
+                                 (use.call.args[0],)), use.stmt.pos)
+
+    def keep_use(self, use: Use):
+        return None
+
+    def _kind(self, e: A.Node, use: Use, enum: str = "CounterType_t") -> A.Node:
+        if isinstance(e, A.Member) and e.name in _COUNTER:
+            return A.Member(A.TypeName(enum), e.name)
+        self.unsupported("this counter type", use.inst, nf=use.nf)
+
+    def counter_decl(self, use: Use):
+        size, kind = use.inst.args
+        return A.Instance(A.NamedType("Counter", (A.BitType(32), use.type_arg(0))),
+                          (size, self._kind(kind, use)), use.inst.name, None,
+                          use.inst.annotations, use.inst.pos)
+
+    def direct_counter_decl(self, use: Use):
+        (kind,) = use.inst.args
+        return A.Instance(A.NamedType("DirectCounter", (A.BitType(32),)),
+                          (self._kind(kind, use),), use.inst.name, None, use.inst.annotations,
+                          use.inst.pos)
+
+    def meter_decl(self, use: Use):
+        size, kind = use.inst.args
+        if isinstance(kind, A.Member) and kind.name == "PACKETS_AND_BYTES":
+            self.unsupported("a meter on packets and bytes at once", use.inst, nf=use.nf)
+        return A.Instance(A.NamedType("Meter", (use.type_arg(0),)),
+                          (size, self._kind(kind, use, "MeterType_t")), use.inst.name, None,
+                          use.inst.annotations, use.inst.pos)
+
+    def meter_execute(self, use: Use):
+        col = use.lhs
+        got = A.Cast(A.BitType(2), A.Call(A.Member(A.Name(use.inst.name), "execute"),
+                                          use.call.args))
+        one = A.Binary("&", A.Binary("&", A.Binary(">>", col, A.Const(1)), col), A.Const(1))
+        return (A.Assign(col, got, use.stmt.pos), A.Assign(col, A.Binary("-", col, one)))
+
+    def hash_decl(self, use: Use):
+        (algo,) = use.inst.args
+        if not (isinstance(algo, A.Member) and algo.name in _HASH):
+            self.unsupported(f"the hash algorithm {getattr(algo, 'name', algo)}", use.inst,
+                             nf=use.nf, hint="TNA hashes: CRC16, CRC32, IDENTITY")
+        return A.Instance(A.NamedType("Hash", use.inst.type.args),
+                          (A.Member(A.TypeName("HashAlgorithm_t"), _HASH[algo.name]),),
+                          use.inst.name, None, use.inst.annotations, use.inst.pos)
+
+    def digest_decl(self, use: Use):
+        return self.remove()
+
+    def digest_pack(self, use: Use):
+        buf = A.Member(A.Name("dg"), use.inst.name)
+        return (A.Assign(buf, use.call.args[0], use.stmt.pos),
+                A.Assign(A.Member(A.Name("dg"), f"{use.inst.name}_valid"), A.Const(1)))
+
+    def lower_control(self, control: A.ControlDecl, nf: NFDefinition) -> A.ControlDecl:
+        out = super().lower_control(control, nf)
+        if self._digests.get(nf.name):
+            out = A.ControlDecl(out.name, out.params + (
+                A.Param("inout", A.NamedType(f"{nf.name}_digest_buf_t"), "dg"),), out.locals,
+                out.apply, out.type_params, out.annotations, out.pos)
+        return _count_direct(out)
+
+    def nf_decls(self) -> list[A.Node]:
+        decls = super().nf_decls()
+        out: list[A.Node] = []
+        for d in decls:
+            if isinstance(d, A.ControlDecl) and self._digests.get(d.name):
+                fields = []
+                for inst in self._digests[d.name]:
+                    fields += [A.Field(inst.type.args[0], inst.name),
+                               A.Field(A.BitType(1), f"{inst.name}_valid")]
+                out.append(A.StructDecl(f"{d.name}_digest_buf_t", tuple(fields)))
+            out.append(d)
+        return out
+
+    # -- the program ---------------------------------------------------------------------------
+    def _digest_slots(self) -> list[tuple[int, str, A.Instance]]:
+        """(digest_type, slot instance, digest instance) for every digest, 1-based."""
+        out = []
+        for s in self.comp.slots:
+            for inst in self._digests.get(s.nf, []):
+                out.append((len(out) + 1, s, inst))
+        if len(out) > 7:
+            self.unsupported(f"{len(out)} digests (ig_dprsr_md.digest_type has 3 bits: 7 at most)")
+        return out
+
+    def program(self) -> EmittedProgram:
+        comp = self.comp
+        nf = self.nf_decls()                      # fills self._digests
+        digests = self._digest_slots()
+        parts = ["/* sfclab: the composed service-function-chain program for TNA (Tofino).",
+                 f" * chains: {', '.join(comp.compiled.chains.names()) or 'none'}",
+                 f" * slots: {' | '.join(s.instance for s in comp.slots) or 'none'}",
+                 " * Generated; edit the chains, not this file. */",
+                 *(f"#include <{i}>" for i in self.includes), ""]
+        parts.append(self.print_decls(self._headers()))
+        parts.append(self.print_decls(self.api_consts()))
+        parts.append(self.print_decls(nf) if nf else "")
+        dg_fields = "".join(f"    {s.nf}_digest_buf_t {s.instance}_dg;\n"
+                            for s in comp.slots if self._digests.get(s.nf))
+        parts.append(_TYPES.format(cpu=self.cpu_port, recirc=comp.options.recirc_port,
+                                   dg=dg_fields, **{f"T_{k}": v for k, v in TERMINALS.items()}))
+        parts.append(self._ingress_parser())
+        parts.append(self._ingress(digests))
+        parts.append(self._ingress_deparser(digests))
+        parts.append(self._egress_parser())
+        parts.append(_EGRESS)
+        parts.append(self._deparser("SfcEgressDeparser", "inout headers_t hdr, in eg_meta_t meta, "
+                                    "in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
+                                    ("packet_in", *PARSER_GRAPH), ""))
+        parts.append("Pipeline(SfcIngressParser(), SfcIngress(), SfcIngressDeparser(), "
+                     "SfcEgressParser(), SfcEgress(), SfcEgressDeparser()) pipe;\n\n"
+                     "Switch(pipe) main;\n")
+        pl = comp.compiled.placement
+        self.notes.append(f"tna: one pipe, {len(comp.slots)} NF slots; extra passes go to "
+                          f"recirculation port {comp.options.recirc_port}; CPU port "
+                          f"{self.cpu_port}; {len(digests)} digest(s)")
+        if pl is not None:
+            self.notes.append(f"tna: the placement pass planned {pl.pipes} pipes "
+                              f"({pl.best.weighted_recirculations:.3g} weighted recirculations); "
+                              f"this program runs every slot on pipe 0")
+        return self._finish("\n".join(p for p in parts if p))
+
+    def _headers(self) -> list[A.Node]:
+        out: list[A.Node] = []
+        for d in self.header_decls():
+            if isinstance(d, A.StructDecl) and d.name == "headers_t":
+                out += [_PACKET_IN, _PACKET_OUT, _BRIDGE]
+                d = A.StructDecl(d.name, (A.Field(A.NamedType("bridge_t"), "bridge"),
+                                          A.Field(A.NamedType("packet_in_t"), "packet_in"),
+                                          A.Field(A.NamedType("packet_out_t"), "packet_out"))
+                                 + d.fields, d.annotations, d.pos)
+            out.append(d)
+        return out
+
+    def _ingress_parser(self) -> str:
+        init = "\n".join(f"        meta.{f} = 0;" for f in (
+            "sfc.metadata", "sfc.counter", "sfc.path_id", "sfc.drop", "sfc.to_cpu",
+            "sfc.egress_valid", "sfc.egress_port", "sfc.mcast_grp", "ctl.recirculate",
+            "ctl.terminal", "ctl.out_port"))
+        init += "".join(f"\n        meta.{s.instance}_dg.{i.name}_valid = 0;"
+                        for s in self.comp.slots for i in self._digests.get(s.nf, []))
+        lines = ["parser SfcIngressParser(packet_in pkt, out headers_t hdr, out meta_t meta, "
+                 "out ingress_intrinsic_metadata_t ig_intr_md) {",
+                 "    state start {", "        pkt.extract(ig_intr_md);",
+                 "        pkt.advance(PORT_METADATA_SIZE);", init,
+                 "        transition select(ig_intr_md.ingress_port) {",
+                 "            CPU_PORT : parse_packet_out;", "            default : parse_ethernet;",
+                 "        }", "    }", "    state parse_packet_out {",
+                 "        pkt.extract(hdr.packet_out);", "        transition parse_ethernet;", "    }"]
+        lines += parser_states(set(self.comp.headers), "pkt", "hdr")
+        return "\n".join(lines) + "\n}\n"
+
+    def _egress_parser(self) -> str:
+        lines = ["parser SfcEgressParser(packet_in pkt, out headers_t hdr, out eg_meta_t meta, "
+                 "out egress_intrinsic_metadata_t eg_intr_md) {",
+                 "    state start {", "        pkt.extract(eg_intr_md);",
+                 "        pkt.extract(hdr.bridge);", "        transition parse_ethernet;", "    }"]
+        lines += parser_states(set(self.comp.headers), "pkt", "hdr")
+        return "\n".join(lines) + "\n}\n"
+
+    def _ingress(self, digests) -> str:
+        locals_ = "\n".join("    " + line if not line.startswith("\n") else line
+                            for line in core_locals(self.comp))
+        extra = {s.index: f"meta.{s.instance}_dg" for s in self.comp.slots
+                 if self._digests.get(s.nf)}
+        core = "\n".join(f"            {line}" for line in core_apply(self.comp, extra))
+        flags = "".join(f"\n        if (meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
+                        f"            ig_dprsr_md.digest_type = {k};\n        }}"
+                        for k, s, i in digests)
+        return _INGRESS.format(locals=locals_, core=core, digests=flags)
+
+    def _ingress_deparser(self, digests) -> str:
+        decl = "".join(f"    Digest<{i.type.args[0].name}>() {s.instance}_{i.name};\n"
+                       for _, s, i in digests)
+        packs = "".join(f"        if (ig_dprsr_md.digest_type == {k}) {{\n"
+                        f"            {s.instance}_{i.name}.pack(meta.{s.instance}_dg.{i.name});\n"
+                        f"        }}\n" for k, s, i in digests)
+        csum = ("    Checksum() ipv4_checksum;\n" if "ipv4" in self.comp.headers else "")
+        update = ("        if (hdr.ipv4.isValid()) {\n"
+                  "            hdr.ipv4.hdr_checksum = ipv4_checksum.update({hdr.ipv4.version, "
+                  "hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len, "
+                  "hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, "
+                  "hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});\n        }\n"
+                  if csum else "")
+        return self._deparser("SfcIngressDeparser", "inout headers_t hdr, in meta_t meta, "
+                              "in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
+                              ("bridge", *PARSER_GRAPH), decl + csum, update + packs)
+
+    @staticmethod
+    def _deparser(name: str, params: str, headers, decls: str, body: str = "") -> str:
+        emits = "".join(f"        pkt.emit(hdr.{h});\n" for h in headers)
+        return (f"control {name}(packet_out pkt, {params}) {{\n{decls}"
+                f"    apply {{\n{body}{emits}    }}\n}}\n")
+
+
+def _count_direct(control: A.ControlDecl) -> A.ControlDecl:
+    """Add ``d.count();`` to every action of a table whose ``counters`` is ``d`` (TNA's rule)."""
+    counted: dict[str, str] = {}
+    for t in control.tables():
+        d = t.property("counters")
+        if isinstance(d, A.Name):
+            for a in t.actions:
+                counted[a.name] = d.name
+    if not counted:
+        return control
+    locals_ = []
+    for d in control.locals:
+        if isinstance(d, A.ActionDecl) and d.name in counted:
+            call = A.CallStmt(A.Call(A.Member(A.Name(counted[d.name]), "count")))
+            d = A.ActionDecl(d.name, d.params, A.Block(d.body.stmts + (call,), d.body.pos),
+                             d.annotations, d.pos)
+        locals_.append(d)
+    return A.ControlDecl(control.name, control.params, tuple(locals_), control.apply,
+                         control.type_params, control.annotations, control.pos)
+
+
+_BRIDGE = A.HeaderDecl("bridge_t", (
+    A.Field(A.BitType(7), "pad"), A.Field(A.BitType(9), "ingress_port"),
+    A.Field(A.BitType(16), "path_id"), A.Field(A.BitType(8), "cpu_reason")))
+
+_TYPES = """const bit<9> CPU_PORT = {cpu};
+const bit<9> RECIRC_PORT = {recirc};
+const bit<2> TERM_OUTPUT = {T_output};
+const bit<2> TERM_DROP = {T_drop};
+const bit<2> TERM_CPU = {T_cpu};
+const bit<8> CPU_REASON_NF = 1;
+const bit<8> CPU_REASON_CHAIN = 2;
+
+struct sfc_ctl_t {{
+    bit<1> recirculate;
+    bit<2> terminal;
+    bit<9> out_port;
+}}
+
+struct meta_t {{
+    sfc_meta_t sfc;
+    sfc_ctl_t ctl;
+{dg}}}
+
+struct eg_meta_t {{
+}}
+"""
+
+_INGRESS = """control SfcIngress(inout headers_t hdr, inout meta_t meta, in ingress_intrinsic_metadata_t ig_intr_md, in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md, inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+{locals}
+
+    apply {{
+        hdr.bridge.setValid();
+        hdr.bridge.pad = 0;
+        hdr.bridge.ingress_port = ig_intr_md.ingress_port;
+        hdr.bridge.path_id = 0;
+        hdr.bridge.cpu_reason = CPU_REASON_CHAIN;
+        if (hdr.packet_out.isValid()) {{
+            ig_tm_md.ucast_egress_port = (bit<9>) hdr.packet_out.egress_port;
+            hdr.packet_out.setInvalid();
+        }} else {{
+            meta.sfc.ingress_port = ig_intr_md.ingress_port;
+            meta.sfc.timestamp = ig_intr_md.ingress_mac_tstamp >> 10;
+{core}
+            hdr.bridge.ingress_port = meta.sfc.ingress_port;
+            hdr.bridge.path_id = meta.sfc.path_id;
+            if (meta.sfc.to_cpu == 1) {{
+                hdr.bridge.cpu_reason = CPU_REASON_NF;
+            }}
+            if (meta.sfc.drop == 1 || meta.ctl.terminal == TERM_DROP) {{
+                ig_dprsr_md.drop_ctl = 1;
+            }} else if (meta.sfc.to_cpu == 1 || meta.ctl.terminal == TERM_CPU) {{
+                ig_tm_md.ucast_egress_port = CPU_PORT;
+            }} else if (meta.ctl.recirculate == 1) {{
+                ig_tm_md.ucast_egress_port = RECIRC_PORT;
+            }} else if (meta.sfc.mcast_grp != 0) {{
+                ig_tm_md.mcast_grp_a = meta.sfc.mcast_grp;
+            }} else if (meta.sfc.egress_valid == 1) {{
+                ig_tm_md.ucast_egress_port = meta.sfc.egress_port;
+            }} else {{
+                ig_tm_md.ucast_egress_port = meta.ctl.out_port;
+            }}
+        }}{digests}
+    }}
+}}
+"""
+
+_EGRESS = """control SfcEgress(inout headers_t hdr, inout eg_meta_t meta, in egress_intrinsic_metadata_t eg_intr_md, in egress_intrinsic_metadata_from_parser_t eg_prsr_md, inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md, inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    apply {
+        if (eg_intr_md.egress_port == CPU_PORT) {
+            hdr.packet_in.setValid();
+            hdr.packet_in.ingress_port = (bit<16>) hdr.bridge.ingress_port;
+            hdr.packet_in.path_id = hdr.bridge.path_id;
+            hdr.packet_in.reason = hdr.bridge.cpu_reason;
+            hdr.packet_in.pad = 0;
+        }
+        hdr.bridge.setInvalid();
+    }
+}
+"""

@@ -1,0 +1,206 @@
+"""The code generator: golden programs per architecture, entries that agree with the
+program and the FSM plan, and one clear error for what an architecture cannot express."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+import sfclab
+from sfclab.codegen import CodegenOptions, generate
+from sfclab.codegen.compose import compose
+from sfclab.errors import CompileError
+from sfclab.p4 import ast as A
+from sfclab.p4 import parse_p4, to_p4
+from sfclab.p4.names import qualified_objects
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codegen"
+CHAIN_SETS = sorted(FIXTURES.glob("*.sfc"))
+ARCHS = ("v1model", "tna")
+
+
+def _generate(path: Path, arch: str):
+    return generate(sfclab.compile(path.read_text(), arch=arch))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", CHAIN_SETS, ids=lambda p: p.stem)
+def test_golden_program(path: Path, arch: str):
+    """The whole program, compared with its golden file (SFCLAB_REGEN=1 rewrites it)."""
+    actual = _generate(path, arch).program.text
+    golden = path.with_suffix(f".{arch}.p4")
+    if os.environ.get("SFCLAB_REGEN") or not golden.exists():
+        golden.write_text(actual)
+    expected = golden.read_text()
+    if actual != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                            str(golden.name), "generated", n=2))
+        pytest.fail(f"{golden.name} differs from what sfclab generates:\n{diff[:6000]}")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", CHAIN_SETS, ids=lambda p: p.stem)
+def test_program_reparses_with_sfclabs_grammar(path: Path, arch: str):
+    gen = _generate(path, arch)
+    again = parse_p4(gen.program.text)
+    assert again == gen.program.program
+    assert to_p4(again) == to_p4(gen.program.program)
+
+
+def _tables(prog: A.Program) -> dict[str, tuple[A.TableDecl, dict[str, list[str]]]]:
+    """Qualified table name -> (declaration, {action name: params}) of the program."""
+    objs = qualified_objects(prog)
+    actions = {o.name: [p.name for p in o.decl.params] for o in objs if o.kind == "action"}
+    out = {}
+    for o in objs:
+        if o.kind == "table":
+            prefix = ".".join(o.path)
+            acts = {}
+            for ref in o.decl.actions:
+                q = f"{prefix}.{ref.name}" if f"{prefix}.{ref.name}" in actions else ref.name
+                acts[q] = actions.get(q, [])
+            out[o.name] = (o.decl, acts)
+    return out
+
+
+def _key_names(t: A.TableDecl) -> dict[str, str]:
+    out = {}
+    for k in t.keys:
+        name = next((a.body.strip('"') for a in k.annotations if a.name == "name"),
+                    to_p4(k.expr).strip())
+        out[name] = k.match_kind
+    return out
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", CHAIN_SETS, ids=lambda p: p.stem)
+def test_every_entry_fits_the_program(path: Path, arch: str):
+    gen = _generate(path, arch)
+    tables = _tables(gen.program.program)
+    counts: dict[str, int] = {}
+    for e in gen.entries:
+        assert e.table in tables, f"{e.table} is not a table of the program"
+        decl, actions = tables[e.table]
+        assert e.action in actions, f"{e.table} has no action {e.action}"
+        assert sorted(k for k, _ in e.params) == sorted(actions[e.action]), e
+        keys = _key_names(decl)
+        for name, m in e.match:
+            assert name in keys, f"{e.table} has no key {name}"
+            assert type(m).__name__.lower() == keys[name] or (
+                keys[name] == "ternary" and type(m).__name__ == "Ternary"), (e, keys[name])
+        needs_priority = any(k in ("ternary", "range", "optional") for k in keys.values())
+        assert (e.priority is not None and e.priority > 0) == needs_priority, e
+        counts[e.table] = counts.get(e.table, 0) + 1
+    for name, n in counts.items():
+        assert n <= tables[name][0].size, f"{name}: {n} entries, size {tables[name][0].size}"
+
+
+@pytest.mark.parametrize("path", CHAIN_SETS, ids=lambda p: p.stem)
+def test_entries_and_widths_agree_with_the_fsm_plan(path: Path):
+    compiled = sfclab.compile(path.read_text())
+    gen = generate(compiled)
+    fsm = compiled.fsm
+    by = gen.groups()
+    rewinder = [e for e in gen.entries if e.table.endswith(".rewinder")]
+    assert len(rewinder) == len(fsm.rewinder)
+    assert {e.note for e in rewinder} == {str(r) for r in fsm.rewinder}
+    init = [e for e in gen.entries if e.table.endswith(".initializer")]
+    assert {dict(e.params)["path_id"] for e in init} == {i.path_num for i in fsm.initializer}
+    branch = [e for e in gen.entries if "_branch" in e.table]
+    assert {(dict(e.match)["hdr.sfc.path_id"].value, int(e.table.split("slot")[1].split("_")[0]))
+            for e in branch} == {(b.path_num, b.slot) for b in fsm.branches}
+    for chain in compiled.chains.names():
+        assert f"chain:{chain}" in by
+    # the SFC header holds every token the plan needs
+    (sfc_t,) = gen.program.program.find(A.HeaderDecl, "sfc_t")
+    widths = {f.name: f.type.width for f in sfc_t.fields}
+    w = fsm.widths
+    assert widths["path_id"] >= w.path_id and widths["state"] >= w.state
+    assert widths["bitmap"] >= w.bitmap and widths["counter"] >= w.counter
+    for e in gen.entries:
+        params = dict(e.params)
+        if "bitmap" in params:
+            assert params["bitmap"] < 1 << len(fsm.slots)
+
+
+def test_slots_and_control_tables_have_readable_names():
+    gen = _generate(FIXTURES / "design_example.sfc", "v1model")
+    names = {o.name for o in qualified_objects(gen.program.program)}
+    assert {"SfcIngress.initializer", "SfcIngress.rewinder", "SfcIngress.slot0_branch",
+            "SfcIngress.slot0_firewall.acl", "SfcIngress.slot0_firewall.deny"} <= names
+
+
+def test_classifier_negation_and_ranges_become_range_entries():
+    gen = _generate(FIXTURES / "loops_digests.sfc", "v1model")
+    sr = [e for e in gen.entries if e.table.endswith("initializer") and e.group == "chain:sr"]
+    ranges = sorted((m.low, m.high) for e in sr for k, m in e.match if k == "hdr.udp.dst_port")
+    assert ranges == [(0, 52), (54, 65535)]            # udp.dport != 53
+
+
+def test_tna_lowers_the_state_api():
+    text = _generate(FIXTURES / "loops_digests.sfc", "tna").program.text
+    assert "Register<bit<32>, bit<10>>(1024) sketch_row0;" in text
+    assert "RegisterAction<bit<32>, bit<10>, bit<32>>(sketch_row0) sketch_row0_read" in text
+    assert "Hash<bit<10>>(HashAlgorithm_t.CRC32) row0_hash;" in text
+    assert "Digest<mac_learn_digest_t>() slot" in text and "ig_dprsr_md.digest_type = " in text
+    assert "SfcRegister" not in text and "SfcHash" not in text and "SfcDigest" not in text
+    gen = _generate(FIXTURES / "loops_digests.sfc", "tna")
+    assert any("more than once per packet" in n for n in gen.program.notes)
+
+
+def test_v1model_lowers_the_state_api():
+    text = _generate(FIXTURES / "loops_digests.sfc", "v1model").program.text
+    assert "register<bit<32>, bit<10>>(1024) sketch_row0;" in text
+    assert "sketch_row0.read(cnt0, idx0);" in text
+    assert "hash(idx0, HashAlgorithm.crc32, (bit<10>) 0, {" in text
+    assert "digest<mac_learn_digest_t>(32w1, {hdr.ethernet.src_addr, sfc.ingress_port});" in text
+    assert "recirculate_preserving_field_list(0);" in text
+
+
+def test_what_cannot_run_on_a_switch_is_refused():
+    with pytest.raises(CompileError, match="NF 'ips' has no P4"):
+        generate(sfclab.compile("chain a: firewall -> ips"))
+    with pytest.raises(CompileError, match="no code generator for architecture 'psa'"):
+        from sfclab.codegen import emitter_for
+        emitter_for("psa")
+
+
+def test_tna_refuses_csum16_hashes():
+    cat = sfclab.catalog.copy()
+    cat.add_source("""control csum_nf(inout headers_t hdr, inout sfc_meta_t sfc) {
+        SfcHash<bit<16>>(SfcHashAlgorithm.CSUM16) h;
+        bit<16> x = 0;
+        apply { x = h.get({hdr.ethernet.src_addr}); }
+    }""")
+    compiled = sfclab.compile(sfclab.parse("chain a: csum_nf", catalog=cat), catalog=cat)
+    generate(compiled, arch="v1model")                   # v1model has csum16
+    with pytest.raises(CompileError, match="tna cannot express the hash algorithm CSUM16"):
+        generate(compiled, arch="tna")
+
+
+def test_runtime_names_in_conditions_need_bindings():
+    src = "chain m { input => classifier => (p1@nat : p2@lb # classifier.class_id); nat => output; lb => output; }"
+    compiled = sfclab.compile(src)
+    with pytest.raises(CompileError, match="run-time names with no value"):
+        generate(compiled)
+    gen = generate(compiled, options=CodegenOptions(bindings={"p1": 7, "p2": 9}))
+    vals = sorted(dict(e.match)["meta.sfc.metadata"].low for e in gen.entries if "_branch" in e.table)
+    assert vals == [7, 9]
+
+
+def test_nf_example_entries_can_be_left_out():
+    compiled = sfclab.compile((FIXTURES / "design_example.sfc").read_text())
+    with_nf = generate(compiled)
+    without = generate(compiled, options=CodegenOptions(nf_entries="none"))
+    assert any(g.startswith("nf:") for g in with_nf.groups())
+    assert not any(g.startswith("nf:") for g in without.groups())
+
+
+def test_the_parser_extracts_only_what_is_used():
+    comp = compose(sfclab.compile("chain a: l2fwd"))
+    assert comp.headers == ("ethernet", "sfc")
+    comp = compose(sfclab.compile("chain a match udp.dport == 4789: vgw"))
+    assert {"vxlan", "inner_ethernet", "inner_ipv4", "udp", "ipv4"} <= set(comp.headers)
