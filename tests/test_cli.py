@@ -53,3 +53,61 @@ def test_console_script_version():
     out = subprocess.run([sys.executable, "-m", "sfclab.cli", "--version"],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == f"sfclab {sfclab.__version__}"
+
+
+def test_compile_explain_prints_every_pass(capsys):
+    assert main(["compile", "--explain", str(EXAMPLES / "web.sfc")]) == 0
+    out = capsys.readouterr().out
+    for part in ("merge:", "pipeline (", "fsm:", "initializer:", "rewinder:", "offload"):
+        assert part in out
+
+
+def test_compile_writes_the_program_p4info_entries_and_plan(tmp_path, capsys):
+    import json
+
+    assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(tmp_path), "--arch", "tna"]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["entries.json", "p4info.txt", "plan.txt", "program.p4"]
+    assert "#include <tna.p4>" in (tmp_path / "program.p4").read_text()
+    entries = json.loads((tmp_path / "entries.json").read_text())
+    assert {"chain:web", "chain:mgmt"} <= set(entries)
+    assert 'SfcIngress.rewinder"' in (tmp_path / "p4info.txt").read_text()
+    assert "code generation (tna):" in (tmp_path / "plan.txt").read_text()
+
+
+def test_compile_errors_are_messages_not_tracebacks(tmp_path, capsys):
+    bad = tmp_path / "bad.sfc"
+    bad.write_text("chain a: firewal\n")
+    assert main(["compile", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "unknown NF 'firewal'" in err and "Traceback" not in err
+    assert main(["compile", str(tmp_path / "missing.sfc")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_compile_runs_p4c_and_maps_its_errors_to_the_nf(tmp_path, capsys, monkeypatch):
+    """A stand-in p4c-bm2-ss (the real one is not installable here) reports an error on
+    the line of the firewall's ACL; sfclab names the NF it belongs to."""
+    program = tmp_path / "out" / "program.p4"
+    fake = tmp_path / "p4c-bm2-ss"
+    fake.write_text(
+        "#!/usr/bin/env python3\n"
+        "import sys\n"
+        "src = sys.argv[-1]\n"
+        "n = next(i for i, l in enumerate(open(src), 1) if 'table acl' in l)\n"
+        "print(f'{src}({n}): [--Werror=type-error] error: table acl: bad key', file=sys.stderr)\n"
+        "sys.exit(1)\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SFCLAB_P4C", str(fake))
+    assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(program.parent), "--p4c"]) == 1
+    err = capsys.readouterr().err
+    assert "error: table acl: bad key" in err
+    assert "(in control 'firewall', table 'acl')" in err
+
+
+def test_compile_says_what_to_install_without_p4c(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SFCLAB_P4C", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(tmp_path / "o"), "--p4c"]) == 1
+    err = capsys.readouterr().err
+    assert "p4c-bm2-ss is not installed" in err and "install p4c" in err

@@ -18,11 +18,14 @@ const bit<2> SFC_RED = 2;
 
 /* An array of `size` cells of type T, indexed by I.
  *   v = r.read(i);      (a statement: assignment of the read to a variable or field)
- *   r.write(i, v);     */
+ *   r.write(i, v);
+ *   v = r.add(i, d);    (adds d to the cell and gives the new value: one access, so
+ *                        Tofino can do it in a single RegisterAction) */
 extern SfcRegister<T, I> {
     SfcRegister(bit<32> size);
     T read(in I index);
     void write(in I index, in T value);
+    T add(in I index, in T delta);
 }
 
 /* `size` counters indexed by I.      c.count(i); */

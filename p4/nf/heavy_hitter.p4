@@ -3,7 +3,8 @@
  * Three rows of 1024 32-bit counters, each indexed by its own hash of the
  * 5-tuple: row 0 CRC32 over (src, dst, proto, sport, dport), row 1 CRC16 over
  * the same fields, row 2 CRC32 over the fields in reverse order with a salt.
- * Every IPv4 packet increments its cell in each row; the flow's estimate is
+ * Every IPv4 packet increments its cell in each row (one read-modify-write
+ * access per row, so Tofino does each in a single RegisterAction); the flow's estimate is
  * the minimum of the three (never an under-estimate) and is the NF's
  * metadata, hitter_value, so a chain can branch on it
  * (`heavy_hitter.hitter_value > 1000 -> ...`).
@@ -83,15 +84,9 @@ control heavy_hitter(inout headers_t hdr, inout sfc_meta_t sfc) {
             idx2 = row2_hash.get({l4_dport, l4_sport, hdr.ipv4.protocol, hdr.ipv4.dst_addr,
                                   hdr.ipv4.src_addr, 32w0x9e3779b9});
 
-            cnt0 = sketch_row0.read(idx0);
-            cnt0 = cnt0 + 1;
-            sketch_row0.write(idx0, cnt0);
-            cnt1 = sketch_row1.read(idx1);
-            cnt1 = cnt1 + 1;
-            sketch_row1.write(idx1, cnt1);
-            cnt2 = sketch_row2.read(idx2);
-            cnt2 = cnt2 + 1;
-            sketch_row2.write(idx2, cnt2);
+            cnt0 = sketch_row0.add(idx0, 1);
+            cnt1 = sketch_row1.add(idx1, 1);
+            cnt2 = sketch_row2.add(idx2, 1);
 
             estimate = cnt0;
             if (cnt1 < estimate) {

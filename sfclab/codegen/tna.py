@@ -51,7 +51,7 @@ class TnaEmitter(P4Emitter):
     METER_BYTES_AND_PACKETS = False
     TRANSFORMS: ClassVar[dict[str, str]] = {
         "SfcRegister": "register_decl", "SfcRegister.read": "register_read",
-        "SfcRegister.write": "register_write",
+        "SfcRegister.write": "register_write", "SfcRegister.add": "register_add",
         "SfcCounter": "counter_decl", "SfcCounter.count": "keep_use",
         "SfcDirectCounter": "direct_counter_decl",
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
@@ -67,12 +67,15 @@ class TnaEmitter(P4Emitter):
         super().__init__(comp)
         self.cpu_port = comp.options.cpu_port if comp.options.cpu_port is not None else TNA_CPU_PORT
         self._writes: dict[str, list[A.Node]] = {}      # register -> written expressions
+        self._adds: dict[str, list[A.Node]] = {}        # register -> added deltas
+        self._reads: set[str] = set()                   # registers read
         self._digests: dict[str, list[A.Instance]] = {}  # NF -> its digest instances
 
     # -- lowering the state API ----------------------------------------------------------------
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
                 insts: dict[str, A.Instance]) -> None:
         self._writes = {}
+        self._adds: dict[str, list[A.Node]] = {}
         reads: set[str] = set()
         for n in A.walk(control):
             if (isinstance(n, A.Call) and isinstance(n.func, A.Member)
@@ -84,7 +87,14 @@ class TnaEmitter(P4Emitter):
                         exprs.append(n.args[1])
                 elif n.func.name == "read":
                     reads.add(inst)
-        twice = sorted(r for r in self._writes if r in reads or len(self._writes[r]) > 1)
+                elif n.func.name == "add":
+                    deltas = self._adds.setdefault(inst, [])
+                    if n.args[1] not in deltas:
+                        deltas.append(n.args[1])
+        uses = {r: len(self._writes.get(r, [])) + len(self._adds.get(r, [])) + (r in reads)
+                for r in {*self._writes, *self._adds, *reads}}
+        twice = sorted(r for r, k in uses.items() if k > 1)
+        self._reads = reads
         if twice:
             self.notes.append(
                 f"tna: NF {nf.name!r} accesses register(s) {', '.join(twice)} more than once per "
@@ -98,14 +108,25 @@ class TnaEmitter(P4Emitter):
         out = [A.Instance(A.NamedType("Register", (t, i)), use.inst.args, name, None,
                           use.inst.annotations, use.inst.pos)]
         ra = A.NamedType("RegisterAction", (t, i, t))
-        out.append(A.Instance(ra, (A.Name(name),), f"{name}_read", (A.FunctionDecl(
-            A.VoidType(), "apply", (A.Param("inout", t, "value"), A.Param("out", t, "result")),
-            A.Block((A.Assign(A.Name("result"), A.Name("value")),))),)))
+        if name in self._reads:
+            out.append(A.Instance(ra, (A.Name(name),), f"{name}_read", (A.FunctionDecl(
+                A.VoidType(), "apply", (A.Param("inout", t, "value"), A.Param("out", t, "result")),
+                A.Block((A.Assign(A.Name("result"), A.Name("value")),))),)))
         for k, expr in enumerate(self._writes.get(name, [])):
             out.append(A.Instance(ra, (A.Name(name),), f"{name}_write{k}", (A.FunctionDecl(
                 A.VoidType(), "apply", (A.Param("inout", t, "value"),),
                 A.Block((A.Assign(A.Name("value"), expr),))),)))
+        for k, delta in enumerate(self._adds.get(name, [])):
+            out.append(A.Instance(ra, (A.Name(name),), f"{name}_add{k}", (A.FunctionDecl(
+                A.VoidType(), "apply", (A.Param("inout", t, "value"), A.Param("out", t, "result")),
+                A.Block((A.Assign(A.Name("value"), A.Binary("+", A.Name("value"), delta)),
+                         A.Assign(A.Name("result"), A.Name("value"))))),)))
         return tuple(out)
+
+    def register_add(self, use: Use):
+        k = self._adds[use.inst.name].index(use.call.args[1])
+        return A.Assign(use.lhs, A.Call(A.Member(A.Name(f"{use.inst.name}_add{k}"), "execute"),
+                                        (use.call.args[0],)), use.stmt.pos)
 
     def register_read(self, use: Use):
         return A.Assign(use.lhs, A.Call(A.Member(A.Name(f"{use.inst.name}_read"), "execute"),

@@ -46,7 +46,7 @@ class V1ModelEmitter(P4Emitter):
     METER_BYTES_AND_PACKETS = False
     TRANSFORMS: ClassVar[dict[str, str]] = {
         "SfcRegister": "register_decl", "SfcRegister.read": "register_read",
-        "SfcRegister.write": "keep_use",
+        "SfcRegister.write": "keep_use", "SfcRegister.add": "register_add",
         "SfcCounter": "counter_decl", "SfcCounter.count": "keep_use",
         "SfcDirectCounter": "direct_counter_decl",
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
@@ -74,6 +74,13 @@ class V1ModelEmitter(P4Emitter):
     def register_read(self, use: Use):
         return A.CallStmt(A.Call(A.Member(A.Name(use.inst.name), "read"),
                                  (use.lhs, *use.call.args)), use.stmt.pos)
+
+    def register_add(self, use: Use):
+        reg = A.Name(use.inst.name)
+        index, delta = use.call.args
+        return (A.CallStmt(A.Call(A.Member(reg, "read"), (use.lhs, index)), use.stmt.pos),
+                A.Assign(use.lhs, A.Binary("+", use.lhs, delta)),
+                A.CallStmt(A.Call(A.Member(reg, "write"), (index, use.lhs))))
 
     def keep_use(self, use: Use):
         return None

@@ -42,7 +42,7 @@ MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional")
 #: The portable state API (p4/include/sfc_api.p4): extern -> {method: "expr" | "stmt"},
 #: how each method may be called (as the right-hand side of an assignment, or alone).
 API_EXTERNS: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "SfcRegister": {"read": "expr", "write": "stmt"},
+    "SfcRegister": {"read": "expr", "write": "stmt", "add": "expr"},
     "SfcCounter": {"count": "stmt"},
     "SfcDirectCounter": {},
     "SfcMeter": {"execute": "expr"},

@@ -143,12 +143,18 @@ def test_classifier_negation_and_ranges_become_range_entries():
 def test_tna_lowers_the_state_api():
     text = _generate(FIXTURES / "loops_digests.sfc", "tna").program.text
     assert "Register<bit<32>, bit<10>>(1024) sketch_row0;" in text
-    assert "RegisterAction<bit<32>, bit<10>, bit<32>>(sketch_row0) sketch_row0_read" in text
+    # the count-min rows: one read-modify-write RegisterAction each (Tofino's one access)
+    assert "RegisterAction<bit<32>, bit<10>, bit<32>>(sketch_row0) sketch_row0_add0" in text
+    assert "cnt0 = sketch_row0_add0.execute(idx0);" in text
+    assert "sketch_row0_read" not in text
     assert "Hash<bit<10>>(HashAlgorithm_t.CRC32) row0_hash;" in text
     assert "Digest<mac_learn_digest_t>() slot" in text and "ig_dprsr_md.digest_type = " in text
     assert "SfcRegister" not in text and "SfcHash" not in text and "SfcDigest" not in text
     gen = _generate(FIXTURES / "loops_digests.sfc", "tna")
-    assert any("more than once per packet" in n for n in gen.program.notes)
+    assert not any("more than once per packet" in n for n in gen.program.notes)
+    sfw = generate(sfclab.compile("chain s: stateful_firewall -> l3fwd", arch="tna"))
+    (note,) = [n for n in sfw.program.notes if "more than once per packet" in n]
+    assert "'stateful_firewall'" in note and "window_count" in note
 
 
 def test_v1model_lowers_the_state_api():
