@@ -71,8 +71,9 @@ def generate(compiled, *, arch: str | None = None,
              options: CodegenOptions | None = None) -> Generated:
     """Compose, emit and derive entries for *compiled* (an ``sfclab.compile`` result);
     *arch* defaults to the one it was compiled for."""
-    comp = compose(compiled, options=options)
-    emitter = emitter_for(arch or compiled.arch)(comp)
+    arch = arch or compiled.arch
+    comp = compose(compiled, options=options, arch=arch)
+    emitter = emitter_for(arch)(comp)
     program = emitter.program()
     return Generated(comp, program, tuple(all_entries(comp)))
 

@@ -128,6 +128,8 @@ class Composition:
     headers: tuple[str, ...]
     init_keys: tuple[InitKey, ...]
     options: CodegenOptions
+    #: What the compiler puts before table names in P4Info ("pipe." for bf-p4c).
+    table_prefix: str = ""
 
     def sizes(self) -> dict[str, int]:
         """Sizes of the control tables, grown to hold the plan's entries four times."""
@@ -185,8 +187,9 @@ def _init_keys(chains) -> tuple[InitKey, ...]:
 
 
 def compose(compiled, *, catalog: P4Catalog | None = None,
-            options: CodegenOptions | None = None) -> Composition:
-    """The :class:`Composition` of a compiled chain set."""
+            options: CodegenOptions | None = None, arch: str | None = None) -> Composition:
+    """The :class:`Composition` of a compiled chain set (for *arch*, by default the
+    one it was compiled for)."""
     if compiled.fsm is None or compiled.pipeline is None:
         raise CompileError("the chains were compiled without the pipeline and fsm passes",
                            hint="use sfclab.compile(chains) with the default passes")
@@ -209,7 +212,8 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     used |= {FIELDS[t.field].header for c in chains for t in (c.match.terms if c.match else ())
              if FIELDS[t.field].header}
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
-                       _init_keys(chains), options or CodegenOptions())
+                       _init_keys(chains), options or CodegenOptions(),
+                       "pipe." if (arch or compiled.arch) == "tna" else "")
 
 
 # --- the shared ingress core (P4 text) ---------------------------------------------------------

@@ -33,8 +33,14 @@ from .compose import TERMINALS, Composition, InitKey
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "INGRESS"]
 
-#: The control every table of the composed program lives in.
+#: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
+
+
+def _tbl(comp: Composition, name: str) -> str:
+    """A table's P4Runtime name: bf-p4c puts the pipeline's name in front on TNA
+    (``pipe.SfcIngress.rewinder``); actions keep ``SfcIngress.…`` on both."""
+    return f"{comp.table_prefix}{INGRESS}.{name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +207,7 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
             combos = [c + ([(key.name, a)] if a is not None else []) for c in combos for a in alts]
         for match in combos:
             out.append(TableEntry(
-                f"{INGRESS}.initializer", tuple(match), f"{INGRESS}.set_token",
+                _tbl(comp, "initializer"), tuple(match), f"{INGRESS}.set_token",
                 (("path_id", init.path_num), ("bitmap", init.bitmap)),
                 len(chains) - rank if comp.init_keys else None, f"chain:{chain.name}",
                 f"{chain.name} -> {init.path} #{init.path_num}"))
@@ -258,7 +264,7 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
         chain = b.path.rpartition("/")[0]
         for lo, hi in ranges:
             out.append(TableEntry(
-                f"{INGRESS}.slot{b.slot}_branch",
+                _tbl(comp, f"slot{b.slot}_branch"),
                 (("hdr.sfc.path_id", Exact(b.path_num)), ("hdr.sfc.state", Exact(b.state)),
                  (key, Range(lo, hi))),
                 f"{INGRESS}.take_branch", (("path_id", b.target_num), ("bitmap", b.bitmap)),
@@ -278,7 +284,7 @@ def _rewinder_entries(comp: Composition) -> list[TableEntry]:
         else:
             act, params = "next_pass", (("state", e.next_state), ("bitmap", e.bitmap or 0),
                                         ("loops", e.counter or 0))
-        out.append(TableEntry(f"{INGRESS}.rewinder", match, f"{INGRESS}.{act}", params, None,
+        out.append(TableEntry(_tbl(comp, "rewinder"), match, f"{INGRESS}.{act}", params, None,
                               f"chain:{chain}", str(e)))
     return out
 
@@ -345,7 +351,8 @@ def nf_entries(comp: Composition) -> list[TableEntry]:
             kinds = dict(d.table(e.table).keys)
             match = tuple((k, _match_value(kinds[k], v)) for k, v in e.match.items())
             prefix = f"{INGRESS}.{slot.instance}"
-            out.append(TableEntry(f"{prefix}.{e.table}", match, f"{prefix}.{e.action}",
+            out.append(TableEntry(_tbl(comp, f"{slot.instance}.{e.table}"), match,
+                                  f"{prefix}.{e.action}",
                                   tuple((k, parse_value(v)) for k, v in e.params.items()),
                                   e.priority, f"nf:{slot.instance}",
                                   f"example entry of {d.name}"))

@@ -5,7 +5,10 @@ derives from where each object lives: a table ``acl`` declared in control type
 ``firewall``, instantiated as ``slot0_firewall`` inside the control
 ``SfcIngress`` that the package ``main`` uses, is ``SfcIngress.slot0_firewall.acl``;
 a top-level action is its bare name (``NoAction``).  An ``@name("x")``
-annotation renames the last part; ``@name(".x")`` makes the name absolute.
+annotation renames the last part (on a control instance, the part it adds);
+``@name(".x")`` makes the name absolute.  On TNA, bf-p4c puts the pipeline
+instance's name in front of tables and extern instances
+(``pipe.SfcIngress.rewinder``), not of actions.
 P4Info, the embedded switch model and the runtime all use these names.
 
 >>> from sfclab.p4 import parse_p4
@@ -42,6 +45,8 @@ class QualifiedObject:
     decl: A.Node
     path: tuple[str, ...]
     control: A.ControlDecl | None
+    #: The declared instance path (``path`` may differ where ``@name`` renames an instance).
+    instances: tuple[str, ...] = ()
 
 
 def local_name(decl: A.Node) -> str:
@@ -59,45 +64,52 @@ def _qualify(prefix: tuple[str, ...], decl: A.Node) -> str:
     return ".".join((*prefix, n))
 
 
+def _control_walk(prog: A.Program):
+    """(name path, declared path, control, pipeline prefix) of every running control."""
+    controls = {c.name: c for c in prog.controls()}
+    seen: set[tuple[str, ...]] = set()
+
+    def walk_ctor(call: A.Node, pipe: str):
+        if not (isinstance(call, A.Call) and isinstance(call.func, A.TypeName)):
+            return
+        c = controls.get(call.func.name)
+        if c is not None:
+            yield from walk(c, (c.name,), (c.name,), pipe)
+        for arg in call.args:
+            yield from walk_ctor(arg, pipe)
+
+    def walk(c: A.ControlDecl, path: tuple[str, ...], declared: tuple[str, ...], pipe: str):
+        if declared in seen:
+            return
+        seen.add(declared)
+        yield path, declared, c, pipe
+        for inst in c.instances():
+            t = inst.type
+            inner = controls.get(t.name) if isinstance(t, A.NamedType) else None
+            if inner is not None:
+                yield from walk(inner, (*path, local_name(inst)), (*declared, inst.name), pipe)
+
+    packages = [i for i in prog.find(A.Instance)
+                if isinstance(i.type, A.NamedType) and i.type.name not in controls]
+    instances = {i.name: i for i in prog.find(A.Instance)}
+    inner = {a.name for i in packages for a in i.args if isinstance(a, A.Name)}
+    for pkg in (p for p in packages if p.name not in inner):   # `main`, not TNA's `pipe`
+        for arg in pkg.args:
+            if isinstance(arg, A.Name) and arg.name in instances:   # TNA: Pipeline(...) pipe;
+                for a2 in instances[arg.name].args:
+                    yield from walk_ctor(a2, f"{arg.name}.")
+            else:
+                yield from walk_ctor(arg, "")
+
+
 def control_instances(prog: A.Program) -> Iterator[tuple[tuple[str, ...], A.ControlDecl]]:
     """Every control the package runs, with its instance path, outermost first.
 
     The package instance's arguments (``V1Switch(P(), I(), …) main``, or TNA's
     ``Pipeline(…)`` inside ``Switch(…)``) name the top controls; a control's
     local instances of other controls nest below it."""
-    controls = {c.name: c for c in prog.controls()}
-    seen: set[tuple[str, ...]] = set()
-
-    def walk_ctor(call: A.Node) -> Iterator[tuple[tuple[str, ...], A.ControlDecl]]:
-        if not (isinstance(call, A.Call) and isinstance(call.func, A.TypeName)):
-            return
-        c = controls.get(call.func.name)
-        if c is not None:
-            yield from walk(c, (c.name,))
-        for arg in call.args:
-            yield from walk_ctor(arg)
-
-    def walk(c: A.ControlDecl, path: tuple[str, ...]):
-        if path in seen:
-            return
-        seen.add(path)
+    for path, _declared, c, _pipe in _control_walk(prog):
         yield path, c
-        for inst in c.instances():
-            t = inst.type
-            inner = controls.get(t.name) if isinstance(t, A.NamedType) else None
-            if inner is not None:
-                yield from walk(inner, (*path, inst.name))
-
-    packages = [i for i in prog.find(A.Instance)
-                if isinstance(i.type, A.NamedType) and i.type.name not in controls]
-    instances = {i.name: i for i in prog.find(A.Instance)}
-    for pkg in packages:
-        for arg in pkg.args:
-            if isinstance(arg, A.Name) and arg.name in instances:   # TNA: Pipeline(...) pipe;
-                for a2 in instances[arg.name].args:
-                    yield from walk_ctor(a2)
-            else:
-                yield from walk_ctor(arg)
 
 
 def qualified_objects(prog: A.Program) -> list[QualifiedObject]:
@@ -105,13 +117,15 @@ def qualified_objects(prog: A.Program) -> list[QualifiedObject]:
     instances, in declaration order, with their P4Runtime names."""
     out = [QualifiedObject("action", _qualify((), a), a, (), None) for a in prog.find(A.ActionDecl)]
     control_names = {c.name for c in prog.controls()}
-    for path, c in control_instances(prog):
+    for path, declared, c, pipe in _control_walk(prog):
         for d in c.locals:
             if isinstance(d, A.ActionDecl):
-                out.append(QualifiedObject("action", _qualify(path, d), d, path, c))
+                out.append(QualifiedObject("action", _qualify(path, d), d, path, c, declared))
             elif isinstance(d, A.TableDecl):
-                out.append(QualifiedObject("table", _qualify(path, d), d, path, c))
+                out.append(QualifiedObject("table", pipe + _qualify(path, d), d, path, c,
+                                           declared))
             elif isinstance(d, A.Instance) and not (isinstance(d.type, A.NamedType)
                                                      and d.type.name in control_names):
-                out.append(QualifiedObject("extern", _qualify(path, d), d, path, c))
+                out.append(QualifiedObject("extern", pipe + _qualify(path, d), d, path, c,
+                                           declared))
     return out

@@ -210,3 +210,24 @@ def test_the_parser_extracts_only_what_is_used():
     assert comp.headers == ("ethernet", "sfc")
     comp = compose(sfclab.compile("chain a match udp.dport == 4789: vgw"))
     assert {"vxlan", "inner_ethernet", "inner_ipv4", "udp", "ipv4"} <= set(comp.headers)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", CHAIN_SETS, ids=lambda p: p.stem)
+def test_every_entry_resolves_in_the_p4info(path: Path, arch: str):
+    """Entries name tables, match fields, actions and parameters exactly as the
+    program's P4Info (p4c's names) does, so a P4Runtime client can encode them."""
+    from sfclab.codegen.p4info import build_p4info
+
+    gen = _generate(path, arch)
+    info = build_p4info(gen.program.program, arch=arch)
+    tables = {t.preamble.name: t for t in info.tables}
+    actions = {a.preamble.name: a for a in info.actions}
+    for e in gen.entries:
+        assert e.table in tables, f"{e.table} not in P4Info ({sorted(tables)[:5]} …)"
+        t = tables[e.table]
+        fields = {f.name for f in t.match_fields}
+        assert {k for k, _ in e.match} <= fields, (e, fields)
+        action_ids = {a.id for a in t.action_refs}
+        assert e.action in actions and actions[e.action].preamble.id in action_ids, e
+        assert sorted(p.name for p in actions[e.action].params) == sorted(k for k, _ in e.params)
