@@ -1,0 +1,184 @@
+"""Assignment compiled to closures: scalars (wrapped to the target's width),
+slices, stack elements chosen at run time, and whole headers, stacks and
+structs (BMv2's ``assign_header``: copying an invalid header only marks the
+destination invalid)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...p4 import ast as A
+from ...p4.printer import expr_p4
+from .expr import CE, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef
+from .types import BOOL, BoolT
+
+__all__ = ["AssignCompiler", "seq"]
+
+
+class AssignCompiler:
+    """Mixin: ``lvalue`` and ``store`` (needs the expression compiler)."""
+
+    def lvalue(self, e: A.Node, sc: Scope):
+        if isinstance(e, A.Slice):
+            base = self.lvalue(e.expr, sc)
+            return ("slice", base, self.const_int(e.hi, sc), self.const_int(e.lo, sc))
+        r = self.path(e, sc)
+        if r is None or isinstance(r, ConstVal) or not isinstance(r, (ScalarRef, HeaderRef, StructRef, StackRef, DynHeader, tuple)):
+            raise self.error(f"{expr_p4(e)} cannot be assigned", e)
+        return r
+
+    def store(self, lv, ce: CE) -> Callable:
+        """A closure writing *ce*'s value into *lv*."""
+        if isinstance(lv, ScalarRef):
+            s, t = lv.slot, lv.type
+            f = ce.fn
+            if isinstance(t, BoolT):
+                if ce.t == BOOL:
+                    def sb(p):
+                        p.v[s] = f(p)
+                    return sb
+
+                def sb2(p):
+                    p.v[s] = bool(f(p))
+                return sb2
+            wr = wrap_fn(t)
+            if wr is None or (ce.t == t and ce.t is not None):
+                if ce.const is not NOCONST:
+                    c = ce.const
+
+                    def sc_(p):
+                        p.v[s] = c
+                    return sc_
+                if ce.slot is not None:
+                    r = ce.slot
+
+                    def ss(p):
+                        v = p.v
+                        v[s] = v[r]
+                    return ss
+
+                def sf(p):
+                    p.v[s] = f(p)
+                return sf
+            if ce.const is not NOCONST:
+                c = wr(ce.const)
+
+                def sc2(p):
+                    p.v[s] = c
+                return sc2
+            if not t.signed:
+                m = t.mask
+
+                def sm(p):
+                    p.v[s] = f(p) & m
+                return sm
+
+            def sw_(p):
+                p.v[s] = wr(f(p))
+            return sw_
+        if isinstance(lv, tuple) and lv[0] == "slice":
+            _, base, hi, lo = lv
+            w = hi - lo + 1
+            m = ((1 << w) - 1) << lo
+            rd = self._lv_reader(base)
+            f = ce.fn
+            val = CE(lambda p: (rd(p) & ~m) | ((f(p) << lo) & m), None)
+            return self.store(base, val)
+        if isinstance(lv, tuple) and isinstance(lv[0], DynHeader):
+            dh, name = lv
+            fi, base = dh.field_index(name), dh.base_fn()
+            wr = wrap_fn(dh.field_type(name)) or (lambda x: x)
+            f = ce.fn
+
+            def sd(p):
+                b = base(p)
+                if b is not None:
+                    p.v[b + fi] = wr(f(p))
+            return sd
+        if isinstance(lv, (HeaderRef, StructRef, StackRef)):
+            return self._store_compound(lv, ce)
+        raise self.error(f"cannot assign to {lv!r}")
+
+    def _lv_reader(self, lv) -> Callable:
+        if isinstance(lv, ScalarRef):
+            s = lv.slot
+            return lambda p: p.v[s]
+        if isinstance(lv, tuple) and isinstance(lv[0], DynHeader):
+            return self._from_ref(lv, None).fn
+        raise self.error("nested slices are not supported")
+
+    def _store_compound(self, dst, ce: CE) -> Callable:
+        src = ce.ref
+        if isinstance(src, list):               # {a, b, c}
+            subs = (list(dst.fields.values()) if isinstance(dst, HeaderRef)
+                    else list(dst.members.values()) if isinstance(dst, StructRef) else None)
+            if subs is None or len(subs) != len(src):
+                raise self.error("a list does not fit the assigned value")
+            fns = [self.store(d, s) if isinstance(d, ScalarRef) else self._store_compound(d, s)
+                   for d, s in zip(subs, src)]
+            if isinstance(dst, HeaderRef):
+                b = dst.base
+
+                def mark(p):
+                    p.v[b] = True
+                fns.append(mark)
+            return seq(fns)
+        if type(src) is not type(dst) or src.type != dst.type:
+            raise self.error(f"cannot assign {getattr(src, 'path', src)} to {dst.path}")
+        if isinstance(dst, HeaderRef):
+            db, sb, n = dst.base, src.base, len(dst.fields) + 1
+
+            def copy_header(p):
+                v = p.v
+                if v[sb]:
+                    v[db:db + n] = v[sb:sb + n]
+                else:
+                    v[db] = False
+            return copy_header
+        if isinstance(dst, StackRef):
+            fns = [self._store_compound(d, CE(None, s.type, ref=s)) for d, s in zip(dst.elems, src.elems)]
+            db, sb = dst.base, src.base
+
+            def nxt(p):
+                p.v[db] = p.v[sb]
+            return seq([nxt] + fns)
+        fns = []
+        for name, d in dst.members.items():
+            s = src.members[name]
+            if isinstance(d, ScalarRef):
+                fns.append(self.store(d, self._from_ref(s, None)))
+            else:
+                fns.append(self._store_compound(d, CE(None, s.type, ref=s)))
+        return seq(fns)
+
+
+
+def seq(fns: list[Callable]) -> Callable:
+    """One closure running *fns* in order."""
+    fns = [f for f in fns if f is not None]
+    if not fns:
+        return lambda p: None
+    if len(fns) == 1:
+        return fns[0]
+    if len(fns) == 2:
+        a, b = fns
+
+        def two(p):
+            a(p)
+            b(p)
+        return two
+    if len(fns) == 3:
+        a, b, c = fns
+
+        def three(p):
+            a(p)
+            b(p)
+            c(p)
+        return three
+    fs = tuple(fns)
+
+    def many(p):
+        for f in fs:
+            f(p)
+    return many

@@ -1,0 +1,441 @@
+"""Statements, actions, tables and controls compiled to closures ``fn(p)``.
+
+:class:`Compiler` extends the expression compiler with statements
+(assignment, ``if``, ``switch`` on ``action_run``, ``exit``, ``return``,
+local declarations), header and stack methods (``setValid`` zeroes a header
+that was invalid and adds its bytes to the packet length, as BMv2's
+``add_header`` does; ``push_front``/``pop_front`` follow P4_16), table
+application with direct counters, action calls, nested control instances and
+v1model's externs (:mod:`.calls`).  ``exit`` and ``return`` are exceptions;
+every other statement is a plain call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...p4 import ast as A
+from ...p4.names import local_name, qualified_objects
+from ...p4.printer import expr_p4
+from ..trace import nf_of
+from .assign import AssignCompiler, seq
+from .calls import ExternCalls, ExternObj
+from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
+from .table_compile import ActionObj, TableCompiler, TableObj
+from .tables import ActionInfo
+from .types import BOOL, Bits, BoolT, EnumT
+
+__all__ = ["Compiler", "ExitSignal", "ReturnSignal", "PacketIO", "TableObj", "ActionObj",
+           "ControlInst", "seq"]
+
+
+class ExitSignal(Exception):
+    """``exit``: ends the current pipeline control."""
+
+
+class ReturnSignal(Exception):
+    """``return``: ends the current action or control body."""
+
+
+class PacketIO:
+    """The ``packet_in`` / ``packet_out`` parameter of a parser or deparser."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+class ControlInst:
+    """A control instantiated inside another (``inner() slot0;``), compiled at its apply."""
+
+    __slots__ = ("decl", "path", "apply", "bound")
+
+    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...]) -> None:
+        self.decl, self.path, self.apply, self.bound = decl, path, None, None
+
+
+def _has(node: A.Node, kind: type) -> bool:
+    from ...p4.ast import walk
+    return any(isinstance(n, kind) for n in walk(node))
+
+
+class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
+    """Compiles a whole program's controls for one :class:`~.switch.ModelSwitch`."""
+
+    def __init__(self, sw, env, layout, prog: A.Program) -> None:
+        super().__init__(env)
+        self.sw = sw
+        self.layout = layout
+        self.qnames = {(o.path, id(o.decl)): o.name for o in qualified_objects(prog)}
+        self.global_scope = Scope()
+        self._tmp = 0
+
+    # -- statements ----------------------------------------------------------------------
+    def block(self, stmts, sc: Scope, where: str) -> Callable:
+        inner = sc.child()
+        return seq([self.stmt(s, inner, where) for s in stmts])
+
+    def stmt(self, s: A.Node, sc: Scope, where: str) -> Callable | None:
+        if isinstance(s, A.Block):
+            return self.block(s.stmts, sc, where)
+        if isinstance(s, A.Assign):
+            lv = self.lvalue(s.lhs, sc)
+            want = lv.type if isinstance(lv, ScalarRef) else None
+            return self.store(lv, self.expr(s.rhs, sc, want))
+        if isinstance(s, A.If):
+            return self._if(s, sc, where)
+        if isinstance(s, A.CallStmt):
+            return self.call_stmt(s.call, sc, where)
+        if isinstance(s, A.Switch):
+            return self._switch(s, sc, where)
+        if isinstance(s, A.VarDecl):
+            return self.var_decl(s, sc)
+        if isinstance(s, A.ConstDecl):
+            t = self.env.resolve(s.type)
+            sc.names[s.name] = ConstVal(self.const_value(s.value, sc, t), t)
+            return None
+        if isinstance(s, A.Exit):
+            def do_exit(p):
+                raise ExitSignal()
+            return do_exit
+        if isinstance(s, A.Return):
+            def do_return(p):
+                raise ReturnSignal()
+            return do_return
+        if isinstance(s, A.Empty):
+            return None
+        raise self.error(f"unsupported statement {type(s).__name__}", s)
+
+    def const_value(self, e: A.Node, sc: Scope, t):
+        c = self.expr(e, sc, t if isinstance(t, Bits) else None)
+        if c.const is NOCONST:
+            raise self.error(f"{expr_p4(e)} is not a compile-time constant", e)
+        return self.cast(c, t).const if isinstance(t, (Bits, BoolT)) else c.const
+
+    def var_decl(self, d: A.VarDecl, sc: Scope) -> Callable | None:
+        t = self.env.resolve(d.type)
+        self._tmp += 1
+        ref = self.layout.build(t, f"{d.name}#{self._tmp}")
+        sc.names[d.name] = ref
+        if d.init is None:
+            return None
+        return self.store(ref, self.expr(d.init, sc, t if isinstance(t, Bits) else None))
+
+    def _if(self, s: A.If, sc: Scope, where: str) -> Callable:
+        c = self.expr(s.cond, sc)
+        fc = c.fn
+        then = self.stmt(s.then, sc.child(), where) or (lambda p: None)
+        other = self.stmt(s.other, sc.child(), where) if s.other is not None else None
+        text = expr_p4(s.cond)
+        if other is None:
+            def if1(p):
+                x = bool(fc(p))
+                p.tr.append(("condition", text, x))
+                if x:
+                    then(p)
+            return if1
+
+        def if2(p):
+            x = bool(fc(p))
+            p.tr.append(("condition", text, x))
+            if x:
+                then(p)
+            else:
+                other(p)
+        return if2
+
+    def _switch(self, s: A.Switch, sc: Scope, where: str) -> Callable:
+        e = s.expr
+        if not (isinstance(e, A.Member) and e.name == "action_run" and isinstance(e.expr, A.Call)):
+            raise self.error("the model supports switch on t.apply().action_run only", s)
+        tobj = self._table_of(e.expr, sc)
+        apply = tobj.apply
+        cases: dict[str, Callable] = {}
+        default = None
+        pending: list[str] = []
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            body = self.block(case.body.stmts, sc, where)
+            for label in pending:
+                if label == "default":
+                    default = body
+                    continue
+                a = sc.get(label)
+                if not isinstance(a, ActionObj):
+                    raise self.error(f"{label} is not an action of {tobj.table.name}", case)
+                cases[a.info.name] = body
+            pending = []
+
+        def switch(p):
+            _, a = apply(p)
+            body = cases.get(a.name, default)
+            if body is not None:
+                body(p)
+        return switch
+
+    def _table_of(self, call: A.Call, sc: Scope) -> TableObj:
+        f = call.func
+        if isinstance(f, A.Member) and f.name == "apply":
+            t = self.path(f.expr, sc)
+            if isinstance(t, TableObj):
+                return t
+        raise self.error(f"{expr_p4(call)} is not a table application", call)
+
+    def call_value(self, e: A.Node, sc: Scope) -> CE:
+        if isinstance(e, A.Member) and e.name in ("hit", "miss") and isinstance(e.expr, A.Call):
+            apply = self._table_of(e.expr, sc).apply
+            if e.name == "hit":
+                return CE(lambda p: apply(p)[0], BOOL)
+            return CE(lambda p: not apply(p)[0], BOOL)
+        if isinstance(e, A.Call) and isinstance(e.func, A.Member):
+            base = self.path(e.func.expr, sc)
+            if isinstance(base, PacketIO) and e.func.name == "lookahead":
+                return self.lookahead(e)
+        raise self.error(f"cannot use {expr_p4(e)} as a value", e)
+
+    def lookahead(self, e: A.Call) -> CE:
+        raise self.error("lookahead is only supported in parsers", e)
+
+    # -- calls ---------------------------------------------------------------------------
+    def call_stmt(self, e: A.Call, sc: Scope, where: str) -> Callable:
+        f = e.func
+        if isinstance(f, A.Member):
+            base = self.path(f.expr, sc)
+            m = f.name
+            if isinstance(base, HeaderRef) or isinstance(base, DynHeader):
+                return self._header_method(base, m, e)
+            if isinstance(base, StackRef):
+                return self._stack_method(base, m, e, sc)
+            if isinstance(base, TableObj) and m == "apply":
+                apply = base.apply
+                return lambda p: apply(p)
+            if isinstance(base, ControlInst) and m == "apply":
+                return self.instance_apply(base, e, sc)
+            if isinstance(base, ExternObj):
+                return self.method_call(base, m, e, sc)
+            if isinstance(base, PacketIO):
+                return self.packet_method(base, m, e, sc)
+            raise self.error(f"cannot call {expr_p4(f)}", e)
+        if isinstance(f, A.Name):
+            target = sc.get(f.name)
+            if isinstance(target, ActionObj):
+                return self.action_call(target, e, sc)
+            if f.name == "verify":
+                return self.verify(e, sc)
+            return self.extern_call(f.name, e, sc, where)
+        raise self.error(f"cannot call {expr_p4(f)}", e)
+
+    def packet_method(self, io: PacketIO, m: str, e: A.Call, sc: Scope) -> Callable:
+        raise self.error(f"packet.{m} is not supported here", e)
+
+    def verify(self, e: A.Call, sc: Scope) -> Callable:
+        raise self.error("verify() is only allowed in parsers", e)
+
+    def _header_method(self, h, m: str, e: A.Call) -> Callable:
+        if isinstance(h, DynHeader):
+            base_fn = h.base_fn()
+            t = h.stack.type.elem
+        else:
+            b0 = h.base
+            base_fn = lambda p: b0  # noqa: E731
+            t = h.type
+        n, nbytes = len(t.fields), t.nbytes
+        zeros = [default_value(ft) for _, ft in t.fields]
+        if m == "setValid":
+            def set_valid(p):
+                b = base_fn(p)
+                if b is not None:
+                    v = p.v
+                    if not v[b]:
+                        v[b + 1:b + 1 + n] = zeros
+                        v[b] = True
+                        p.plen += nbytes
+            return set_valid
+        if m == "setInvalid":
+            def set_invalid(p):
+                b = base_fn(p)
+                if b is not None and p.v[b]:
+                    p.v[b] = False
+                    p.plen -= nbytes
+            return set_invalid
+        if m == "isValid":
+            return lambda p: None
+        raise self.error(f"headers have no method {m}", e)
+
+    def _stack_method(self, st: StackRef, m: str, e: A.Call, sc: Scope) -> Callable:
+        count = self.const_int(e.args[0], sc) if e.args else 1
+        size, stride, b0, nb = st.type.size, st.stride, st.base + 1, st.base
+        if m == "push_front":
+            def push(p):
+                v = p.v
+                k = min(count, size)
+                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
+                chunks = chunks[size - k:] + chunks[:size - k]
+                for i in range(k):
+                    chunks[i][0] = False
+                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                v[nb] = min(size, v[nb] + count)
+            return push
+        if m == "pop_front":
+            def pop(p):
+                v = p.v
+                k = min(count, size)
+                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
+                chunks = chunks[k:] + chunks[:k]
+                for i in range(size - k, size):
+                    chunks[i][0] = False
+                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                v[nb] = max(0, v[nb] - count)
+            return pop
+        raise self.error(f"header stacks have no method {m}", e)
+
+    def action_call(self, a: ActionObj, e: A.Call, sc: Scope) -> Callable:
+        decl, fn, info = a.decl, a.info.fn, a.info
+        if len(e.args) != len(decl.params):
+            raise self.error(f"action {info.local} takes {len(decl.params)} argument(s)", e)
+        ins, outs = [], []
+        for prm, arg, slot in zip(decl.params, e.args, a.slots):
+            if prm.direction in ("", "in"):
+                ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
+            else:
+                if prm.direction == "inout":
+                    ins.append(self.expr(arg, sc, slot.type))
+                else:
+                    ins.append(CE(lambda p, s=slot.slot: p.v[s], slot.type))
+                outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
+        wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
+        readers = [c.fn for c in ins]
+        if all(c.const is not NOCONST for c in ins):
+            args = tuple(w(c.const) for w, c in zip(wraps, ins))
+
+            def call_const(p):
+                p.tr.append(("action", info, args))
+                fn(p, args)
+            return seq([call_const] + outs)
+
+        def call(p):
+            args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
+            p.tr.append(("action", info, args))
+            fn(p, args)
+        return seq([call] + outs)
+
+    # -- declarations --------------------------------------------------------------------
+    def compile_action(self, d: A.ActionDecl, sc: Scope, qname: str) -> ActionObj:
+        inner = sc.child()
+        slots = []
+        params = []
+        for prm in d.params:
+            t = self.env.resolve(prm.type)
+            ref = self.layout.build(t, f"{qname}.{prm.name}")
+            if not isinstance(ref, ScalarRef):
+                raise self.error(f"action parameter {prm.name} must be a scalar", prm)
+            inner.names[prm.name] = ref
+            slots.append(ref)
+            w = t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else \
+                t.underlying.width if isinstance(t, EnumT) and t.underlying else 32
+            params.append((prm.name, w))
+        body = self.block(d.body.stmts, inner, f"action {qname}")
+        if _has(d.body, A.Return):
+            raw = body
+
+            def body(p):
+                try:
+                    raw(p)
+                except ReturnSignal:
+                    pass
+        ss = [r.slot for r in slots]
+        bools = [isinstance(r.type, BoolT) for r in slots]
+        if not ss:
+            fn = lambda p, args: body(p)  # noqa: E731
+        elif len(ss) == 1 and not bools[0]:
+            s0 = ss[0]
+
+            def fn(p, args):
+                p.v[s0] = args[0]
+                body(p)
+        else:
+            def fn(p, args):
+                v = p.v
+                for s, a, b in zip(ss, args, bools):
+                    v[s] = bool(a) if b else a
+                body(p)
+        info = ActionInfo(qname, d.name, params, fn)
+        return ActionObj(info, d, slots)
+
+    def compile_locals(self, decls, sc: Scope, path: tuple[str, ...]) -> list[Callable]:
+        """Bind a control's local declarations in *sc*; returns the initialisers."""
+        inits = []
+        controls = {c.name: c for c in self.sw.program.controls()}
+        for d in decls:
+            if isinstance(d, A.ConstDecl):
+                t = self.env.resolve(d.type)
+                sc.names[d.name] = ConstVal(self.const_value(d.value, sc, t), t)
+            elif isinstance(d, A.VarDecl):
+                f = self.var_decl(d, sc)
+                if f is not None:
+                    inits.append(f)
+            elif isinstance(d, A.Instance):
+                tname = d.type.name if isinstance(d.type, A.NamedType) else ""
+                if tname in controls:
+                    sc.names[d.name] = ControlInst(controls[tname], (*path, d.name))
+                else:
+                    qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
+                    sc.names[d.name] = self.make_extern(d, qn)
+            elif isinstance(d, A.ActionDecl):
+                qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
+                a = self.compile_action(d, sc, qn)
+                sc.names[d.name] = a
+                self.sw.actions[qn] = a.info
+            elif isinstance(d, A.TableDecl):
+                qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
+                sc.names[d.name] = self.compile_table(d, sc, qn)
+        return inits
+
+    def control_body(self, decl: A.ControlDecl, path: tuple[str, ...], bindings: dict) -> Callable:
+        """A control's apply block (locals initialised first) as one closure."""
+        sc = Scope(self.global_scope, dict(bindings))
+        inits = self.compile_locals(decl.locals, sc, path)
+        body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
+        if _has(decl.apply, A.Return):
+            raw = body
+
+            def body(p):
+                try:
+                    raw(p)
+                except ReturnSignal:
+                    pass
+        return body
+
+    def instance_apply(self, inst: ControlInst, e: A.Call, sc: Scope) -> Callable:
+        params = inst.decl.params
+        if len(e.args) != len(params):
+            raise self.error(f"{inst.decl.name}.apply takes {len(params)} argument(s)", e)
+        bindings, copies = {}, []
+        for prm, arg in zip(params, e.args):
+            r = self.path(arg, sc)
+            if isinstance(r, (ScalarRef, HeaderRef, StructRef, StackRef, PacketIO)):
+                bindings[prm.name] = r
+            else:
+                t = self.env.resolve(prm.type)
+                ref = self.layout.build(t, f"{'.'.join(inst.path)}.{prm.name}")
+                bindings[prm.name] = ref
+                copies.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits) else None)))
+        key = tuple(sorted((k, id(v)) for k, v in bindings.items()))
+        if inst.apply is None:
+            inst.apply, inst.bound = self.control_body(inst.decl, inst.path, bindings), key
+        elif inst.bound != key:
+            raise self.error(f"control instance {'.'.join(inst.path)} is applied with different "
+                             f"arguments in two places; the model supports one binding", e)
+        body = inst.apply
+        nf = nf_of(inst.path[-1])
+        if nf is not None:
+            def run_nf(p):
+                p.tr.append(("nf", nf))
+                body(p)
+            return seq(copies + [run_nf])
+        return seq(copies + [body])
+

@@ -1,0 +1,522 @@
+"""P4 expressions to Python closures ``fn(p) -> value``.
+
+:class:`ExprCompiler` turns each AST expression once into a :class:`CE`: the
+closure, its static type, and — when it is one — the slot it reads or the
+constant it is, which lets the operators specialise (``p.v[3] + 1`` is one
+closure, not three).  Arithmetic on ``bit<W>`` wraps modulo ``2**W``;
+``int<W>`` wraps in two's complement; untyped literals take the type of the
+other operand.  Paths (``hdr.mpls[i].label``) resolve to storage
+(:mod:`.storage`), or to a :class:`DynHeader` when a stack index is only
+known at run time.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+from ...p4 import ast as A
+from ...p4.printer import expr_p4
+from .errors import ModelCompileError
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
+from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type
+
+__all__ = ["CE", "NOCONST", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
+           "to_unsigned"]
+
+NOCONST = object()
+
+
+class CE:
+    """A compiled expression: ``fn(p)``, its type, and what it is when simple."""
+
+    __slots__ = ("fn", "t", "slot", "const", "ref")
+
+    def __init__(self, fn, t, slot=None, const=NOCONST, ref=None) -> None:
+        self.fn, self.t, self.slot, self.const, self.ref = fn, t, slot, const, ref
+
+
+class ConstVal:
+    """A named constant (``const bit<16> X = 0x800;``)."""
+
+    __slots__ = ("value", "type")
+
+    def __init__(self, value, t) -> None:
+        self.value, self.type = value, t
+
+
+class Scope:
+    """Names visible at one point: a dict chained to its parent."""
+
+    __slots__ = ("names", "parent")
+
+    def __init__(self, parent: Scope | None = None, names: dict | None = None) -> None:
+        self.names = names if names is not None else {}
+        self.parent = parent
+
+    def get(self, name: str):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+    def child(self) -> Scope:
+        return Scope(self)
+
+
+class DynHeader:
+    """A stack element whose index is computed per packet (``s[i]``, ``s.next``, ``s.last``)."""
+
+    __slots__ = ("stack", "idx", "what")
+
+    def __init__(self, stack: StackRef, idx: Callable, what: str) -> None:
+        self.stack, self.idx, self.what = stack, idx, what
+
+    def base_fn(self) -> Callable:
+        b0, stride, size, idx = self.stack.base + 1, self.stack.stride, self.stack.type.size, self.idx
+
+        def base(p):
+            i = idx(p)
+            return b0 + i * stride if 0 <= i < size else None
+        return base
+
+    def field_index(self, name: str) -> int:
+        for i, (n, _) in enumerate(self.stack.type.elem.fields):
+            if n == name:
+                return i + 1
+        raise ModelCompileError(f"header {self.stack.type.elem.name} has no field {name!r}")
+
+    def field_type(self, name: str) -> Type:
+        return self.stack.type.elem.fields[self.field_index(name) - 1][1]
+
+
+def to_unsigned(x: int, w: int) -> int:
+    return x & ((1 << w) - 1)
+
+
+def wrap_fn(t: Type) -> Callable[[int], int] | None:
+    """A function putting an int into *t*'s range (None when nothing to do)."""
+    if not isinstance(t, Bits) or t.width == 0:
+        return None
+    m = t.mask
+    if not t.signed:
+        return lambda x: x & m
+    h = 1 << (t.width - 1)
+    return lambda x: ((x + h) & m) - h
+
+
+def _const(value, t) -> CE:
+    return CE(lambda p: value, t, const=value)
+
+
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_,
+          "|": operator.or_, "^": operator.xor}
+_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
+        "<=": operator.le, ">=": operator.ge}
+
+
+class ExprCompiler:
+    """Compiles expressions in a :class:`Scope`; subclasses add statements and calls."""
+
+    def __init__(self, env) -> None:
+        self.env = env
+
+    # -- hooks for subclasses ------------------------------------------------------------
+    def call_value(self, e: A.Call, sc: Scope) -> CE:
+        raise ModelCompileError(f"cannot call {expr_p4(e.func)} in an expression here")
+
+    def error(self, msg: str, node: A.Node | None = None) -> ModelCompileError:
+        pos = getattr(node, "pos", None)
+        where = f"{pos}: " if pos else ""
+        return ModelCompileError(where + msg)
+
+    # -- paths -------------------------------------------------------------------------------
+    def path(self, e: A.Node, sc: Scope):
+        """The storage (or other named object) an expression denotes, or None."""
+        if isinstance(e, A.Name):
+            return sc.get(e.name)
+        if isinstance(e, A.Member):
+            base = self.path(e.expr, sc)
+            if isinstance(base, (HeaderRef, StructRef)):
+                sub = base.fields.get(e.name) if isinstance(base, HeaderRef) else base.members.get(e.name)
+                if sub is None:
+                    raise self.error(f"{base.path} has no field {e.name!r}", e)
+                return sub
+            if isinstance(base, StackRef):
+                if e.name == "next":
+                    b = base.base
+                    return DynHeader(base, lambda p: p.v[b], "next")
+                if e.name == "last":
+                    b = base.base
+                    return DynHeader(base, lambda p: p.v[b] - 1, "last")
+                return None
+            if isinstance(base, DynHeader):
+                return (base, e.name)
+            return None
+        if isinstance(e, A.Index):
+            base = self.path(e.expr, sc)
+            if not isinstance(base, StackRef):
+                return None
+            idx = self.expr(e.index, sc)
+            if idx.const is not NOCONST:
+                if not 0 <= idx.const < base.type.size:
+                    raise self.error(f"index {idx.const} is out of {base.path}'s bounds", e)
+                return base.elems[idx.const]
+            return DynHeader(base, idx.fn, "index")
+        return None
+
+    # -- expressions -------------------------------------------------------------------------
+    def expr(self, e: A.Node, sc: Scope, want: Type | None = None) -> CE:
+        m = getattr(self, "_e_" + type(e).__name__, None)
+        if m is None:
+            raise self.error(f"unsupported expression {expr_p4(e)}", e)
+        ce = m(e, sc, want)
+        if want is not None and isinstance(want, Bits) and want.width and ce.t == INT:
+            return self.cast(ce, want)
+        return ce
+
+    def _e_Const(self, e: A.Const, sc, want):
+        if e.width is not None:
+            t = Bits(e.width, e.signed)
+            return _const(wrap_fn(t)(e.value), t)
+        return _const(e.value, INT)
+
+    def _e_BoolLit(self, e, sc, want):
+        return _const(e.value, BOOL)
+
+    def _e_StringLit(self, e, sc, want):
+        return _const(e.value, STRING)
+
+    def _e_Name(self, e: A.Name, sc, want):
+        r = sc.get(e.name)
+        return self._from_ref(r, e)
+
+    def _from_ref(self, r, e):
+        if isinstance(r, ScalarRef):
+            s = r.slot
+            return CE(lambda p: p.v[s], r.type, slot=s, ref=r)
+        if isinstance(r, ConstVal):
+            return _const(r.value, r.type)
+        if isinstance(r, (HeaderRef, StructRef, StackRef)):
+            return CE(None, getattr(r, "type", None), ref=r)
+        if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], DynHeader):
+            dh, name = r
+            fi, base = dh.field_index(name), dh.base_fn()
+
+            def dyn(p):
+                b = base(p)
+                return p.v[b + fi] if b is not None else 0
+            return CE(dyn, dh.field_type(name))
+        if r is None:
+            raise self.error(f"unknown name {expr_p4(e)!r}", e)
+        return CE(None, None, ref=r)
+
+    def _e_Member(self, e: A.Member, sc, want):
+        if isinstance(e.expr, A.TypeName):
+            return self._type_member(e)
+        if isinstance(e.expr, A.Call):
+            return self.call_value(e, sc)       # t.apply().hit / .miss
+        r = self.path(e, sc)
+        if r is None:
+            base = self.path(e.expr, sc)
+            if isinstance(base, StackRef):
+                if e.name == "size":
+                    return _const(base.type.size, Bits(32))
+                if e.name == "lastIndex":
+                    b = base.base
+                    return CE(lambda p: (p.v[b] - 1) & 0xFFFFFFFF, Bits(32))
+            raise self.error(f"cannot evaluate {expr_p4(e)}", e)
+        return self._from_ref(r, e)
+
+    def _type_member(self, e: A.Member) -> CE:
+        tn = e.expr.name
+        if tn == "error":
+            if e.name not in self.env.errors:
+                raise self.error(f"unknown error {e.name!r}", e)
+            return _const(e.name, ERROR)
+        t = self.env.named(tn)
+        if isinstance(t, EnumT):
+            return _const(t.value(e.name), t.underlying or t)
+        raise self.error(f"{tn} is not an enum", e)
+
+    def _e_Index(self, e, sc, want):
+        r = self.path(e, sc)
+        if r is None:
+            raise self.error(f"cannot index {expr_p4(e.expr)}", e)
+        return self._from_ref(r, e)
+
+    def _e_Slice(self, e: A.Slice, sc, want):
+        x = self.expr(e.expr, sc)
+        hi, lo = self.const_int(e.hi, sc), self.const_int(e.lo, sc)
+        w = hi - lo + 1
+        m = (1 << w) - 1
+        t = Bits(w)
+        if x.const is not NOCONST:
+            return _const((to_unsigned(x.const, x.t.width) >> lo) & m, t)
+        f = x.fn
+        if isinstance(x.t, Bits) and x.t.signed:
+            xw = x.t.width
+            return CE(lambda p: ((f(p) & ((1 << xw) - 1)) >> lo) & m, t)
+        if x.slot is not None:
+            s = x.slot
+            return CE(lambda p: (p.v[s] >> lo) & m, t)
+        return CE(lambda p: (f(p) >> lo) & m, t)
+
+    def const_int(self, e: A.Node, sc: Scope) -> int:
+        c = self.expr(e, sc)
+        if c.const is NOCONST:
+            raise self.error(f"{expr_p4(e)} must be a compile-time constant", e)
+        return c.const
+
+    def _e_Cast(self, e: A.Cast, sc, want):
+        t = self.env.resolve(e.type)
+        return self.cast(self.expr(e.expr, sc, t if isinstance(t, Bits) else None), t)
+
+    def cast(self, x: CE, t: Type) -> CE:
+        """*x* converted to type *t* (P4's explicit and implicit casts)."""
+        src = x.t
+        if src == t:
+            return x
+        if isinstance(t, EnumT) and t.underlying is not None:
+            t = t.underlying
+        if isinstance(t, BoolT):
+            if isinstance(src, Bits):
+                f = x.fn
+                return self._fold(CE(lambda p: f(p) != 0, BOOL), x)
+            return x
+        if isinstance(t, Bits):
+            f = x.fn
+            if isinstance(src, BoolT):
+                return self._fold(CE(lambda p: 1 if f(p) else 0, t), x)
+            if not isinstance(src, Bits):
+                return CE(f, t, x.slot, x.const, x.ref)
+            w = t.width
+            m = (1 << w) - 1
+            if src.signed and src.width and not t.signed:
+                # a signed value is held sign-extended: masking reinterprets it
+                return self._fold(CE(lambda p: f(p) & m, t), x)
+            if t.signed:
+                h = 1 << (w - 1)
+                return self._fold(CE(lambda p: ((f(p) + h) & m) - h, t), x)
+            if src.width and src.width <= w and not src.signed:
+                return CE(f, t, x.slot, x.const, x.ref)
+            if x.slot is not None:
+                s = x.slot
+                return self._fold(CE(lambda p: p.v[s] & m, t), x)
+            return self._fold(CE(lambda p: f(p) & m, t), x)
+        return x
+
+    def _fold(self, out: CE, inp: CE, *more: CE) -> CE:
+        """*out* as a constant when its inputs are constants."""
+        if inp.const is not NOCONST and all(m.const is not NOCONST for m in more):
+            return _const(out.fn(None), out.t)
+        return out
+
+    def _e_Unary(self, e: A.Unary, sc, want):
+        x = self.expr(e.expr, sc, want)
+        f = x.fn
+        if e.op == "!":
+            return self._fold(CE(lambda p: not f(p), BOOL), x)
+        t = x.t
+        if e.op == "~":
+            if isinstance(t, Bits) and t.width and not t.signed:
+                m = t.mask
+                return self._fold(CE(lambda p: f(p) ^ m, t), x)
+            wr = wrap_fn(t) or (lambda v: v)
+            return self._fold(CE(lambda p: wr(~f(p)), t), x)
+        if e.op == "-":
+            wr = wrap_fn(t)
+            if wr is None:
+                return self._fold(CE(lambda p: -f(p), t), x)
+            return self._fold(CE(lambda p: wr(-f(p)), t), x)
+        raise self.error(f"unknown operator {e.op}", e)
+
+    def _unify(self, a: CE, b: CE) -> tuple[CE, CE, Type]:
+        ta, tb = a.t, b.t
+        if ta == INT and isinstance(tb, Bits) and tb.width:
+            return self.cast(a, tb), b, tb
+        if tb == INT and isinstance(ta, Bits) and ta.width:
+            return a, self.cast(b, ta), ta
+        return a, b, ta
+
+    def _e_Binary(self, e: A.Binary, sc, want):
+        op = e.op
+        if op in ("&&", "||"):
+            return self._logic(e, sc)
+        a = self.expr(e.left, sc, want if op not in _CMP else None)
+        b = self.expr(e.right, sc, None if op in ("<<", ">>", "++") else
+                      (a.t if isinstance(a.t, Bits) and a.t.width else want))
+        if op == "++":
+            return self._concat(a, b)
+        if op in ("<<", ">>"):
+            return self._shift(op, a, b)
+        if op not in _CMP and a.t == INT and isinstance(b.t, Bits) and b.t.width:
+            a = self.cast(a, b.t)
+        a, b, t = self._unify(a, b)
+        if op in _CMP:
+            return self._compare(op, a, b)
+        return self._arith(op, a, b, t, e)
+
+    def _logic(self, e: A.Binary, sc) -> CE:
+        a, b = self.expr(e.left, sc), self.expr(e.right, sc)
+        fa, fb = a.fn, b.fn
+        if e.op == "&&":
+            return self._fold(CE(lambda p: bool(fa(p)) and bool(fb(p)), BOOL), a, b)
+        return self._fold(CE(lambda p: bool(fa(p)) or bool(fb(p)), BOOL), a, b)
+
+    def _compare(self, op: str, a: CE, b: CE) -> CE:
+        if a.fn is None or b.fn is None:
+            return self._compare_refs(op, a, b)
+        fn = _CMP[op]
+        fa, fb = a.fn, b.fn
+        if a.slot is not None and b.const is not NOCONST:
+            s, c = a.slot, b.const
+            if op == "==":
+                return CE(lambda p: p.v[s] == c, BOOL)
+            if op == "!=":
+                return CE(lambda p: p.v[s] != c, BOOL)
+            return CE(lambda p: fn(p.v[s], c), BOOL)
+        if b.const is not NOCONST:
+            c = b.const
+            return self._fold(CE(lambda p: fn(fa(p), c), BOOL), a)
+        return self._fold(CE(lambda p: fn(fa(p), fb(p)), BOOL), a, b)
+
+    def _compare_refs(self, op: str, a: CE, b: CE) -> CE:
+        if op not in ("==", "!=") or a.ref is None or b.ref is None:
+            raise self.error(f"cannot compare with {op}")
+        sa = [s.slot for s in scalars(a.ref)]
+        sb = [s.slot for s in scalars(b.ref)]
+        va = [a.ref.base] if isinstance(a.ref, HeaderRef) else []
+        vb = [b.ref.base] if isinstance(b.ref, HeaderRef) else []
+        neg = op == "!="
+
+        def cmp(p):
+            v = p.v
+            eq = [v[i] for i in va + sa] == [v[i] for i in vb + sb]
+            return eq != neg
+        return CE(cmp, BOOL)
+
+    def _arith(self, op: str, a: CE, b: CE, t: Type, e) -> CE:
+        wr = wrap_fn(t)
+        fa, fb = a.fn, b.fn
+        if op in ("|+|", "|-|"):
+            return self._saturate(op, a, b, t)
+        if op in ("/", "%"):
+            div = operator.floordiv if op == "/" else operator.mod
+
+            def dv(p):
+                y = fb(p)
+                return div(fa(p), y) if y else 0
+            return self._fold(CE(dv if wr is None else (lambda p: wr(dv(p))), t), a, b)
+        fn = _ARITH.get(op)
+        if fn is None:
+            raise self.error(f"unsupported operator {op}", e)
+        m = t.mask if isinstance(t, Bits) and t.width and not t.signed else None
+        if m is not None and op in ("&", "|", "^") and wr is not None:
+            wr_needed = False      # bitwise ops on in-range operands stay in range
+        else:
+            wr_needed = wr is not None
+        if a.slot is not None and b.const is not NOCONST:
+            s, c = a.slot, b.const
+            if op == "+" and m is not None:
+                return CE(lambda p: (p.v[s] + c) & m, t)
+            if op == "-" and m is not None:
+                return CE(lambda p: (p.v[s] - c) & m, t)
+            if op == "&":
+                return CE(lambda p: p.v[s] & c, t)
+        if b.const is not NOCONST:
+            c = b.const
+            if not wr_needed:
+                return self._fold(CE(lambda p: fn(fa(p), c), t), a)
+            if m is not None:
+                return self._fold(CE(lambda p: fn(fa(p), c) & m, t), a)
+            return self._fold(CE(lambda p: wr(fn(fa(p), c)), t), a)
+        if not wr_needed:
+            return self._fold(CE(lambda p: fn(fa(p), fb(p)), t), a, b)
+        if m is not None:
+            return self._fold(CE(lambda p: fn(fa(p), fb(p)) & m, t), a, b)
+        return self._fold(CE(lambda p: wr(fn(fa(p), fb(p))), t), a, b)
+
+    def _saturate(self, op: str, a: CE, b: CE, t: Type) -> CE:
+        if not isinstance(t, Bits) or not t.width:
+            raise self.error("saturating arithmetic needs a fixed-width type")
+        if t.signed:
+            lo, hi = -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
+        else:
+            lo, hi = 0, t.mask
+        fa, fb = a.fn, b.fn
+        sign = 1 if op == "|+|" else -1
+        return self._fold(CE(lambda p: min(hi, max(lo, fa(p) + sign * fb(p))), t), a, b)
+
+    def _shift(self, op: str, a: CE, b: CE) -> CE:
+        t = a.t
+        fa, fb = a.fn, b.fn
+        if isinstance(t, Bits) and t.width:
+            w, m = t.width, t.mask
+            wr = wrap_fn(t)
+            if op == "<<":
+                if b.const is not NOCONST:
+                    c = b.const
+                    if c >= w:
+                        return _const(0, t)
+                    if t.signed:
+                        return self._fold(CE(lambda p: wr(fa(p) << c), t), a)
+                    return self._fold(CE(lambda p: (fa(p) << c) & m, t), a)
+
+                def shl(p):
+                    n = fb(p)
+                    return wr(fa(p) << n) if n < w else 0
+                return self._fold(CE(shl, t), a, b)
+            if t.signed:
+                return self._fold(CE(lambda p: fa(p) >> min(fb(p), w), t), a, b)
+            return self._fold(CE(lambda p: fa(p) >> fb(p), t), a, b)
+        if op == "<<":
+            return self._fold(CE(lambda p: fa(p) << fb(p), t), a, b)
+        return self._fold(CE(lambda p: fa(p) >> fb(p), t), a, b)
+
+    def _concat(self, a: CE, b: CE) -> CE:
+        ta, tb = a.t, b.t
+        if not (isinstance(ta, Bits) and isinstance(tb, Bits) and ta.width and tb.width):
+            raise self.error("++ needs two fixed-width operands")
+        wb, mb, ma = tb.width, tb.mask, ta.mask
+        t = Bits(ta.width + wb, ta.signed)
+        fa, fb = a.fn, b.fn
+        out = CE(lambda p: ((fa(p) & ma) << wb) | (fb(p) & mb), t)
+        if t.signed:
+            wr = wrap_fn(t)
+            g = out.fn
+            out = CE(lambda p: wr(g(p)), t)
+        return self._fold(out, a, b)
+
+    def _e_Ternary(self, e: A.Ternary, sc, want):
+        c = self.expr(e.cond, sc)
+        a = self.expr(e.then, sc, want)
+        b = self.expr(e.other, sc, a.t if isinstance(a.t, Bits) and a.t.width else want)
+        a, b, t = self._unify(a, b)
+        fc, fa, fb = c.fn, a.fn, b.fn
+        return self._fold(CE(lambda p: fa(p) if fc(p) else fb(p), t), c, a, b)
+
+    def _e_Call(self, e: A.Call, sc, want):
+        if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
+            r = self.path(e.func.expr, sc)
+            if isinstance(r, HeaderRef):
+                b = r.base
+                return CE(lambda p: p.v[b], BOOL, slot=b)
+            if isinstance(r, DynHeader):
+                base = r.base_fn()
+
+                def valid(p):
+                    x = base(p)
+                    return x is not None and p.v[x]
+                return CE(valid, BOOL)
+        return self.call_value(e, sc)
+
+    def _e_ListExpr(self, e: A.ListExpr, sc, want):
+        items = [self.expr(x, sc) for x in e.items]
+        return CE(None, None, ref=items)
+
+    def _e_TypeName(self, e, sc, want):
+        raise self.error(f"type {e.name} used as a value", e)
+

@@ -1,0 +1,308 @@
+"""Parsers and deparsers: ``extract``, ``lookahead``, ``advance``, ``verify``,
+``select`` and ``emit``, with BMv2's error behaviour.
+
+A parser error (``PacketTooShort``, ``StackOutOfBounds``, ``NoMatch`` when no
+``select`` case matches, a failed ``verify``) stops parsing: headers extracted
+before it stay valid, the bytes not parsed become the payload, and the packet
+goes on to ingress with ``standard_metadata.parser_error`` set — v1model does
+not drop it.  An explicit ``transition reject`` ends parsing like ``accept``
+with no error, as p4c's BMv2 back end compiles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...p4 import ast as A
+from ...p4.printer import expr_p4
+from .control import Compiler, PacketIO, seq
+from .expr import CE, NOCONST, DynHeader, Scope
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef
+from .types import Bits, BoolT, EnumT, HeaderT
+
+__all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES"]
+
+#: States a parser may visit for one packet before ``ParserTimeout``.
+MAX_PARSER_STATES = 1000
+
+
+class ParserError(Exception):
+    """Parsing stopped with a P4 ``error`` (its name in ``code``)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _field_codec(t: HeaderT):
+    """``(unpack(n) -> list, pack(values) -> int)`` for header type *t*.
+
+    Both are generated once per header type as straight-line lambdas (no loop
+    per field); stored values are always in range, so only signed fields are
+    masked when packed."""
+    off = t.nbits
+    un, pk = [], []
+    env: dict = {}
+    for i, (_, ft) in enumerate(t.fields):
+        w = ft.width if isinstance(ft, Bits) else 1 if isinstance(ft, BoolT) else ft.underlying.width
+        off -= w
+        m = (1 << w) - 1
+        x = f"(n >> {off}) & {m}" if off else f"n & {m}"
+        if isinstance(ft, BoolT):
+            un.append(f"bool({x})")
+            pk.append(f"(int(v[{i}]) << {off})")
+        elif isinstance(ft, Bits) and ft.signed:
+            h = 1 << (w - 1)
+            un.append(f"((({x}) + {h}) & {m}) - {h}")
+            pk.append(f"((v[{i}] & {m}) << {off})")
+        else:
+            un.append(x)
+            pk.append(f"(v[{i}] << {off})" if off else f"v[{i}]")
+    unpack = eval(f"lambda n: [{', '.join(un)}]", env)          # noqa: S307 - generated here
+    pack = eval(f"lambda v: {' | '.join(pk) or '0'}", env)      # noqa: S307
+    return unpack, pack
+
+
+class PipelineCompiler(Compiler):
+    """:class:`~.control.Compiler` plus the packet_in / packet_out methods."""
+
+    # -- parser ----------------------------------------------------------------------------
+    def compile_parser(self, decl: A.ParserDecl, bindings: dict) -> Callable:
+        sc = Scope(self.global_scope, dict(bindings))
+        inits = self.compile_locals(decl.locals, sc, (decl.name,))
+        states: dict[str, Callable] = {}
+        for st in decl.states:
+            states[st.name] = self._state(st, sc)
+        if "start" not in states:
+            raise self.error(f"parser {decl.name} has no start state", decl)
+        init = seq(inits)
+        name = decl.name
+
+        def parse(p):
+            tr = p.tr
+            tr.append(("parser_start", name))
+            init(p)
+            state = "start"
+            n = 0
+            try:
+                while True:
+                    n += 1
+                    if n > MAX_PARSER_STATES:
+                        raise ParserError("ParserTimeout")
+                    state = states[state](p)
+                    if state == "accept":
+                        break
+                    if state == "reject":
+                        tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) "
+                                           "ends parsing as if accepted, with no error"))
+                        break
+            except ParserError as e:
+                p.parser_error = e.code
+                tr.append(("note", f"parser error {e.code}: parsing stopped, the packet goes "
+                                   f"on to ingress (v1model does not drop it)"))
+            tr.append(("parser_done", name, p.parser_error))
+        return parse
+
+    def _state(self, st: A.ParserState, sc: Scope) -> Callable:
+        inner = sc.child()
+        ops = seq([self.stmt(s, inner, f"parser state {st.name}") for s in st.stmts])
+        name = st.name
+        if isinstance(st.transition, str):
+            nxt = st.transition
+
+            def state(p):
+                p.tr.append(("parser_state", name))
+                ops(p)
+                return nxt
+            return state
+        sel = self._select(st.transition, inner)
+
+        def state_sel(p):
+            p.tr.append(("parser_state", name))
+            ops(p)
+            return sel(p)
+        return state_sel
+
+    def _select(self, s: A.Select, sc: Scope) -> Callable:
+        keys = [self.expr(e, sc) for e in s.exprs]
+        widths = []
+        for k in keys:
+            t = k.t
+            widths.append(t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else
+                          t.underlying.width if isinstance(t, EnumT) and t.underlying else 0)
+        cases = []
+        for c in s.cases:
+            tests = []
+            for ks, k, w in zip(c.keys, keys, widths):
+                full = (1 << w) - 1 if w else -1
+                if isinstance(ks, (A.Default, A.DontCare)):
+                    tests.append(None)
+                elif isinstance(ks, A.Mask):
+                    m = self.const_int(ks.mask, sc) & full
+                    tests.append((0, self.const_int(ks.value, sc) & m, m))
+                elif isinstance(ks, A.Range):
+                    tests.append((1, self.const_int(ks.lo, sc), self.const_int(ks.hi, sc)))
+                else:
+                    v = self.expr(ks, sc, k.t if isinstance(k.t, Bits) else None)
+                    if v.const is NOCONST:
+                        raise self.error(f"select case {expr_p4(ks)} is not a constant", ks)
+                    val = v.const if not isinstance(v.const, bool) else int(v.const)
+                    tests.append((0, val & full if isinstance(val, int) else val, full))
+            cases.append((tuple(tests), c.state))
+        readers = [k.fn for k in keys]
+        if len(readers) == 1 and all(t[0] is None or t[0][0] == 0 and t[0][2] == (1 << widths[0]) - 1
+                                     for t, _ in cases):
+            table: dict = {}
+            default = None
+            for (t,), st in cases:
+                if t is None:
+                    default = st if default is None else default
+                    break
+                table.setdefault(t[1], st)
+            r0 = readers[0]
+
+            def sel1(p):
+                x = r0(p)
+                st = table.get(int(x) if isinstance(x, bool) else x, default)
+                if st is None:
+                    raise ParserError("NoMatch")
+                return st
+            return sel1
+
+        def sel(p):
+            vals = [r(p) for r in readers]
+            for tests, st in cases:
+                for x, t in zip(vals, tests):
+                    if t is None:
+                        continue
+                    if isinstance(x, bool):
+                        x = int(x)
+                    if t[0] == 0:
+                        if isinstance(x, int) and t[2] != -1:
+                            if x & t[2] != t[1]:
+                                break
+                        elif x != t[1]:
+                            break
+                    elif not t[1] <= x <= t[2]:
+                        break
+                else:
+                    return st
+            raise ParserError("NoMatch")
+        return sel
+
+    def verify(self, e: A.Call, sc: Scope) -> Callable:
+        cond = self.expr(e.args[0], sc).fn
+        err = self.expr(e.args[1], sc).fn
+
+        def verify(p):
+            if not cond(p):
+                raise ParserError(err(p))
+        return verify
+
+    def packet_method(self, io: PacketIO, m: str, e: A.Call, sc: Scope) -> Callable:
+        if io.kind == "in" and m == "extract":
+            if len(e.args) != 1:
+                raise self.error("extract with a variable-length field is not supported", e)
+            return self._extract(self.path(e.args[0], sc), e)
+        if io.kind == "in" and m == "advance":
+            n = self.expr(e.args[0], sc).fn
+
+            def advance(p):
+                nbytes = n(p) // 8
+                if len(p.data) - p.pos < nbytes:
+                    raise ParserError("PacketTooShort")
+                p.pos += nbytes
+            return advance
+        if io.kind == "out" and m == "emit":
+            return self._emit(self.path(e.args[0], sc), e)
+        raise self.error(f"packet.{m} is not supported by the model", e)
+
+    def _extract(self, r, e: A.Call) -> Callable:
+        if isinstance(r, HeaderRef):
+            t, b0, path, dyn = r.type, r.base, r.path, None
+        elif isinstance(r, DynHeader) and r.what == "next":
+            t, b0, path, dyn = r.stack.type.elem, None, r.stack.path, r.stack
+        else:
+            raise self.error(f"cannot extract into {expr_p4(e.args[0])}", e)
+        if t.nbits % 8:
+            raise self.error(f"header {t.name} is {t.nbits} bits, not a whole number of bytes", e)
+        nb, k = t.nbytes, len(t.fields)
+        unpack, _ = _field_codec(t)
+        short = path.split(".", 1)[-1]
+        if dyn is None:
+            def extract(p):
+                pos = p.pos
+                data = p.data
+                if len(data) - pos < nb:
+                    raise ParserError("PacketTooShort")
+                v = p.v
+                v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+                v[b0] = True
+                p.pos = pos + nb
+                p.tr.append(("extract", short))
+            return extract
+        nslot, size, stride, first = dyn.base, dyn.type.size, dyn.stride, dyn.base + 1
+
+        def extract_next(p):
+            v = p.v
+            i = v[nslot]
+            if i >= size:
+                raise ParserError("StackOutOfBounds")
+            pos = p.pos
+            data = p.data
+            if len(data) - pos < nb:
+                raise ParserError("PacketTooShort")
+            b = first + i * stride
+            v[b + 1:b + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+            v[b] = True
+            v[nslot] = i + 1
+            p.pos = pos + nb
+            p.tr.append(("extract", f"{short}[{i}]"))
+        return extract_next
+
+    def lookahead(self, e: A.Call) -> CE:
+        if not e.type_args:
+            raise self.error("lookahead needs a type argument", e)
+        t = self.env.resolve(e.type_args[0])
+        if not isinstance(t, Bits):
+            raise self.error("the model supports lookahead<bit<W>>() only", e)
+        w = t.width
+        nb = (w + 7) // 8
+        shift = nb * 8 - w
+        m = t.mask
+
+        def look(p):
+            if len(p.data) - p.pos < nb:
+                raise ParserError("PacketTooShort")
+            return (int.from_bytes(p.data[p.pos:p.pos + nb], "big") >> shift) & m
+        return CE(look, t)
+
+    def call_value(self, e, sc):
+        if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead":
+            base = self.path(e.func.expr, sc)
+            if isinstance(base, PacketIO):
+                return self.lookahead(e)
+        return super().call_value(e, sc)
+
+    # -- deparser --------------------------------------------------------------------------
+    def _emit(self, r, e: A.Call) -> Callable:
+        if isinstance(r, HeaderRef):
+            t, b0 = r.type, r.base
+            if t.nbits % 8:
+                raise self.error(f"header {t.name} is not a whole number of bytes", e)
+            nb, k = t.nbytes, len(t.fields)
+            _, pack = _field_codec(t)
+            short = r.path.split(".", 1)[-1]
+
+            def emit(p):
+                v = p.v
+                if v[b0]:
+                    p.emitted.append(pack(v[b0 + 1:b0 + 1 + k]).to_bytes(nb, "big"))
+                    p.tr.append(("deparser_emit", short))
+            return emit
+        if isinstance(r, StackRef):
+            return seq([self._emit(x, e) for x in r.elems])
+        if isinstance(r, StructRef):
+            return seq([self._emit(x, e) for x in r.members.values()
+                        if not isinstance(x, ScalarRef)])
+        raise self.error(f"cannot emit {expr_p4(e.args[0])}", e)

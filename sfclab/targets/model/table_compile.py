@@ -1,0 +1,172 @@
+"""Tables compiled from their declarations: keys (named by ``@name`` or the key
+expression's text), actions (with ``@defaultonly`` / ``@tableonly``), default
+action, size, ``const entries`` with P4's priorities (source order, or the
+``priority`` given), direct counters and meters, and the apply closure that
+looks up, counts, traces and runs the action."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...p4 import ast as A
+from ...p4.printer import expr_p4
+from .calls import ExternObj
+from .expr import Scope
+from .tables import DEFAULT_SIZE, ActionInfo, KeySpec, Table, _canonical_key
+from .types import Bits, BoolT, EnumT, annotation
+
+__all__ = ["TableCompiler", "TableObj", "ActionObj"]
+
+
+class TableObj:
+    __slots__ = ("table", "apply")
+
+    def __init__(self, table: Table, apply: Callable) -> None:
+        self.table, self.apply = table, apply
+
+
+class ActionObj:
+    __slots__ = ("info", "decl", "slots")
+
+    def __init__(self, info: ActionInfo, decl, slots) -> None:
+        self.info, self.decl, self.slots = info, decl, slots
+
+
+class TableCompiler:
+    """Mixin: ``compile_table`` (needs the expression compiler and ``sw``)."""
+
+    def compile_table(self, d: A.TableDecl, sc: Scope, qname: str) -> TableObj:
+        keys = []
+        for k in d.keys:
+            ce = self.expr(k.expr, sc)
+            name = annotation(k.annotations, "name")
+            name = name.strip().strip('"') if name else expr_p4(k.expr)
+            t = ce.t
+            if isinstance(t, BoolT):
+                f = ce.fn
+                read, w = (lambda p, f=f: 1 if f(p) else 0), 1
+            elif isinstance(t, Bits) and t.width:
+                w = t.width
+                read = ce.fn if not t.signed else (lambda p, f=ce.fn, m=t.mask: f(p) & m)
+                if ce.slot is not None and not t.signed:
+                    read = (lambda p, s=ce.slot: p.v[s])
+            elif isinstance(t, EnumT) and t.underlying is not None:
+                w, read = t.underlying.width, ce.fn
+            else:
+                raise self.error(f"table {qname}: key {expr_p4(k.expr)} has no fixed width", k)
+            if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
+                raise self.error(f"table {qname}: match kind {k.match_kind} is not supported", k)
+            keys.append(KeySpec(name, k.match_kind, w, read))
+        actions: dict[str, ActionInfo] = {}
+        by_local: dict[str, ActionInfo] = {}
+        for ref in d.actions:
+            a = sc.get(ref.name)
+            if not isinstance(a, ActionObj):
+                raise self.error(f"table {qname}: {ref.name} is not an action", ref)
+            info = a.info
+            if annotation(ref.annotations, "defaultonly") is not None or \
+                    annotation(ref.annotations, "tableonly") is not None:
+                info = ActionInfo(info.name, info.local, info.params, info.fn,
+                                  annotation(ref.annotations, "defaultonly") is not None,
+                                  annotation(ref.annotations, "tableonly") is not None)
+            actions[info.name] = info
+            by_local[ref.name] = info
+        default_ref = d.default_action
+        if default_ref is None:
+            noa = sc.get("NoAction")
+            default = (noa.info, ())
+            if noa.info.name not in actions:
+                actions[noa.info.name] = noa.info
+        else:
+            info = by_local.get(default_ref.name)
+            if info is None:
+                raise self.error(f"table {qname}: default action {default_ref.name} is not in "
+                                 f"its actions", default_ref)
+            default = (info, self._ref_args(default_ref, info, sc))
+        tbl = Table(qname, keys, actions, default, d.default_const, d.size or DEFAULT_SIZE)
+        ctr = d.property("counters")
+        if ctr is not None:
+            obj = self.path(ctr, sc)
+            if isinstance(obj, ExternObj) and obj.kind == "direct_counter":
+                tbl.counter_kind = obj.state
+                self.sw.direct_counters[obj.name] = tbl
+        mtr = d.property("meters")
+        if mtr is not None:
+            obj = self.path(mtr, sc)
+            if isinstance(obj, ExternObj) and obj.kind == "direct_meter":
+                tbl.meter_kind = obj.state
+                self.sw.direct_meters[obj.name] = tbl
+        if d.entries:
+            self._const_entries(tbl, d, by_local, sc)
+        tbl.const_entries = bool(d.entries) and d.entries_const
+        self.sw.tables[qname] = tbl
+        return TableObj(tbl, self._apply_fn(tbl))
+
+    def _ref_args(self, ref: A.ActionRef, info: ActionInfo, sc: Scope) -> tuple:
+        args = ref.args or ()
+        if len(args) != len(info.params):
+            raise self.error(f"action {info.local} takes {len(info.params)} argument(s)", ref)
+        return tuple(self.const_int(a, sc) & ((1 << w) - 1) for a, (_, w) in zip(args, info.params))
+
+    def _const_entries(self, tbl: Table, d: A.TableDecl, by_local, sc: Scope) -> None:
+        n = len(d.entries)
+        running = None
+        explicit = [e.priority for e in d.entries if e.priority is not None]
+        top = (max(explicit) if explicit else 0) + n
+        for i, ent in enumerate(d.entries):
+            match = []
+            for k, ks in zip(tbl.keys, ent.keys):
+                match.append(_canonical_key(k, self._keyset(ks, k, sc), f"table {tbl.name}"))
+            if ent.priority is not None:
+                running = ent.priority
+            else:
+                running = (running - 1) if running is not None else top - i
+            prio = max(1, running) if tbl.mode == "priority" else 0
+            info = by_local.get(ent.action.name)
+            if info is None:
+                raise self.error(f"table {tbl.name}: {ent.action.name} is not one of its actions",
+                                 ent)
+            e = tbl.make_entry(tuple(match), prio, info, self._ref_args(ent.action, info, sc),
+                               const=True)
+            tbl.entries.setdefault((e.match, prio), e)
+        tbl.reindex()
+
+    def _keyset(self, ks: A.Node, k, sc: Scope):
+        if isinstance(ks, (A.Default, A.DontCare)):
+            return None
+        full = (1 << k.width) - 1
+        if isinstance(ks, A.Mask):
+            v, m = self.const_int(ks.value, sc) & full, self.const_int(ks.mask, sc) & full
+            if k.kind == "lpm":
+                plen = bin(m).count("1")
+                return (v & m, plen)
+            return (v & m, m)
+        if isinstance(ks, A.Range):
+            return (self.const_int(ks.lo, sc) & full, self.const_int(ks.hi, sc) & full)
+        return self.const_int(ks, sc) & full
+
+    def _apply_fn(self, tbl: Table) -> Callable:
+        counting = tbl.counter_kind is not None
+        metering = tbl.meter_kind is not None
+
+        def apply(p):
+            e = tbl.lookup(p)
+            tr = p.tr
+            if e is None:
+                a, args = tbl.default
+                tr.append(("table", tbl, None))
+                tr.append(("action", a, args))
+                a.fn(p, args)
+                return False, a
+            if counting:
+                e.packets += 1
+                e.bytes += p.ingress_len
+            if metering:
+                p.color = e.meter.execute(p.ingress_len, p.now) if e.meter is not None else 0
+            tr.append(("table", tbl, e))
+            a = e.action
+            tr.append(("action", a, e.args))
+            a.fn(p, e.args)
+            return True, a
+        return apply
+

@@ -1,0 +1,424 @@
+"""Match-action tables: entries, indexes and lookup as P4Runtime defines them.
+
+A table with only ``exact`` keys is a dict; with one ``lpm`` key (and exact
+ones) a dict per prefix length, searched longest first; with any ``ternary``,
+``range`` or ``optional`` key (or several ``lpm``) a list sorted by priority,
+highest first (P4Runtime: a larger number wins), searched in order.
+
+Match values in the API, per key kind: ``exact`` an int; ``lpm`` ``(value,
+prefix_len)`` (an int alone is a full-length prefix); ``ternary`` ``(value,
+mask)``, an int (all bits) or None (wildcard); ``range`` ``(lo, hi)``, an int or
+None; ``optional`` an int or None.  Ints may also be given as bytes or as
+``"10.0.0.1"``, ``"aa:bb:cc:dd:ee:ff"``, ``"0x800"`` strings.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ...errors import did_you_mean
+from .errors import (EntryExistsError, EntryNotFoundError, InvalidValueError, ReadOnlyError,
+                     TableFullError, UnknownNameError)
+
+__all__ = ["KeySpec", "ActionInfo", "Entry", "Table", "to_int", "DEFAULT_SIZE"]
+
+#: p4c's table size when the program gives none.
+DEFAULT_SIZE = 1024
+
+
+def to_int(value, width: int, what: str) -> int:
+    """*value* (int, bytes or text) as an unsigned int of *width* bits, or InvalidValueError."""
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, (bytes, bytearray)):
+        value = int.from_bytes(value, "big")
+    elif isinstance(value, str):
+        s = value.strip()
+        try:
+            if s.count(".") == 3:
+                value = int(ipaddress.IPv4Address(s))
+            elif ":" in s and len(s.split(":")) == 6 and all(len(x) <= 2 for x in s.split(":")):
+                value = int(s.replace(":", ""), 16)
+            elif ":" in s:
+                value = int(ipaddress.IPv6Address(s))
+            else:
+                value = int(s, 0)
+        except ValueError:
+            raise InvalidValueError(f"{what}: cannot read {value!r} as a number") from None
+    if not isinstance(value, int):
+        raise InvalidValueError(f"{what}: expected an int, got {type(value).__name__}")
+    if value < 0 or value >> width:
+        raise InvalidValueError(f"{what}: {value} does not fit in {width} bits "
+                                f"(0 .. {(1 << width) - 1})")
+    return value
+
+
+@dataclass(slots=True)
+class KeySpec:
+    """One key element: its match-field name, kind, width and reader."""
+
+    name: str
+    kind: str
+    width: int
+    read: Callable
+
+
+@dataclass(slots=True)
+class ActionInfo:
+    """An action as tables and the API see it."""
+
+    name: str                               # fully qualified
+    local: str                              # as written in the control
+    params: list[tuple[str, int]]           # (name, width)
+    fn: Callable                            # fn(p, args)
+    default_only: bool = False
+    table_only: bool = False
+
+    def check_args(self, args, where: str) -> tuple:
+        if args is None:
+            args = ()
+        if isinstance(args, Mapping):
+            unknown = set(args) - {n for n, _ in self.params}
+            if unknown:
+                raise UnknownNameError(
+                    f"{where}: action {self.name} has no parameter {sorted(unknown)[0]!r}; "
+                    f"its parameters: {', '.join(n for n, _ in self.params) or '(none)'}")
+            missing = [n for n, _ in self.params if n not in args]
+            if missing:
+                raise InvalidValueError(f"{where}: action {self.name} needs parameter(s) "
+                                        f"{', '.join(missing)}")
+            args = [args[n] for n, _ in self.params]
+        elif not isinstance(args, Sequence) or isinstance(args, (str, bytes)):
+            args = [args]
+        if len(args) != len(self.params):
+            raise InvalidValueError(
+                f"{where}: action {self.name} takes {len(self.params)} parameter(s) "
+                f"({', '.join(f'{n}: bit<{w}>' for n, w in self.params) or 'none'}), "
+                f"got {len(args)}")
+        return tuple(to_int(a, w, f"{where}: {self.name}({n})")
+                     for a, (n, w) in zip(args, self.params))
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    match: tuple
+    action: ActionInfo
+    args: tuple
+    priority: int = 0
+    const: bool = False
+    desc: str = ""
+    tests: tuple = ()
+    packets: int = 0
+    bytes: int = 0
+    seq: int = 0
+    meter: object = None
+
+    def params(self) -> dict[str, int]:
+        return {n: v for (n, _), v in zip(self.action.params, self.args)}
+
+
+@dataclass(eq=False)
+class Table:
+    """A table's entries and the lookup structure matching its key kinds."""
+
+    name: str
+    keys: list[KeySpec]
+    actions: dict[str, ActionInfo]          # by qualified name
+    default: tuple                          # (ActionInfo, args)
+    default_const: bool = False
+    size: int = DEFAULT_SIZE
+    const_entries: bool = False
+    counter_kind: str | None = None         # direct counter: packets / bytes / packets_and_bytes
+    meter_kind: str | None = None           # direct meter
+    entries: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        kinds = [k.kind for k in self.keys]
+        if all(k == "exact" for k in kinds):
+            self.mode = "exact"
+        elif kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
+            self.mode = "lpm"
+        else:
+            self.mode = "priority"
+        self.initial_default = self.default
+        self._seq = 0
+        self.reindex()
+
+    # -- lookup --------------------------------------------------------------------------------
+    def reindex(self) -> None:
+        es = list(self.entries.values())
+        if self.mode == "exact":
+            self.index = {e.match if len(self.keys) != 1 else e.match[0]: e for e in es}
+        elif self.mode == "lpm":
+            li = next(i for i, k in enumerate(self.keys) if k.kind == "lpm")
+            by_len: dict[int, dict] = {}
+            for e in es:
+                v, plen = e.match[li]
+                key = tuple(m if i != li else v for i, m in enumerate(e.match))
+                by_len.setdefault(plen, {})[key] = e
+            w = self.keys[li].width
+            self.index = [(li, ((1 << w) - 1) ^ ((1 << (w - plen)) - 1), d)
+                          for plen, d in sorted(by_len.items(), reverse=True)]
+        else:
+            self.index = sorted(es, key=lambda e: (-e.priority, e.seq))
+        self.lookup = self._make_lookup()
+
+    def _make_lookup(self) -> Callable:
+        readers = [k.read for k in self.keys]
+        if not readers:
+            return lambda p: None
+        if self.mode == "exact":
+            idx = self.index
+            if len(readers) == 1:
+                r0 = readers[0]
+                return lambda p: idx.get(r0(p))
+            return lambda p: idx.get(tuple([r(p) for r in readers]))
+        if self.mode == "lpm":
+            levels = self.index
+
+            def lpm(p):
+                vals = [r(p) for r in readers]
+                for li, mask, d in levels:
+                    key = list(vals)
+                    key[li] &= mask
+                    e = d.get(tuple(key))
+                    if e is not None:
+                        return e
+                return None
+            return lpm
+        ordered = self.index
+
+        def scan(p):
+            vals = [r(p) for r in readers]
+            for e in ordered:
+                for x, (kind, a, b) in zip(vals, e.tests):
+                    if kind == 0:
+                        if x & b != a:
+                            break
+                    elif kind == 1:
+                        if not a <= x <= b:
+                            break
+                else:
+                    return e
+            return None
+        return scan
+
+    # -- the control plane -------------------------------------------------------------------
+    def action(self, name: str) -> ActionInfo:
+        a = self.actions.get(name)
+        if a is None:
+            by_local = [x for x in self.actions.values() if x.local == name or
+                        x.name.rsplit(".", 1)[-1] == name]
+            if len(by_local) == 1:
+                return by_local[0]
+            names = sorted(self.actions)
+            raise UnknownNameError(f"table {self.name} has no action {name!r}; its actions: "
+                                   f"{', '.join(names)}", hint=did_you_mean(name, names))
+        return a
+
+    def canonical(self, match, priority: int | None) -> tuple[tuple, int]:
+        """The match key as stored, from the API's per-key values."""
+        where = f"table {self.name}"
+        if isinstance(match, Mapping):
+            names = [k.name for k in self.keys]
+            unknown = [n for n in match if n not in names]
+            if unknown:
+                raise UnknownNameError(f"{where} has no match field {unknown[0]!r}; its keys: "
+                                       f"{', '.join(names) or '(none)'}",
+                                       hint=did_you_mean(unknown[0], names))
+            match = [match.get(k.name, _ABSENT) for k in self.keys]
+        elif match is None:
+            match = []
+        elif not isinstance(match, Sequence) or isinstance(match, (str, bytes)):
+            match = [match]
+        if len(match) != len(self.keys):
+            raise InvalidValueError(f"{where} has {len(self.keys)} key(s) "
+                                    f"({', '.join(f'{k.name}: {k.kind}' for k in self.keys)}), "
+                                    f"got {len(match)} value(s)")
+        out = []
+        for k, m in zip(self.keys, match):
+            out.append(_canonical_key(k, m, f"{where}, key {k.name}"))
+        if self.mode == "priority":
+            if priority is None or priority <= 0:
+                raise InvalidValueError(f"{where} has ternary/range/optional keys: each entry "
+                                        f"needs a priority > 0 (a larger number wins)")
+        elif priority:
+            raise InvalidValueError(f"{where} has only exact/lpm keys: entries take no priority")
+        return tuple(out), (priority or 0) if self.mode == "priority" else 0
+
+    def make_entry(self, match: tuple, priority: int, action: ActionInfo, args: tuple,
+                   const: bool = False) -> Entry:
+        tests = []
+        for k, m in zip(self.keys, match):
+            full = (1 << k.width) - 1
+            if k.kind == "exact":
+                tests.append((0, m, full))
+            elif k.kind == "lpm":
+                v, plen = m
+                tests.append((0, v, full ^ ((1 << (k.width - plen)) - 1)))
+            elif k.kind == "ternary":
+                tests.append((0, m[0], m[1]))
+            elif k.kind == "range":
+                tests.append((1, m[0], m[1]))
+            else:   # optional
+                tests.append((0, 0, 0) if m is None else (0, m, full))
+        self._seq += 1
+        e = Entry(match, action, args, priority, const, tests=tuple(tests), seq=self._seq)
+        e.desc = self.describe(e)
+        return e
+
+    def describe(self, e: Entry) -> str:
+        parts = []
+        for k, m in zip(self.keys, e.match):
+            hexw = (k.width + 3) // 4
+            if k.kind == "exact":
+                parts.append(f"{k.name}=0x{m:0{hexw}x}")
+            elif k.kind == "lpm":
+                parts.append(f"{k.name}=0x{m[0]:0{hexw}x}/{m[1]}")
+            elif k.kind == "ternary":
+                parts.append(f"{k.name}=0x{m[0]:0{hexw}x}&&&0x{m[1]:0{hexw}x}")
+            elif k.kind == "range":
+                parts.append(f"{k.name}={m[0]}..{m[1]}")
+            else:
+                parts.append(f"{k.name}=" + ("*" if m is None else f"0x{m:0{hexw}x}"))
+        if self.mode == "priority":
+            parts.append(f"priority={e.priority}")
+        return " ".join(parts)
+
+    def check_action(self, a: ActionInfo, default: bool) -> None:
+        if default and a.table_only:
+            raise InvalidValueError(f"table {self.name}: action {a.name} is @tableonly and "
+                                    f"cannot be the default action")
+        if not default and a.default_only:
+            raise InvalidValueError(f"table {self.name}: action {a.name} is @defaultonly and "
+                                    f"cannot be used in an entry")
+
+    def insert(self, match, action: str, params=None, priority: int | None = None) -> Entry:
+        self._writable()
+        key, prio = self.canonical(match, priority)
+        a = self.action(action)
+        self.check_action(a, False)
+        args = a.check_args(params, f"table {self.name}")
+        ident = (key, prio)
+        if ident in self.entries:
+            raise EntryExistsError(f"table {self.name} already has an entry "
+                                   f"{self.entries[ident].desc}",
+                                   hint="modify it, or delete it first")
+        if len(self.entries) >= self.size:
+            raise TableFullError(f"table {self.name} is full ({self.size} entries)")
+        e = self.make_entry(key, prio, a, args)
+        self.entries[ident] = e
+        self.reindex()
+        return e
+
+    def modify(self, match, action: str, params=None, priority: int | None = None) -> Entry:
+        self._writable()
+        key, prio = self.canonical(match, priority)
+        old = self.entries.get((key, prio))
+        if old is None:
+            raise EntryNotFoundError(f"table {self.name} has no entry matching "
+                                     f"{self._desc(key, prio)}")
+        a = self.action(action)
+        self.check_action(a, False)
+        old.action, old.args = a, a.check_args(params, f"table {self.name}")
+        return old
+
+    def delete(self, match, priority: int | None = None) -> Entry:
+        self._writable()
+        key, prio = self.canonical(match, priority)
+        e = self.entries.pop((key, prio), None)
+        if e is None:
+            raise EntryNotFoundError(f"table {self.name} has no entry matching "
+                                     f"{self._desc(key, prio)}")
+        self.reindex()
+        return e
+
+    def find(self, match, priority: int | None = None) -> Entry:
+        key, prio = self.canonical(match, priority)
+        e = self.entries.get((key, prio))
+        if e is None:
+            raise EntryNotFoundError(f"table {self.name} has no entry matching "
+                                     f"{self._desc(key, prio)}")
+        return e
+
+    def clear(self) -> None:
+        self._writable()
+        self.entries.clear()
+        self.reindex()
+
+    def set_default(self, action: str, params=None) -> None:
+        if self.default_const:
+            raise ReadOnlyError(f"table {self.name} has a const default action "
+                                f"({self.default[0].name})")
+        a = self.action(action)
+        self.check_action(a, True)
+        self.default = (a, a.check_args(params, f"table {self.name}"))
+
+    def reset_default(self) -> None:
+        self.default = self.initial_default
+
+    def _writable(self) -> None:
+        if self.const_entries:
+            raise ReadOnlyError(f"table {self.name} has const entries and cannot be changed")
+
+    def _desc(self, key: tuple, prio: int) -> str:
+        return self.describe(Entry(key, None, (), prio))
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
+
+
+def _canonical_key(k: KeySpec, m, what: str):
+    w = k.width
+    full = (1 << w) - 1
+    if k.kind == "exact":
+        if m is _ABSENT or m is None:
+            raise InvalidValueError(f"{what}: an exact key needs a value")
+        return to_int(m, w, what)
+    if k.kind == "lpm":
+        if m is _ABSENT or m is None:
+            return (0, 0)
+        if isinstance(m, tuple):
+            v, plen = to_int(m[0], w, what), m[1]
+            if not isinstance(plen, int) or not 0 <= plen <= w:
+                raise InvalidValueError(f"{what}: prefix length {plen!r} is not in 0..{w}")
+        else:
+            v, plen = to_int(m, w, what), w
+        mask = full ^ ((1 << (w - plen)) - 1)
+        if v & ~mask:
+            raise InvalidValueError(f"{what}: 0x{v:x}/{plen} has bits set beyond the prefix",
+                                    hint=f"use 0x{v & mask:x}/{plen}")
+        return (v, plen)
+    if k.kind == "ternary":
+        if m is _ABSENT or m is None:
+            return (0, 0)
+        if isinstance(m, tuple):
+            v, mask = to_int(m[0], w, what), to_int(m[1], w, what + " (mask)")
+        else:
+            v, mask = to_int(m, w, what), full
+        if v & ~mask:
+            raise InvalidValueError(f"{what}: value 0x{v:x} has bits outside mask 0x{mask:x}",
+                                    hint=f"use 0x{v & mask:x}")
+        return (v, mask)
+    if k.kind == "range":
+        if m is _ABSENT or m is None:
+            return (0, full)
+        if isinstance(m, tuple):
+            lo, hi = to_int(m[0], w, what), to_int(m[1], w, what)
+        else:
+            lo = hi = to_int(m, w, what)
+        if lo > hi:
+            raise InvalidValueError(f"{what}: range {lo}..{hi} is empty")
+        return (lo, hi)
+    if k.kind == "optional":
+        if m is _ABSENT or m is None:
+            return None
+        return to_int(m, w, what)
+    raise InvalidValueError(f"{what}: match kind {k.kind!r} is not supported")

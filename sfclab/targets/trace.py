@@ -1,0 +1,229 @@
+"""Per-packet traces, the same for every target.
+
+The embedded model records a :class:`PacketTrace` as it runs a packet; the BMv2
+target builds the same objects from BMv2's event logger
+(:mod:`sfclab.targets.bmv2_events`).  The notebook views, ``%sfc trace`` and
+``sfclab diff-targets`` read only these objects, so they do not care which
+target ran.
+
+Events follow BMv2's event logger (packet in/out, parser start/extract/done,
+pipeline start/done, condition, table hit/miss, action, deparser emit/done) plus
+what sfclab's composed program adds: an ``nf`` event when a slot runs its NF,
+``parser_state`` for each parser state entered, ``recirculate`` / ``resubmit`` /
+``clone`` / ``drop`` / ``digest`` / ``checksum`` events, and ``note`` events in
+which a target says in words what happened (a parser error, an ``exit``, a
+recirculation limit, a BMv2 quirk).  Names are the program's
+fully-qualified names (``MyIngress.slot3_firewall.acl``); the NF a name belongs
+to is recovered from sfclab's stable slot names (``slot3_firewall``).
+
+>>> t = PacketTrace(packet_id=1, ingress_port=1)
+>>> t.add(Event(kind="pipeline_start", name="ingress"))
+>>> t.add(Event(kind="table_hit", name="MyIngress.slot0_firewall.acl", entry="5-tuple deny"))
+>>> t.add(Event(kind="packet_out", value=2))
+>>> t.finish(egress_port=2)
+>>> t.nfs(), t.passes, t.tables()
+(['firewall'], 1, [('MyIngress.slot0_firewall.acl', True)])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EVENT_KINDS", "Event", "PacketTrace", "nf_of", "diff_traces"]
+
+EVENT_KINDS = (
+    "packet_in", "parser_start", "parser_state", "extract", "parser_done", "pipeline_start",
+    "pipeline_done", "condition", "table_hit", "table_miss", "action", "nf", "deparser_emit",
+    "deparser_done", "checksum", "recirculate", "resubmit", "clone", "digest", "drop",
+    "packet_out", "note",
+)
+
+_SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
+
+
+def nf_of(name: str) -> str | None:
+    """The NF instance a program name belongs to (``slot3_nat_2`` → ``nat#2``), or None.
+
+    >>> nf_of("MyIngress.slot3_firewall.acl"), nf_of("slot1_nat_2"), nf_of("rewinder")
+    ('firewall', 'nat#2', None)
+    """
+    m = _SLOT.search(name)
+    if m is None:
+        return None
+    return m.group(2) + (f"#{m.group(3)}" if m.group(3) else "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """One step of a packet through a switch."""
+
+    kind: str
+    name: str = ""
+    #: Which pass (0 = first) through the pipeline the event belongs to.
+    pass_no: int = 0
+    #: Table hits: the matched entry, described; actions: arguments.
+    entry: str | None = None
+    args: tuple[tuple[str, int], ...] = ()
+    #: Conditions: the result; packet out / drop: the port or reason; pass
+    #: boundaries: the token (path id, state, bitmap …) as a mapping.
+    value: Any = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in EVENT_KINDS:
+            raise ValueError(f"unknown trace event kind {self.kind!r}")
+
+    def text(self) -> str:
+        k = self.kind
+        if k == "table_hit":
+            return f"table {self.name}: hit" + (f" [{self.entry}]" if self.entry else "")
+        if k == "table_miss":
+            return f"table {self.name}: miss"
+        if k == "action":
+            args = ", ".join(f"{a}={v}" for a, v in self.args)
+            return f"action {self.name}({args})"
+        if k == "condition":
+            return f"if {self.name}: {self.value}"
+        if k in ("recirculate", "resubmit"):
+            return f"{k} -> pass {self.pass_no + 1}" + (f" {_token(self.value)}" if self.value else "")
+        if k == "packet_out":
+            return f"out on port {self.value}"
+        if k == "drop":
+            return f"dropped: {self.value}"
+        if k == "nf":
+            return f"NF {self.name}"
+        if k == "parser_state":
+            return f"parser state {self.name}"
+        if k == "parser_done" and self.value not in (None, "", "NoError"):
+            return f"parser done {self.name}: error {self.value}"
+        if k == "note":
+            return f"note: {self.value}"
+        if k == "packet_in":
+            return f"in on port {self.value}"
+        if k == "clone":
+            return f"clone {self.value}"
+        if k == "digest":
+            return f"digest {self.name} {_token(self.value)}"
+        if k == "checksum":
+            return f"checksum {self.name}: {self.value}"
+        return f"{k.replace('_', ' ')} {self.name}".rstrip()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "pass": self.pass_no}
+        for key in ("name", "entry", "value"):
+            v = getattr(self, key)
+            if v not in (None, ""):
+                d[key] = dict(v) if isinstance(v, Mapping) else v
+        if self.args:
+            d["args"] = dict(self.args)
+        return d
+
+
+def _token(tok: Any) -> str:
+    if isinstance(tok, Mapping):
+        return "(" + ", ".join(f"{k}={v}" for k, v in tok.items()) + ")"
+    return str(tok)
+
+
+@dataclass(slots=True, kw_only=True)
+class PacketTrace:
+    """Everything one packet did: events in order and how it left the switch."""
+
+    packet_id: int
+    ingress_port: int
+    events: list[Event] = field(default_factory=list)
+    egress_port: int | None = None
+    dropped: bool = False
+    drop_reason: str = ""
+    output: bytes | None = None
+    #: Which chain class sent it, when known (``web``), for the views.
+    label: str = ""
+
+    def add(self, event: Event) -> None:
+        self.events.append(event)
+
+    def finish(self, *, egress_port: int | None = None, drop_reason: str = "",
+               output: bytes | None = None) -> None:
+        self.egress_port = egress_port
+        self.dropped = egress_port is None
+        self.drop_reason = drop_reason if egress_port is None else ""
+        self.output = output
+
+    @property
+    def passes(self) -> int:
+        """Passes through the ingress pipeline (1 + recirculations/resubmits)."""
+        starts = sum(1 for e in self.events if e.kind == "pipeline_start"
+                     and e.name.lower().endswith("ingress"))
+        return max(1, starts) if self.events else 0
+
+    def nfs(self) -> list[str]:
+        """NF instances the packet ran, in order (from ``nf`` events, or else from the
+        slot names of the tables it applied)."""
+        explicit = [e.name for e in self.events if e.kind == "nf"]
+        if explicit:
+            return explicit
+        out: list[str] = []
+        last: tuple[int, str] | None = None
+        for e in self.events:
+            if e.kind in ("table_hit", "table_miss"):
+                nf = nf_of(e.name)
+                if nf is not None and (e.pass_no, nf) != last:
+                    out.append(nf)
+                    last = (e.pass_no, nf)
+        return out
+
+    def tables(self) -> list[tuple[str, bool]]:
+        return [(e.name, e.kind == "table_hit") for e in self.events
+                if e.kind in ("table_hit", "table_miss")]
+
+    @property
+    def outcome(self) -> str:
+        return f"port {self.egress_port}" if not self.dropped else f"drop ({self.drop_reason or 'no reason given'})"
+
+    def text(self) -> str:
+        head = f"packet {self.packet_id}" + (f" [{self.label}]" if self.label else "")
+        lines = [f"{head}: in on port {self.ingress_port}, {self.passes} pass(es), "
+                 f"NFs {' -> '.join(self.nfs()) or '(none)'}, {self.outcome}"]
+        for e in self.events:
+            if e.kind in ("parser_start", "deparser_done", "pipeline_done") or (
+                    e.kind == "parser_done" and e.value in (None, "", "NoError")):
+                continue
+            lines.append(f"  [{e.pass_no}] {e.text()}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"packet_id": self.packet_id, "ingress_port": self.ingress_port,
+                "egress_port": self.egress_port, "dropped": self.dropped,
+                "drop_reason": self.drop_reason, "passes": self.passes, "nfs": self.nfs(),
+                "label": self.label, "output": self.output.hex() if self.output else None,
+                "events": [e.to_dict() for e in self.events]}
+
+
+def diff_traces(a: PacketTrace, b: PacketTrace) -> list[str]:
+    """What differs between two traces of the same packet on two targets:
+    egress port or drop, output bytes, NF sequence, passes, tables applied."""
+    out = []
+    if (a.dropped, a.egress_port) != (b.dropped, b.egress_port):
+        out.append(f"outcome: {a.outcome} vs {b.outcome}")
+    if a.output != b.output and not (a.dropped and b.dropped):
+        out.append("output bytes differ: "
+                   f"{(a.output or b'').hex()} vs {(b.output or b'').hex()}")
+    if a.nfs() != b.nfs():
+        out.append(f"NFs: {' -> '.join(a.nfs())} vs {' -> '.join(b.nfs())}")
+    if a.passes != b.passes:
+        out.append(f"passes: {a.passes} vs {b.passes}")
+    if a.tables() != b.tables():
+        out.append("tables: " + _first_difference(a.tables(), b.tables()))
+    return out
+
+
+def _first_difference(x: Iterable, y: Iterable) -> str:
+    xs, ys = list(x), list(y)
+    for i in range(max(len(xs), len(ys))):
+        l = xs[i] if i < len(xs) else None  # noqa: E741
+        r = ys[i] if i < len(ys) else None
+        if l != r:
+            return f"#{i}: {l} vs {r}"
+    return "equal"
