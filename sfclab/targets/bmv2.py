@@ -1,0 +1,517 @@
+"""The BMv2 target: sfclab's v1model program on a real ``simple_switch_grpc``.
+
+Tools: ``p4c-bm2-ss`` (``PATH`` or ``SFCLAB_P4C``; run through
+:func:`sfclab.codegen.p4c.run_p4c`) compiles the composed program to BMv2 JSON
+and P4Info; ``simple_switch_grpc`` (``PATH`` or ``SFCLAB_BMV2``) runs it.  A
+switch sfclab owns is started the way BMv2's README recommends::
+
+    simple_switch_grpc --device-id 0 -i 1@veth1 -i 2@veth3 --log-console \\
+        --nanolog ipc:///tmp/…/events.ipc --no-p4 \\
+        -- --grpc-server-addr 127.0.0.1:PORT --cpu-port 255
+
+``--no-p4``: the program (the BMv2 JSON, :meth:`Bmv2Target.device_config`, plus
+the P4Info) is pushed with P4Runtime's ``SetForwardingPipelineConfig`` by
+sfclab's runtime client.  Ports are veth interfaces (``-i N@vethX``, needs root
+and existing veth pairs) or, without root, pcap files (``--use-files WAIT``:
+port N reads ``portN_in.pcap`` and writes ``portN_out.pcap`` in a directory,
+after WAIT seconds, so the pipeline and entries must be written within WAIT).
+``--nanolog`` publishes the event logger (:mod:`.bmv2_events`).  The switch is
+ready when its gRPC port accepts connections; it is stopped with SIGTERM, then
+SIGKILL.  A running switch is attached to by URL::
+
+>>> t = Bmv2Target.attach("bmv2://127.0.0.1:9559?device_id=1", check=False)
+>>> t.grpc_address, t.device_id, t.owned
+('127.0.0.1:9559', 1, False)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import TargetError, did_you_mean
+from .bmv2_events import EventSubscriber, NameMap
+from .tools import ManagedProcess, find_executable, free_port, require_executable, wait_for_port
+
+__all__ = [
+    "SWITCH", "BMV2_ENV", "INSTALL_BMV2", "CPU_PORT", "DEFAULT_GRPC_PORT",
+    "find_switch", "missing_tools", "Bmv2Build", "compile_v1model", "PortMap",
+    "switch_command", "switch_options", "parse_bmv2_url", "Bmv2Target",
+    "write_pcap", "read_pcap",
+]
+
+SWITCH = "simple_switch_grpc"
+BMV2_ENV = "SFCLAB_BMV2"
+INSTALL_BMV2 = ("install BMv2 built with P4Runtime support (https://github.com/p4lang/"
+                "behavioral-model, target simple_switch_grpc; Ubuntu: the 'p4lang-bmv2' "
+                "package), or set SFCLAB_BMV2 to the executable")
+#: The CPU port of sfclab's v1model programs (:data:`sfclab.codegen.v1model.CPU_PORT`).
+CPU_PORT = 255
+#: simple_switch_grpc's default P4Runtime port (IANA's P4Runtime port).
+DEFAULT_GRPC_PORT = 9559
+
+
+def find_switch() -> str | None:
+    """``simple_switch_grpc``: ``SFCLAB_BMV2``, else ``PATH``; None if absent."""
+    return find_executable(SWITCH, env=BMV2_ENV)
+
+
+def missing_tools() -> list[str]:
+    """Which of ``p4c-bm2-ss`` and ``simple_switch_grpc`` are not installed."""
+    from ..codegen.p4c import find_compiler
+
+    out = []
+    if find_compiler("v1model") is None:
+        out.append("p4c-bm2-ss")
+    if find_switch() is None:
+        out.append(SWITCH)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Bmv2Build:
+    """p4c-bm2-ss's output for one program: BMv2 JSON and P4Info."""
+
+    json_path: Path
+    p4info_path: Path
+    command: tuple[str, ...] = ()
+
+    def device_config(self) -> bytes:
+        """The P4Runtime ``p4_device_config`` for BMv2: the JSON's bytes."""
+        try:
+            return self.json_path.read_bytes()
+        except OSError as e:
+            raise TargetError(f"cannot read the BMv2 JSON {self.json_path}: {e.strerror}") from None
+
+    def names(self) -> NameMap:
+        """Ids -> names for the event logger."""
+        return NameMap.from_json(self.device_config())
+
+
+def compile_v1model(source: Any, out_dir: str | os.PathLike, *,
+                    timeout: float = 600) -> Bmv2Build:
+    """Compile with p4c-bm2-ss into *out_dir* (``program.json``, ``p4info.p4c.txt``).
+
+    *source* is a :class:`sfclab.codegen.Generated` for v1model (its outputs are
+    written first, and p4c's messages name the NF each line belongs to) or the
+    path of a P4 file.  :class:`TargetError` if p4c-bm2-ss is missing or fails."""
+    from ..codegen.p4c import run_p4c
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    prog = None
+    if hasattr(source, "program") and hasattr(source, "arch"):
+        if source.arch != "v1model":
+            raise TargetError(f"BMv2 runs v1model programs; this one is for {source.arch}",
+                              hint="generate with arch='v1model'")
+        from ..codegen import write_outputs
+
+        write_outputs(source, out)
+        program_file, prog = out / "program.p4", source.program.program
+    else:
+        program_file = Path(source)
+    res = run_p4c(program_file, "v1model", out, prog, timeout=timeout)
+    if not res.ok:
+        detail = "\n".join(res.messages) or res.output.strip()[-4000:]
+        raise TargetError(f"p4c-bm2-ss failed on {program_file} (exit {res.returncode})"
+                          + (f":\n{detail}" if detail else ""),
+                          hint="command: " + " ".join(res.command))
+    return Bmv2Build(out / "program.json", out / "p4info.p4c.txt", res.command)
+
+
+@dataclass(frozen=True, slots=True)
+class PortMap:
+    """How data-plane ports reach the switch: veth interfaces, pcap files, or none.
+
+    >>> PortMap.veth({1: "veth1", 2: "veth3"}).args()
+    ['-i', '1@veth1', '-i', '2@veth3']
+    >>> PortMap.pcap("/tmp/p", [1, 2], wait=5).args()
+    ['--use-files', '5', '-i', '1@/tmp/p/port1', '-i', '2@/tmp/p/port2']
+    """
+
+    mode: str = "none"
+    interfaces: tuple[tuple[int, str], ...] = ()
+    directory: Path | None = None
+    wait: int = 0
+    #: Why this mode was chosen (``auto``), for the user.
+    reason: str = ""
+
+    @classmethod
+    def veth(cls, interfaces: Mapping[int, str], reason: str = "") -> PortMap:
+        return cls("veth", tuple(sorted(interfaces.items())), reason=reason)
+
+    @classmethod
+    def pcap(cls, directory: str | os.PathLike, ports: Iterable[int], *, wait: int = 5,
+             reason: str = "") -> PortMap:
+        d = Path(directory).absolute()
+        return cls("pcap", tuple((p, str(d / f"port{p}")) for p in sorted(set(ports))), d,
+                   wait, reason)
+
+    @classmethod
+    def auto(cls, interfaces: Mapping[int, str], directory: str | os.PathLike, *,
+             wait: int = 5) -> PortMap:
+        """veth when running as root and every interface exists, else pcap files
+        (``reason`` says why)."""
+        if os.geteuid() != 0:
+            why = "not root: BMv2 needs root to attach to interfaces, so ports are pcap files"
+        else:
+            absent = [i for i in interfaces.values() if not Path("/sys/class/net", i).exists()]
+            if not absent:
+                return cls.veth(interfaces, reason="root, and every veth interface exists")
+            why = f"interface(s) {', '.join(absent)} do not exist, so ports are pcap files"
+        return cls.pcap(directory, interfaces, wait=wait, reason=why)
+
+    @classmethod
+    def none(cls) -> PortMap:
+        return cls()
+
+    @property
+    def ports(self) -> list[int]:
+        return [p for p, _ in self.interfaces]
+
+    def args(self) -> list[str]:
+        out = ["--use-files", str(self.wait)] if self.mode == "pcap" else []
+        for port, name in self.interfaces:
+            out += ["-i", f"{port}@{name}"]
+        return out
+
+    def in_pcap(self, port: int) -> Path:
+        """pcap mode: the file the switch reads port *port*'s packets from."""
+        return self._file(port, "_in.pcap")
+
+    def out_pcap(self, port: int) -> Path:
+        """pcap mode: the file the switch writes port *port*'s packets to."""
+        return self._file(port, "_out.pcap")
+
+    def _file(self, port: int, suffix: str) -> Path:
+        if self.mode != "pcap":
+            raise TargetError(f"ports are {self.mode}, not pcap files")
+        for p, prefix in self.interfaces:
+            if p == port:
+                return Path(prefix + suffix)
+        raise TargetError(f"port {port} is not one of the switch's ports {self.ports}")
+
+    def describe(self) -> str:
+        if self.mode == "none":
+            return "no data-plane ports"
+        if self.mode == "veth":
+            text = "veth: " + ", ".join(f"{p}@{n}" for p, n in self.interfaces)
+        else:
+            text = (f"pcap files in {self.directory} (portN_in.pcap / portN_out.pcap, read "
+                    f"after {self.wait} s)")
+        return text + (f" ({self.reason})" if self.reason else "")
+
+
+def switch_command(exe: str, *, grpc_addr: str, ports: PortMap | None = None,
+                   device_id: int = 0, cpu_port: int | None = CPU_PORT,
+                   nanolog: str | None = None, log_file: str | os.PathLike | None = None,
+                   log_level: str | None = None, thrift_port: int | None = None,
+                   notifications_addr: str | None = None) -> list[str]:
+    """The ``simple_switch_grpc`` command line for a switch sfclab owns.
+
+    >>> switch_command("simple_switch_grpc", grpc_addr="127.0.0.1:50001",
+    ...                ports=PortMap.veth({1: "veth1"}), nanolog="ipc:///tmp/e.ipc")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['simple_switch_grpc', '--device-id', '0', '-i', '1@veth1', '--log-console',
+     '--nanolog', 'ipc:///tmp/e.ipc', '--no-p4', '--',
+     '--grpc-server-addr', '127.0.0.1:50001', '--cpu-port', '255']
+    """
+    ports = ports or PortMap.none()
+    if cpu_port is not None:
+        if not 0 < cpu_port < 512 or cpu_port == 511:
+            raise TargetError(f"CPU port {cpu_port} does not fit v1model's 9-bit ports "
+                              "(1..510; 0 is invalid and 511 is the drop port)")
+        if cpu_port in ports.ports:
+            raise TargetError(f"CPU port {cpu_port} is also a data port",
+                              hint="BMv2 refuses to start when --cpu-port is one of the -i ports")
+    cmd = [exe, "--device-id", str(device_id), *ports.args()]
+    if log_file is not None:
+        cmd += ["--log-file", str(log_file), "--log-flush"]
+    else:
+        cmd.append("--log-console")
+    if log_level is not None:
+        if log_level not in ("trace", "debug", "info", "warn", "error", "off"):
+            raise TargetError(f"unknown BMv2 log level {log_level!r}",
+                              hint="trace, debug, info, warn, error or off")
+        cmd += ["--log-level", log_level]
+    if nanolog is not None:
+        cmd += ["--nanolog", nanolog]
+    if notifications_addr is not None:
+        cmd += ["--notifications-addr", notifications_addr]
+    if thrift_port is not None:
+        cmd += ["--thrift-port", str(thrift_port)]
+    cmd += ["--no-p4", "--", "--grpc-server-addr", grpc_addr]
+    if cpu_port is not None:
+        cmd += ["--cpu-port", str(cpu_port)]
+    return cmd
+
+
+_OPTIONS_CACHE: dict[str, frozenset[str]] = {}
+
+
+def switch_options(exe: str) -> frozenset[str]:
+    """The long options a BMv2 binary's ``--help`` lists (build-dependent ones:
+    ``--thrift-port``, ``--notifications-addr``); empty if it cannot say."""
+    if exe not in _OPTIONS_CACHE:
+        try:
+            done = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10,
+                                  stdin=subprocess.DEVNULL, check=False)
+            text = done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+        _OPTIONS_CACHE[exe] = frozenset(re.findall(r"--[a-z][a-z0-9-]+", text))
+    return _OPTIONS_CACHE[exe]
+
+
+_URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info")
+
+
+def parse_bmv2_url(url: str) -> dict[str, Any]:
+    """``bmv2://HOST:PORT?device_id=N[&cpu_port=…&nanolog=…&json=…&p4info=…]``.
+
+    >>> parse_bmv2_url("bmv2://[::1]:50001?device_id=2&nanolog=ipc%3A%2F%2F%2Ftmp%2Fe.ipc")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'host': '::1', 'port': 50001, 'device_id': 2, 'cpu_port': 255,
+     'nanolog': 'ipc:///tmp/e.ipc', 'json': None, 'p4info': None}
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "bmv2":
+        raise TargetError(f"not a BMv2 URL: {url!r}", hint="bmv2://127.0.0.1:9559?device_id=0")
+    try:
+        port = parts.port or DEFAULT_GRPC_PORT
+    except ValueError:
+        raise TargetError(f"bad port in {url!r}") from None
+    out: dict[str, Any] = {"host": parts.hostname or "127.0.0.1", "port": port,
+                           "device_id": 0, "cpu_port": CPU_PORT, "nanolog": None,
+                           "json": None, "p4info": None}
+    for key, values in parse_qs(parts.query, keep_blank_values=True).items():
+        if key not in _URL_PARAMS:
+            raise TargetError(f"unknown parameter {key!r} in {url!r}",
+                              hint=did_you_mean(key, _URL_PARAMS)
+                              or "known: " + ", ".join(_URL_PARAMS))
+        value = values[-1]
+        if key in ("device_id", "cpu_port"):
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise TargetError(f"{key} must be an integer in {url!r}, not {value!r}") from None
+        else:
+            out[key] = value or None
+    return out
+
+
+def _grpc_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@dataclass(eq=False)
+class Bmv2Target:
+    """A BMv2 switch: its P4Runtime address and device id, the process when
+    sfclab started it, and the device config to push."""
+
+    host: str
+    port: int
+    device_id: int = 0
+    cpu_port: int | None = CPU_PORT
+    #: The BMv2 JSON bytes (P4Runtime ``p4_device_config``), when known.
+    config: bytes | None = None
+    json_path: Path | None = None
+    p4info_path: Path | None = None
+    #: The event logger's address (``--nanolog``), when it is on.
+    nanolog: str | None = None
+    process: ManagedProcess | None = None
+    ports: PortMap = field(default_factory=PortMap.none)
+    workdir: Path | None = None
+    #: What sfclab noticed while starting the switch (a missing feature …).
+    notes: list[str] = field(default_factory=list)
+
+    # -- addresses and config -----------------------------------------------------------------
+    @property
+    def grpc_address(self) -> str:
+        return _grpc_address(self.host, self.port)
+
+    @property
+    def url(self) -> str:
+        return f"bmv2://{self.grpc_address}?device_id={self.device_id}"
+
+    @property
+    def owned(self) -> bool:
+        """Whether sfclab started this switch (and stops it)."""
+        return self.process is not None
+
+    def device_config(self) -> bytes:
+        """The ``p4_device_config`` for ``SetForwardingPipelineConfig``: BMv2 JSON."""
+        if self.config is None:
+            raise TargetError(f"no BMv2 JSON for the switch at {self.url}",
+                              hint="compile with compile_v1model(), or pass json=… "
+                                   "(Bmv2Target.start/attach or the URL's json= parameter)")
+        return self.config
+
+    def names(self) -> NameMap:
+        return NameMap.from_json(self.device_config())
+
+    def subscribe(self, *, backend: str | None = None) -> EventSubscriber:
+        """A subscriber to this switch's event logger (open it before sending packets)."""
+        if self.nanolog is None:
+            raise TargetError(f"the event logger of {self.url} is off",
+                              hint="start the switch with event_logger=True, or give "
+                                   "nanolog=… in the URL of a switch run with --nanolog")
+        return EventSubscriber(self.nanolog, self.names(), backend=backend,
+                               device_id=self.device_id)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @classmethod
+    def start(cls, build: Bmv2Build | str | os.PathLike | None = None, *,
+              ports: PortMap | None = None, device_id: int = 0, grpc_port: int | None = None,
+              cpu_port: int | None = CPU_PORT, workdir: str | os.PathLike | None = None,
+              event_logger: bool = True, log_level: str | None = None,
+              log_to_file: bool = False, timeout: float = 15.0,
+              exe: str | None = None) -> Bmv2Target:
+        """Start a ``simple_switch_grpc`` sfclab owns and wait for its gRPC port.
+
+        *build* is a :class:`Bmv2Build` or a BMv2 JSON path (kept for
+        :meth:`device_config`; the switch starts with ``--no-p4`` either way)."""
+        exe = exe or require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
+        wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sfclab-bmv2-"))
+        wd.mkdir(parents=True, exist_ok=True)
+        grpc_port = grpc_port or free_port()
+        ports = ports or PortMap.none()
+        if ports.mode == "pcap":
+            for p in ports.ports:
+                if not ports.in_pcap(p).exists():
+                    write_pcap(ports.in_pcap(p), [])
+        supported = switch_options(exe)
+        nanolog = f"ipc://{_ipc_path(wd, 'events', grpc_port)}" if event_logger else None
+        log_file = wd / "bmv2.log" if log_to_file else None
+        cmd = switch_command(
+            exe, grpc_addr=f"127.0.0.1:{grpc_port}", ports=ports, device_id=device_id,
+            cpu_port=cpu_port, nanolog=nanolog, log_file=log_file, log_level=log_level,
+            thrift_port=free_port() if "--thrift-port" in supported else None,
+            notifications_addr=(f"ipc://{_ipc_path(wd, 'notifications', grpc_port)}"
+                                if "--notifications-addr" in supported else None))
+        json_path, p4info, config = _build_files(build)
+        proc = ManagedProcess.start(cmd, log_path=wd / "simple_switch_grpc.out", cwd=wd,
+                                    extra_logs=[log_file, Path(f"{log_file}.txt")]
+                                    if log_file else (), name=SWITCH)
+        target = cls("127.0.0.1", grpc_port, device_id, cpu_port, config, json_path, p4info,
+                     nanolog, proc, ports, wd)
+        try:
+            wait_for_port("127.0.0.1", grpc_port, timeout=timeout, process=proc,
+                          what=f"{SWITCH} (device {device_id})")
+        except TargetError:
+            proc.stop()
+            raise
+        if nanolog and "compiled without -DBMELOG" in proc.tail(200):
+            target.nanolog = None
+            target.notes.append("this BMv2 was built without the event logger (-DBMELOG): "
+                                "no packet traces from the switch")
+        if ports.reason:
+            target.notes.append(ports.describe())
+        return target
+
+    @classmethod
+    def attach(cls, url: str, *, build: Bmv2Build | str | os.PathLike | None = None,
+               check: bool = True, timeout: float = 2.0) -> Bmv2Target:
+        """A switch sfclab did not start, from ``bmv2://HOST:PORT?device_id=N``;
+        with *check*, :class:`TargetError` unless its port accepts connections."""
+        u = parse_bmv2_url(url)
+        json_path, p4info, config = _build_files(build if build is not None else u["json"])
+        if u["p4info"]:
+            p4info = Path(u["p4info"])
+        if check:
+            wait_for_port(u["host"], u["port"], timeout=timeout,
+                          what=f"the BMv2 switch at {url}")
+        return cls(u["host"], u["port"], u["device_id"], u["cpu_port"], config, json_path,
+                   p4info, u["nanolog"])
+
+    def stop(self, timeout: float = 5.0) -> int | None:
+        """Stop the switch if sfclab started it (SIGTERM, then SIGKILL); attached
+        switches are left running."""
+        if self.process is None:
+            return None
+        return self.process.stop(timeout)
+
+    def log(self, lines: int = 40) -> str:
+        """The last lines of an owned switch's output."""
+        return self.process.tail(lines) if self.process else ""
+
+    def __enter__(self) -> Bmv2Target:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = repr(self.process) if self.process else "attached"
+        return f"<Bmv2Target {self.url} {state}>"
+
+
+def _ipc_path(workdir: Path, what: str, port: int) -> str:
+    """An IPC socket path short enough for ``sun_path`` (108 bytes)."""
+    p = str(workdir.absolute() / f"{what}.ipc")
+    return p if len(p) < 100 else f"/tmp/sfclab-bmv2-{port}-{what}.ipc"
+
+
+def _build_files(build: Any) -> tuple[Path | None, Path | None, bytes | None]:
+    if build is None:
+        return None, None, None
+    if isinstance(build, Bmv2Build):
+        return build.json_path, build.p4info_path, build.device_config()
+    path = Path(build)
+    try:
+        return path, None, path.read_bytes()
+    except OSError as e:
+        raise TargetError(f"cannot read the BMv2 JSON {path}: {e.strerror}") from None
+
+
+# -- pcap files (the switch's ports without root) ------------------------------------------------
+
+_PCAP_HEADER = struct.Struct("<IHHiIII")
+_PCAP_RECORD = struct.Struct("<IIII")
+
+
+def write_pcap(path: str | os.PathLike, frames: Iterable[bytes]) -> Path:
+    """A classic pcap file (Ethernet link type) holding *frames*.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     read_pcap(write_pcap(Path(d) / "x.pcap", [b"\\x01" * 60])) == [b"\\x01" * 60]
+    True
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = bytearray(_PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    for i, frame in enumerate(frames):
+        data += _PCAP_RECORD.pack(i, 0, len(frame), len(frame)) + bytes(frame)
+    out.write_bytes(bytes(data))
+    return out
+
+
+def read_pcap(path: str | os.PathLike) -> list[bytes]:
+    """The frames of a classic pcap file ([] if it does not exist yet)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    if len(data) < _PCAP_HEADER.size:
+        return []
+    magic = struct.unpack_from("<I", data)[0]
+    order = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    rec = struct.Struct(order + "IIII")
+    frames, off = [], _PCAP_HEADER.size
+    while off + rec.size <= len(data):
+        _, _, incl, _ = rec.unpack_from(data, off)
+        off += rec.size
+        if off + incl > len(data):
+            break
+        frames.append(data[off:off + incl])
+        off += incl
+    return frames

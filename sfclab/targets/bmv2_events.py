@@ -1,0 +1,427 @@
+"""BMv2's event logger, decoded into :class:`~sfclab.targets.trace.PacketTrace`.
+
+``simple_switch_grpc --nanolog ipc:///tmp/sfclab-….ipc`` publishes one binary
+message per step of every packet on a nanomsg/NNG PUB socket.  The layout is
+``src/bm_sim/event_logger.cpp`` (and BMv2's ``tools/nanomsg_client.py``): a
+packed little-endian 40-byte header ::
+
+    int type; uint64 switch_id; uint32 cxt_id; uint64 sig; uint64 id; uint64 copy_id
+
+(``struct`` format ``<iQIQQQ``) followed by one or two ``int``: the port for
+packet in/out, the object id for parser/deparser/checksum/pipeline/action
+events, the header id for extract/emit, ``condition_id, result`` for a
+condition and ``table_id, entry_handle`` for a table hit.  Type 999
+(CONFIG_CHANGE) is the header alone.
+
+:class:`NameMap` maps the numeric ids to names with the BMv2 JSON the switch
+runs (``parsers``, ``deparsers``, ``headers``, ``actions``, ``checksums`` and
+each pipeline's ``tables`` and ``conditionals``); table and action names in
+p4c's JSON are the fully qualified ones (``SfcIngress.slot0_firewall.acl``).
+:func:`decode_events` groups messages per packet into traces;
+:class:`EventSubscriber` receives them with ``pynng`` or ``nnpy`` when one is
+installed (neither is a dependency of sfclab).
+
+>>> names = NameMap.from_json({"pipelines": [{"name": "ingress", "id": 0,
+...     "tables": [{"name": "SfcIngress.slot0_firewall.acl", "id": 3, "key": [{}]}],
+...     "conditionals": []}], "actions": [{"name": "SfcIngress.slot0_firewall.deny", "id": 7}]})
+>>> msgs = [pack_message(PACKET_IN, 1, packet_id=5),
+...         pack_message(PIPELINE_START, 0, packet_id=5),
+...         pack_message(TABLE_HIT, 3, 12, packet_id=5),
+...         pack_message(ACTION_EXECUTE, 7, packet_id=5),
+...         pack_message(PIPELINE_DONE, 0, packet_id=5)]
+>>> [t] = decode_events(msgs, names)
+>>> [(e.kind, e.name) for e in t.events]  # doctest: +NORMALIZE_WHITESPACE
+[('packet_in', ''), ('pipeline_start', 'ingress'),
+ ('table_hit', 'SfcIngress.slot0_firewall.acl'), ('action', 'SfcIngress.slot0_firewall.deny'),
+ ('pipeline_done', 'ingress'), ('drop', '')]
+>>> t.ingress_port, t.nfs(), t.dropped, t.events[2].entry
+(1, ['firewall'], True, 'entry handle 12')
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import struct
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TargetError
+from .trace import Event, PacketTrace
+
+__all__ = [
+    "PACKET_IN", "PACKET_OUT", "PARSER_START", "PARSER_DONE", "PARSER_EXTRACT",
+    "DEPARSER_START", "DEPARSER_DONE", "DEPARSER_EMIT", "CHECKSUM_UPDATE",
+    "PIPELINE_START", "PIPELINE_DONE", "CONDITION_EVAL", "TABLE_HIT", "TABLE_MISS",
+    "ACTION_EXECUTE", "CONFIG_CHANGE", "MESSAGE_TYPES", "HEADER",
+    "RawEvent", "decode_message", "pack_message", "NameMap", "TraceBuilder",
+    "decode_events", "EventSubscriber", "subscriber_backend",
+]
+
+# The EventType enum of event_logger.cpp, in order.
+(PACKET_IN, PACKET_OUT, PARSER_START, PARSER_DONE, PARSER_EXTRACT, DEPARSER_START,
+ DEPARSER_DONE, DEPARSER_EMIT, CHECKSUM_UPDATE, PIPELINE_START, PIPELINE_DONE,
+ CONDITION_EVAL, TABLE_HIT, TABLE_MISS, ACTION_EXECUTE) = range(15)
+CONFIG_CHANGE = 999
+
+#: Message type -> (name, number of trailing ``int`` fields).
+MESSAGE_TYPES: dict[int, tuple[str, int]] = {
+    PACKET_IN: ("PACKET_IN", 1), PACKET_OUT: ("PACKET_OUT", 1),
+    PARSER_START: ("PARSER_START", 1), PARSER_DONE: ("PARSER_DONE", 1),
+    PARSER_EXTRACT: ("PARSER_EXTRACT", 1), DEPARSER_START: ("DEPARSER_START", 1),
+    DEPARSER_DONE: ("DEPARSER_DONE", 1), DEPARSER_EMIT: ("DEPARSER_EMIT", 1),
+    CHECKSUM_UPDATE: ("CHECKSUM_UPDATE", 1), PIPELINE_START: ("PIPELINE_START", 1),
+    PIPELINE_DONE: ("PIPELINE_DONE", 1), CONDITION_EVAL: ("CONDITION_EVAL", 2),
+    TABLE_HIT: ("TABLE_HIT", 2), TABLE_MISS: ("TABLE_MISS", 1),
+    ACTION_EXECUTE: ("ACTION_EXECUTE", 1), CONFIG_CHANGE: ("CONFIG_CHANGE", 0),
+}
+
+#: ``msg_hdr_t`` (packed): type, switch_id, cxt_id, sig, id, copy_id.
+HEADER = struct.Struct("<iQIQQQ")
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One event-logger message, undecoded ids and all."""
+
+    type: int
+    switch_id: int
+    cxt_id: int
+    sig: int
+    packet_id: int
+    copy_id: int
+    fields: tuple[int, ...] = ()
+
+    @property
+    def type_name(self) -> str:
+        return MESSAGE_TYPES[self.type][0]
+
+
+def decode_message(data: bytes) -> RawEvent:
+    """Decode one message; :class:`ValueError` if it is short or of unknown type.
+
+    >>> decode_message(pack_message(TABLE_MISS, 4, packet_id=9, copy_id=1))
+    RawEvent(type=13, switch_id=0, cxt_id=0, sig=0, packet_id=9, copy_id=1, fields=(4,))
+    """
+    if len(data) < HEADER.size:
+        raise ValueError(f"event-logger message of {len(data)} bytes, shorter than its "
+                         f"{HEADER.size}-byte header")
+    type_, switch_id, cxt_id, sig, pid, copy_id = HEADER.unpack_from(data)
+    try:
+        _, n = MESSAGE_TYPES[type_]
+    except KeyError:
+        raise ValueError(f"unknown event-logger message type {type_}") from None
+    body = struct.Struct(f"<{n}i")
+    if len(data) < HEADER.size + body.size:
+        raise ValueError(f"{MESSAGE_TYPES[type_][0]} message of {len(data)} bytes; "
+                         f"expected {HEADER.size + body.size}")
+    return RawEvent(type_, switch_id, cxt_id, sig, pid, copy_id,
+                    body.unpack_from(data, HEADER.size))
+
+
+def pack_message(type_: int, *fields: int, switch_id: int = 0, cxt_id: int = 0, sig: int = 0,
+                 packet_id: int = 0, copy_id: int = 0) -> bytes:
+    """A message as BMv2 sends it (for tests and replays).
+
+    >>> len(pack_message(PACKET_IN, 3)), len(pack_message(CONDITION_EVAL, 1, 1))
+    (44, 48)
+    """
+    _, n = MESSAGE_TYPES[type_]
+    if len(fields) != n:
+        raise ValueError(f"{MESSAGE_TYPES[type_][0]} takes {n} field(s), got {len(fields)}")
+    # Fields are C ints: an entry handle (uint32) is static_cast<int> as in BMv2.
+    ints = [(int(v) + 2**31) % 2**32 - 2**31 for v in fields]
+    return (HEADER.pack(type_, switch_id, cxt_id, sig, packet_id, copy_id)
+            + struct.pack(f"<{n}i", *ints))
+
+
+@dataclass(slots=True)
+class NameMap:
+    """BMv2 numeric ids -> names, from the BMv2 JSON the switch runs."""
+
+    names: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: Condition id -> its source text (p4c's ``source_info.source_fragment``).
+    conditions: dict[int, str] = field(default_factory=dict)
+    #: Tables p4c synthesised for direct action calls (``tbl_…``, no key).
+    synthetic_tables: set[int] = field(default_factory=set)
+    ingress: str = "ingress"
+
+    @classmethod
+    def from_json(cls, cfg: Mapping[str, Any] | str | bytes | os.PathLike) -> NameMap:
+        """From the JSON as a mapping, its text, or a path to it."""
+        if isinstance(cfg, os.PathLike):
+            cfg = json.loads(open(cfg, "rb").read())
+        elif isinstance(cfg, (str, bytes)):
+            cfg = json.loads(cfg)
+        m = cls()
+        for kind in ("header", "parser", "deparser", "action", "checksum", "pipeline"):
+            for obj in cfg.get(kind + "s", ()):
+                m.names[(kind, obj["id"])] = obj["name"]
+        for pipe in cfg.get("pipelines", ()):
+            for t in pipe.get("tables", ()):
+                m.names[("table", t["id"])] = t["name"]
+                if t["name"].startswith("tbl_") and not t.get("key"):
+                    m.synthetic_tables.add(t["id"])
+            for c in pipe.get("conditionals", ()):
+                m.names[("condition", c["id"])] = c["name"]
+                frag = (c.get("source_info") or {}).get("source_fragment")
+                if frag:
+                    m.conditions[c["id"]] = " ".join(str(frag).split())
+        pipes = [p["name"] for p in cfg.get("pipelines", ())]
+        if pipes and "ingress" not in pipes:
+            m.ingress = pipes[0]
+        return m
+
+    def name(self, kind: str, obj_id: int) -> str:
+        """The name, or ``kind#id`` when the JSON does not have it."""
+        return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
+
+
+@dataclass(slots=True)
+class _State:
+    trace: PacketTrace
+    pass_no: int = 0
+    parsed: bool = False        # a parser ran in this pass
+    egress: bool = False        # the packet went through egress in this pass
+    outs: list[int] = field(default_factory=list)
+
+
+class TraceBuilder:
+    """Builds one :class:`PacketTrace` per packet from messages in arrival order.
+
+    A packet is BMv2's packet id (per switch); recirculated and resubmitted
+    copies keep it, so a parser starting again opens the next pass (``recirculate``
+    when the previous pass went through egress, ``resubmit`` otherwise).
+    *entry_name* describes a table hit from ``(table, entry handle)``; the
+    default says the handle.  Synthetic tables (p4c's ``tbl_…`` for direct action
+    calls) are left out unless *synthetic_tables* is true; their actions stay.
+    Multicast copies show as further ``packet_out`` events; an ingress clone
+    (sfclab's programs make none) is re-parsed, so it would read as another pass.
+    """
+
+    def __init__(self, names: NameMap, *, device_id: int | None = None,
+                 entry_name: Callable[[str, int], str | None] | None = None,
+                 synthetic_tables: bool = False) -> None:
+        self.names = names
+        self.device_id = device_id
+        self.entry_name = entry_name
+        self.synthetic_tables = synthetic_tables
+        self._open: dict[tuple[int, int], _State] = {}
+        self.config_changes = 0
+
+    def feed(self, msg: bytes | RawEvent) -> None:
+        ev = decode_message(msg) if isinstance(msg, (bytes, bytearray, memoryview)) else msg
+        if self.device_id is not None and ev.switch_id != self.device_id:
+            return
+        if ev.type == CONFIG_CHANGE:
+            self.config_changes += 1
+            return
+        key = (ev.switch_id, ev.packet_id)
+        st = self._open.get(key)
+        if st is None:
+            port = ev.fields[0] if ev.type == PACKET_IN else -1
+            st = self._open[key] = _State(PacketTrace(packet_id=ev.packet_id, ingress_port=port))
+            if ev.type != PACKET_IN:
+                self._add(st, "note", value="the packet arrived before events were read: "
+                          "its first steps are missing")
+        self._apply(st, ev)
+
+    def _add(self, st: _State, kind: str, name: str = "", **kw: Any) -> None:
+        st.trace.add(Event(kind=kind, name=name, pass_no=st.pass_no, **kw))
+
+    def _apply(self, st: _State, ev: RawEvent) -> None:
+        n, t, f = self.names, ev.type, ev.fields
+        if t == PACKET_IN:
+            self._add(st, "packet_in", value=f[0])
+        elif t == PACKET_OUT:
+            st.outs.append(f[0])
+            self._add(st, "packet_out", value=f[0])
+        elif t == PARSER_START:
+            if st.parsed:
+                kind = "recirculate" if st.egress else "resubmit"
+                st.pass_no += 1
+                st.egress = False
+                self._add(st, kind)
+            st.parsed = True
+            self._add(st, "parser_start", n.name("parser", f[0]))
+        elif t == PARSER_DONE:
+            self._add(st, "parser_done", n.name("parser", f[0]))
+        elif t == PARSER_EXTRACT:
+            self._add(st, "extract", n.name("header", f[0]))
+        elif t in (DEPARSER_START, DEPARSER_DONE):
+            st.egress = True
+            if t == DEPARSER_DONE:
+                self._add(st, "deparser_done", n.name("deparser", f[0]))
+        elif t == DEPARSER_EMIT:
+            self._add(st, "deparser_emit", n.name("header", f[0]))
+        elif t == CHECKSUM_UPDATE:
+            self._add(st, "checksum", n.name("checksum", f[0]), value="updated")
+        elif t in (PIPELINE_START, PIPELINE_DONE):
+            name = n.name("pipeline", f[0])
+            if name != n.ingress and t == PIPELINE_START:
+                st.egress = True
+            self._add(st, "pipeline_start" if t == PIPELINE_START else "pipeline_done", name)
+        elif t == CONDITION_EVAL:
+            text = n.conditions.get(f[0]) or n.name("condition", f[0])
+            self._add(st, "condition", text, value=bool(f[1]))
+        elif t in (TABLE_HIT, TABLE_MISS):
+            if f[0] in n.synthetic_tables and not self.synthetic_tables:
+                return
+            table = n.name("table", f[0])
+            if t == TABLE_MISS:
+                self._add(st, "table_miss", table)
+            else:
+                handle = f[1] & 0xFFFFFFFF
+                desc = self.entry_name(table, handle) if self.entry_name else None
+                self._add(st, "table_hit", table, entry=desc or f"entry handle {handle}")
+        elif t == ACTION_EXECUTE:
+            self._add(st, "action", n.name("action", f[0]))
+
+    def packets(self) -> list[int]:
+        """Ids of the packets seen so far."""
+        return [pid for _, pid in self._open]
+
+    def finish(self) -> list[PacketTrace]:
+        """Close every packet seen so far: out on its first packet-out port (a
+        multicast's other copies stay as ``packet_out`` events), else dropped."""
+        out = []
+        for st in self._open.values():
+            tr = st.trace
+            if st.outs:
+                tr.finish(egress_port=st.outs[0])
+            else:
+                reason = "no packet out: dropped by the program"
+                tr.add(Event(kind="drop", pass_no=st.pass_no, value=reason))
+                tr.finish(egress_port=None, drop_reason=reason)
+            out.append(tr)
+        self._open.clear()
+        return sorted(out, key=lambda tr: tr.packet_id)
+
+
+def decode_events(messages: Iterable[bytes | RawEvent], names: NameMap, *,
+                  device_id: int | None = None,
+                  entry_name: Callable[[str, int], str | None] | None = None,
+                  synthetic_tables: bool = False) -> list[PacketTrace]:
+    """Traces of every packet in *messages* (all of each packet's messages must be
+    there: a packet with no packet-out counts as dropped)."""
+    b = TraceBuilder(names, device_id=device_id, entry_name=entry_name,
+                     synthetic_tables=synthetic_tables)
+    for m in messages:
+        b.feed(m)
+    return b.finish()
+
+
+# -- receiving -----------------------------------------------------------------------------
+
+_INSTALL_HINT = ("pip install pynng (or nnpy); neither is a dependency of sfclab, and the "
+                 "switch needs --nanolog and a BMv2 built with the event logger (-DBMELOG)")
+
+
+def subscriber_backend(prefer: str | None = None) -> str:
+    """``"pynng"`` or ``"nnpy"``, whichever imports (*prefer* first);
+    :class:`TargetError` when neither does."""
+    import importlib
+
+    order = ["pynng", "nnpy"]
+    if prefer:
+        order = [prefer] + [o for o in order if o != prefer]
+    for mod in order:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            continue
+        return mod
+    raise TargetError("cannot read BMv2's event logger: neither pynng nor nnpy is installed",
+                      hint=_INSTALL_HINT)
+
+
+class EventSubscriber:
+    """A SUB socket on a switch's ``--nanolog`` address.
+
+    PUB/SUB drops what is sent before the subscription is connected, so open the
+    subscriber before sending packets (it dials in the background and reconnects
+    if the switch starts later).
+
+    >>> EventSubscriber("ipc:///tmp/x.ipc", NameMap(), backend="no-such-backend")
+    Traceback (most recent call last):
+    ...
+    sfclab.errors.TargetError: cannot read BMv2's event logger: unknown backend 'no-such-backend'
+    hint: use 'pynng' or 'nnpy'
+    """
+
+    def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
+                 device_id: int | None = None) -> None:
+        if backend not in (None, "pynng", "nnpy"):
+            raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
+                              hint="use 'pynng' or 'nnpy'")
+        self.address = address
+        self.names = names
+        self.device_id = device_id
+        self.backend = subscriber_backend(backend)
+        self._sock: Any = None
+        self._timeout_exc: tuple[type[BaseException], ...] = ()
+        self._open()
+
+    def _open(self) -> None:
+        if self.backend == "pynng":
+            import pynng
+
+            self._sock = pynng.Sub0(recv_timeout=100)
+            self._sock.subscribe(b"")
+            self._sock.dial(self.address, block=False)
+            from pynng.exceptions import Timeout
+
+            self._timeout_exc = (Timeout,)
+        else:
+            import nnpy
+            from nnpy.errors import NNError
+
+            self._sock = nnpy.Socket(nnpy.AF_SP, nnpy.SUB)
+            self._sock.connect(self.address)
+            self._sock.setsockopt(nnpy.SUB, nnpy.SUB_SUBSCRIBE, "")
+            self._sock.setsockopt(nnpy.SOL_SOCKET, nnpy.RCVTIMEO, 100)
+            self._timeout_exc = (NNError,)
+
+    def recv(self) -> bytes | None:
+        """One message, or None if none came within 0.1 s."""
+        try:
+            return bytes(self._sock.recv())
+        except self._timeout_exc as e:
+            code = getattr(e, "error_no", None)      # nnpy: only a timeout is quiet
+            if code is not None and code not in (errno.ETIMEDOUT, errno.EAGAIN):
+                raise TargetError(f"reading BMv2 events from {self.address}: {e}") from None
+            return None
+
+    def messages(self, *, quiet: float = 0.3, timeout: float = 5.0) -> list[bytes]:
+        """Messages until none came for *quiet* seconds (or *timeout* passed)."""
+        out: list[bytes] = []
+        start = last = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now - last >= quiet or now - start >= timeout:
+                return out
+            m = self.recv()
+            if m is not None:
+                out.append(m)
+                last = time.monotonic()
+
+    def collect(self, *, quiet: float = 0.3, timeout: float = 5.0,
+                entry_name: Callable[[str, int], str | None] | None = None
+                ) -> list[PacketTrace]:
+        """Traces of the packets the switch processed since the last call."""
+        return decode_events(self.messages(quiet=quiet, timeout=timeout), self.names,
+                             device_id=self.device_id, entry_name=entry_name)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> EventSubscriber:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,39 @@
+"""Fixtures for the external targets' tests (helpers in targets_support.py)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "targets"
+
+
+@pytest.fixture
+def listening() -> Iterator[int]:
+    """A port on 127.0.0.1 that accepts connections for the test's duration."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    try:
+        yield s.getsockname()[1]
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def bmv2_json() -> Path:
+    return FIXTURES / "sfc_min.bmv2.json"
+
+
+@pytest.fixture
+def no_tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """PATH holds only an empty directory; no tool environment variables."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    for var in ("SFCLAB_P4C", "SFCLAB_BMV2", "SFCLAB_BF_P4C", "SDE", "SDE_INSTALL"):
+        monkeypatch.delenv(var, raising=False)
+    return empty

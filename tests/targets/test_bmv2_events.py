@@ -1,0 +1,346 @@
+"""BMv2 event-logger messages (built from event_logger.cpp's struct layout) → traces."""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import types
+
+import pytest
+
+from sfclab.errors import TargetError
+from sfclab.targets import bmv2_events as E
+from sfclab.targets.bmv2_events import (
+    EventSubscriber,
+    NameMap,
+    RawEvent,
+    TraceBuilder,
+    decode_events,
+    decode_message,
+    pack_message,
+    subscriber_backend,
+)
+
+# -- the wire format -------------------------------------------------------------------------------
+
+
+def test_header_layout_is_event_logger_cpp_msg_hdr_t():
+    # struct msg_hdr_t { int type; uint64 switch_id; uint32 cxt_id; uint64 sig;
+    #                    uint64 id; uint64 copy_id; } __attribute__((packed));
+    # then, for TABLE_HIT: int table_id; int entry_hdl;
+    raw = (struct.pack("<i", 12) + struct.pack("<Q", 1) + struct.pack("<I", 2)
+           + struct.pack("<Q", 0xDEADBEEF) + struct.pack("<Q", 42) + struct.pack("<Q", 3)
+           + struct.pack("<i", 7) + struct.pack("<i", 99))
+    assert len(raw) == 48
+    assert pack_message(E.TABLE_HIT, 7, 99, switch_id=1, cxt_id=2, sig=0xDEADBEEF,
+                        packet_id=42, copy_id=3) == raw
+    ev = decode_message(raw)
+    assert ev == RawEvent(12, 1, 2, 0xDEADBEEF, 42, 3, (7, 99))
+    assert ev.type_name == "TABLE_HIT"
+
+
+def test_type_numbers_follow_the_enum():
+    assert (E.PACKET_IN, E.PACKET_OUT, E.PARSER_START, E.PARSER_DONE, E.PARSER_EXTRACT,
+            E.DEPARSER_START, E.DEPARSER_DONE, E.DEPARSER_EMIT, E.CHECKSUM_UPDATE,
+            E.PIPELINE_START, E.PIPELINE_DONE, E.CONDITION_EVAL, E.TABLE_HIT, E.TABLE_MISS,
+            E.ACTION_EXECUTE, E.CONFIG_CHANGE) == (*range(15), 999)
+
+
+@pytest.mark.parametrize("type_,size", [(E.PACKET_IN, 44), (E.CONDITION_EVAL, 48),
+                                        (E.TABLE_HIT, 48), (E.ACTION_EXECUTE, 44),
+                                        (E.CONFIG_CHANGE, 40)])
+def test_message_sizes(type_, size):
+    n = E.MESSAGE_TYPES[type_][1]
+    assert len(pack_message(type_, *range(n))) == size
+
+
+def test_config_change_is_the_bare_header():
+    # config_change(): memset(0), type 999, switch_id = device id.
+    raw = struct.pack("<iQIQQQ", 999, 4, 0, 0, 0, 0)
+    assert decode_message(raw) == RawEvent(999, 4, 0, 0, 0, 0, ())
+
+
+def test_malformed_messages():
+    with pytest.raises(ValueError, match="shorter than its 40-byte header"):
+        decode_message(b"\x00" * 10)
+    with pytest.raises(ValueError, match="unknown event-logger message type 77"):
+        decode_message(struct.pack("<iQIQQQ", 77, 0, 0, 0, 0, 0))
+    with pytest.raises(ValueError, match="TABLE_HIT message of 44 bytes; expected 48"):
+        decode_message(pack_message(E.TABLE_HIT, 1, 2)[:44])
+    with pytest.raises(ValueError, match="takes 2 field"):
+        pack_message(E.TABLE_HIT, 1)
+
+
+# -- names from the BMv2 JSON ----------------------------------------------------------------------
+
+
+def test_name_map_from_p4c_json(bmv2_json):
+    for src in (bmv2_json, bmv2_json.read_text(), bmv2_json.read_bytes(),
+                json.loads(bmv2_json.read_text())):
+        m = NameMap.from_json(src)
+        assert m.name("table", 1) == "SfcIngress.slot0_firewall.acl"
+        assert m.name("action", 3) == "SfcIngress.slot1_l3fwd.route"
+        assert m.name("pipeline", 1) == "egress"
+        assert m.name("header", 6) == "ipv4"
+        assert m.name("checksum", 0) == "cksum"
+        assert m.name("condition", 0) == "node_2"
+        assert m.conditions[2] == ("meta.sfc.drop == 0 && meta.sfc.to_cpu == 0 && "
+                                   "hdr.sfc.bitmap & 32w0x1 != 0")
+        assert m.synthetic_tables == {4, 5}
+        assert m.name("table", 99) == "table#99"
+
+
+# -- traces -------------------------------------------------------------------------------------
+
+
+def _recirculated_packet(pid: int, *, switch_id: int = 0) -> list[bytes]:
+    """Two passes (firewall, then l3fwd) and out on port 2, as simple_switch emits them."""
+    def m(t, *f, copy=0):
+        return pack_message(t, *f, packet_id=pid, copy_id=copy, switch_id=switch_id)
+
+    first = [m(E.PACKET_IN, 1), m(E.PARSER_START, 0), m(E.PARSER_EXTRACT, 4),
+             m(E.PARSER_EXTRACT, 6), m(E.PARSER_EXTRACT, 7), m(E.PARSER_DONE, 0),
+             m(E.PIPELINE_START, 0), m(E.CONDITION_EVAL, 0, 0), m(E.CONDITION_EVAL, 1, 1),
+             m(E.TABLE_HIT, 0, 0), m(E.ACTION_EXECUTE, 5), m(E.CONDITION_EVAL, 2, 1),
+             m(E.TABLE_HIT, 1, 3), m(E.ACTION_EXECUTE, 1), m(E.TABLE_HIT, 3, 1),
+             m(E.ACTION_EXECUTE, 7), m(E.TABLE_MISS, 4), m(E.ACTION_EXECUTE, 9),
+             m(E.PIPELINE_DONE, 0), m(E.PIPELINE_START, 1), m(E.CONDITION_EVAL, 3, 1),
+             m(E.TABLE_MISS, 5), m(E.ACTION_EXECUTE, 10), m(E.PIPELINE_DONE, 1),
+             m(E.CHECKSUM_UPDATE, 0), m(E.DEPARSER_START, 0), m(E.DEPARSER_EMIT, 4),
+             m(E.DEPARSER_EMIT, 5), m(E.DEPARSER_EMIT, 6), m(E.DEPARSER_EMIT, 7),
+             m(E.DEPARSER_DONE, 0)]
+    second = [m(E.PARSER_START, 0, copy=1), m(E.PARSER_EXTRACT, 4, copy=1),
+              m(E.PARSER_EXTRACT, 5, copy=1), m(E.PARSER_DONE, 0, copy=1),
+              m(E.PIPELINE_START, 0, copy=1), m(E.TABLE_HIT, 2, 0x80000001, copy=1),
+              m(E.ACTION_EXECUTE, 3, copy=1), m(E.TABLE_HIT, 3, 2, copy=1),
+              m(E.ACTION_EXECUTE, 8, copy=1), m(E.PIPELINE_DONE, 0, copy=1),
+              m(E.PIPELINE_START, 1, copy=1), m(E.CONDITION_EVAL, 3, 0, copy=1),
+              m(E.PIPELINE_DONE, 1, copy=1), m(E.DEPARSER_START, 0, copy=1),
+              m(E.DEPARSER_DONE, 0, copy=1), m(E.PACKET_OUT, 2, copy=1)]
+    return first + second
+
+
+def test_recirculated_packet_trace(bmv2_json):
+    [t] = decode_events(_recirculated_packet(7), NameMap.from_json(bmv2_json))
+    assert (t.packet_id, t.ingress_port, t.egress_port, t.dropped) == (7, 1, 2, False)
+    assert t.passes == 2
+    assert t.nfs() == ["firewall", "l3fwd"]
+    assert t.tables() == [("SfcIngress.initializer", True), ("SfcIngress.slot0_firewall.acl", True),
+                          ("SfcIngress.rewinder", True), ("SfcIngress.slot1_l3fwd.ipv4_lpm", True),
+                          ("SfcIngress.rewinder", True)]
+    kinds = [e.kind for e in t.events]
+    r = kinds.index("recirculate")
+    assert t.events[r].pass_no == 1 and kinds[r + 1] == "parser_start"
+    assert {e.pass_no for e in t.events[:r]} == {0}
+    assert {e.pass_no for e in t.events[r:]} == {1}
+    conds = [(e.name, e.value) for e in t.events if e.kind == "condition"]
+    assert conds[0] == ("hdr.packet_out.isValid()", False)
+    assert conds[1] == ("!hdr.sfc.isValid()", True)
+    assert [e.name for e in t.events if e.kind == "extract"][:3] == ["ethernet", "ipv4", "tcp"]
+    assert [e.name for e in t.events if e.kind == "deparser_emit"][:2] == ["ethernet", "sfc"]
+    assert any(e.kind == "checksum" and e.name == "cksum" for e in t.events)
+    # Synthetic tables are hidden, their actions stay.
+    assert "tbl_program424" not in {e.name for e in t.events}
+    assert [e.name for e in t.events if e.kind == "action"][-2:] == [
+        "SfcIngress.slot1_l3fwd.route", "SfcIngress.finish"]
+    # An entry handle above 2**31 arrives as a negative int and is read back unsigned.
+    hits = [e.entry for e in t.events if e.kind == "table_hit"]
+    assert hits[3] == f"entry handle {0x80000001}"
+    assert t.events[-1].kind == "packet_out" and t.events[-1].value == 2
+
+
+def test_synthetic_tables_on_request_and_entry_names(bmv2_json):
+    names = NameMap.from_json(bmv2_json)
+    seen = []
+
+    def entry(table, handle):
+        seen.append((table, handle))
+        return "web: tcp.dport == 80" if table.endswith("initializer") else None
+
+    [t] = decode_events(_recirculated_packet(1), names, synthetic_tables=True, entry_name=entry)
+    assert ("tbl_program424", False) in t.tables()
+    assert t.events[[e.kind for e in t.events].index("table_hit")].entry == "web: tcp.dport == 80"
+    assert ("SfcIngress.slot0_firewall.acl", 3) in seen
+
+
+def test_dropped_interleaved_and_other_devices(bmv2_json):
+    names = NameMap.from_json(bmv2_json)
+    a = _recirculated_packet(1)
+    dropped = [pack_message(E.PACKET_IN, 3, packet_id=2),
+               pack_message(E.PARSER_START, 0, packet_id=2),
+               pack_message(E.PIPELINE_START, 0, packet_id=2),
+               pack_message(E.TABLE_MISS, 0, packet_id=2),
+               pack_message(E.ACTION_EXECUTE, 6, packet_id=2),
+               pack_message(E.PIPELINE_DONE, 0, packet_id=2)]
+    other = _recirculated_packet(1, switch_id=9)
+    mixed = []
+    for i in range(max(len(a), len(dropped))):
+        mixed += a[i:i + 1] + dropped[i:i + 1] + other[i:i + 1]
+    mixed += other[len(dropped):]
+    mixed.insert(5, pack_message(E.CONFIG_CHANGE))
+    b = TraceBuilder(names, device_id=0)
+    for msg in mixed:
+        b.feed(msg)
+    assert b.config_changes == 1
+    t1, t2 = b.finish()
+    assert (t1.packet_id, t1.egress_port, t1.passes) == (1, 2, 2)
+    assert (t2.packet_id, t2.ingress_port, t2.dropped) == (2, 3, True)
+    assert t2.drop_reason == "no packet out: dropped by the program"
+    assert t2.events[-1].kind == "drop"
+    assert t2.tables() == [("SfcIngress.initializer", False)]
+    # Without a device filter the other switch's packet is a trace of its own.
+    assert len(decode_events(mixed, names)) == 3
+
+
+def test_resubmit_and_missing_start(bmv2_json):
+    names = NameMap.from_json(bmv2_json)
+    msgs = [pack_message(E.PARSER_START, 0, packet_id=4),      # packet_in was missed
+            pack_message(E.PIPELINE_START, 0, packet_id=4),
+            pack_message(E.PIPELINE_DONE, 0, packet_id=4),
+            pack_message(E.PARSER_START, 0, packet_id=4, copy_id=1),  # no egress in between
+            pack_message(E.PIPELINE_START, 0, packet_id=4, copy_id=1),
+            pack_message(E.PIPELINE_DONE, 0, packet_id=4, copy_id=1),
+            pack_message(E.PIPELINE_START, 1, packet_id=4, copy_id=1),
+            pack_message(E.PACKET_OUT, 5, packet_id=4, copy_id=1),
+            pack_message(E.PACKET_OUT, 6, packet_id=4, copy_id=2)]   # a multicast copy
+    [t] = decode_events(msgs, names)
+    assert t.ingress_port == -1 and t.events[0].kind == "note"
+    assert [e.kind for e in t.events].count("resubmit") == 1
+    assert t.passes == 2 and t.egress_port == 5
+    assert [e.value for e in t.events if e.kind == "packet_out"] == [5, 6]
+
+
+def test_unknown_ids_keep_their_number():
+    [t] = decode_events([pack_message(E.PACKET_IN, 0), pack_message(E.TABLE_MISS, 42),
+                         pack_message(E.ACTION_EXECUTE, 3)], NameMap())
+    assert [e.name for e in t.events][1:3] == ["table#42", "action#3"]
+
+
+# -- the subscriber ----------------------------------------------------------------------------
+
+
+def test_no_backend_is_a_clear_error(monkeypatch, bmv2_json):
+    monkeypatch.setitem(sys.modules, "pynng", None)
+    monkeypatch.setitem(sys.modules, "nnpy", None)
+    with pytest.raises(TargetError) as e:
+        subscriber_backend()
+    assert e.value.message == ("cannot read BMv2's event logger: neither pynng nor nnpy "
+                               "is installed")
+    assert "pip install pynng" in e.value.hint
+    with pytest.raises(TargetError, match="neither pynng nor nnpy"):
+        EventSubscriber("ipc:///tmp/x.ipc", NameMap.from_json(bmv2_json))
+
+
+class _FakeTimeout(Exception):
+    pass
+
+
+def _fake_pynng(queue):
+    mod = types.ModuleType("pynng")
+    exc = types.ModuleType("pynng.exceptions")
+    exc.Timeout = _FakeTimeout
+
+    class Sub0:
+        def __init__(self, recv_timeout):
+            self.recv_timeout, self.subs, self.dialed, self.closed = recv_timeout, [], [], False
+
+        def subscribe(self, topic):
+            self.subs.append(topic)
+
+        def dial(self, addr, block=None):
+            self.dialed.append((addr, block))
+            Sub0.last = self
+
+        def recv(self):
+            if not queue:
+                raise _FakeTimeout()
+            return queue.pop(0)
+
+        def close(self):
+            self.closed = True
+
+    mod.Sub0 = Sub0
+    mod.exceptions = exc
+    return mod, exc
+
+
+def test_pynng_subscriber_collects_traces(monkeypatch, bmv2_json):
+    queue = list(_recirculated_packet(3))
+    mod, exc = _fake_pynng(queue)
+    monkeypatch.setitem(sys.modules, "pynng", mod)
+    monkeypatch.setitem(sys.modules, "pynng.exceptions", exc)
+    with EventSubscriber("ipc:///tmp/ev.ipc", NameMap.from_json(bmv2_json)) as sub:
+        assert sub.backend == "pynng"
+        sock = mod.Sub0.last
+        assert sock.dialed == [("ipc:///tmp/ev.ipc", False)] and sock.subs == [b""]
+        [t] = sub.collect(quiet=0.2, timeout=3)
+        assert (t.packet_id, t.egress_port, t.passes) == (3, 2, 2)
+        assert sub.collect(quiet=0.1) == []
+    assert sock.closed
+
+
+def test_nnpy_subscriber_and_its_errors(monkeypatch, bmv2_json):
+    import errno
+
+    queue = [pack_message(E.PACKET_IN, 1, packet_id=1)]
+    mod = types.ModuleType("nnpy")
+    errs = types.ModuleType("nnpy.errors")
+
+    class NNError(Exception):
+        def __init__(self, error_no, *a):
+            super().__init__(*a)
+            self.error_no = error_no
+
+    errs.NNError = NNError
+    mod.AF_SP, mod.SUB, mod.SUB_SUBSCRIBE, mod.SOL_SOCKET, mod.RCVTIMEO = 1, 33, 1, 0, 5
+    fail = {"errno": errno.ETIMEDOUT}
+
+    class Socket:
+        def __init__(self, domain, proto):
+            self.opts = []
+            Socket.last = self
+
+        def connect(self, addr):
+            self.addr = addr
+
+        def setsockopt(self, level, option, value):
+            self.opts.append((level, option, value))
+
+        def recv(self):
+            if queue:
+                return queue.pop(0)
+            raise NNError(fail["errno"], "error")
+
+        def close(self):
+            pass
+
+    mod.Socket, mod.errors = Socket, errs
+    monkeypatch.setitem(sys.modules, "pynng", None)
+    monkeypatch.setitem(sys.modules, "nnpy", mod)
+    monkeypatch.setitem(sys.modules, "nnpy.errors", errs)
+    sub = EventSubscriber("ipc:///tmp/ev.ipc", NameMap(), device_id=0)
+    assert sub.backend == "nnpy"
+    assert Socket.last.addr == "ipc:///tmp/ev.ipc"
+    assert (33, 1, "") in Socket.last.opts and (0, 5, 100) in Socket.last.opts
+    assert decode_message(sub.recv()).type == E.PACKET_IN
+    assert sub.recv() is None                      # a timeout is quiet
+    fail["errno"] = errno.EBADF
+    with pytest.raises(TargetError, match="reading BMv2 events from ipc:///tmp/ev.ipc"):
+        sub.recv()
+    sub.close()
+
+
+def test_real_pynng_pub_sub(tmp_path, bmv2_json):
+    """End to end over a real NNG socket when pynng happens to be installed."""
+    pynng = pytest.importorskip("pynng")
+    import time
+
+    addr = f"ipc://{tmp_path}/ev.ipc"
+    with pynng.Pub0(listen=addr) as pub:
+        with EventSubscriber(addr, NameMap.from_json(bmv2_json), backend="pynng") as sub:
+            time.sleep(0.3)                   # let the subscription connect
+            for msg in _recirculated_packet(11):
+                pub.send(msg)
+            [t] = sub.collect(quiet=0.3, timeout=5)
+    assert (t.packet_id, t.egress_port, t.nfs()) == (11, 2, ["firewall", "l3fwd"])

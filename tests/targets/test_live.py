@@ -1,0 +1,175 @@
+"""Live tests on the real tools; each skips naming the executable that is missing.
+
+Run with ``pytest -m bmv2`` / ``-m tofino`` on a machine with p4c and BMv2
+(``simple_switch_grpc`` built with P4Runtime and, for traces, the event logger)
+or an Intel SDE.  The pipeline is pushed here with raw P4Runtime messages
+(finsy's protobuf modules) so these tests do not depend on sfclab's runtime client.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+
+import pytest
+from targets_support import live_skip
+
+from sfclab.targets import bmv2 as B
+from sfclab.targets import tofino as T
+from sfclab.targets.tools import find_executable, port_open
+
+CHAIN = "chain web match tcp.dport == 80: firewall -> l3fwd"
+
+
+def _generated(arch: str):
+    import sfclab
+    from sfclab.codegen import generate
+
+    return generate(sfclab.compile(CHAIN), arch=arch)
+
+
+def _push_pipeline(target: B.Bmv2Target, p4info_path) -> tuple:
+    """Arbitration, then SetForwardingPipelineConfig(VERIFY_AND_COMMIT)."""
+    import grpc
+    from finsy.proto import p4i, p4r, p4r_grpc
+    from google.protobuf import text_format
+
+    channel = grpc.insecure_channel(target.grpc_address)
+    stub = p4r_grpc.P4RuntimeStub(channel)
+    requests: queue.Queue = queue.Queue()
+    election = p4r.Uint128(high=0, low=1)
+    requests.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+        device_id=target.device_id, election_id=election)))
+    stream = stub.StreamChannel(iter(requests.get, None))
+    first = next(stream)
+    assert first.HasField("arbitration"), first
+    info = text_format.Parse(p4info_path.read_text(), p4i.P4Info())
+    stub.SetForwardingPipelineConfig(p4r.SetForwardingPipelineConfigRequest(
+        device_id=target.device_id, election_id=election,
+        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+        config=p4r.ForwardingPipelineConfig(p4info=info,
+                                            p4_device_config=target.device_config())),
+        timeout=30)
+    return channel, requests, stream     # keep the stream (and mastership) open
+
+
+@pytest.mark.bmv2
+def test_live_p4c_bm2_ss_compiles_the_composed_program(tmp_path):
+    from sfclab.codegen.p4c import find_compiler
+
+    live_skip([] if find_compiler("v1model") else ["p4c-bm2-ss"])
+    build = B.compile_v1model(_generated("v1model"), tmp_path / "out")
+    names = build.names()
+    tables = {n for (kind, _), n in names.names.items() if kind == "table"}
+    assert {"SfcIngress.slot0_firewall.acl", "SfcIngress.slot1_l3fwd.ipv4_lpm"} <= tables
+    assert {names.name("pipeline", i) for i in (0, 1)} == {"ingress", "egress"}
+    assert build.p4info_path.read_text().startswith("pkg_info")
+
+
+@pytest.mark.bmv2
+def test_live_simple_switch_grpc_starts_and_stops(tmp_path):
+    live_skip([] if B.find_switch() else [B.SWITCH])
+    t = B.Bmv2Target.start(workdir=tmp_path / "w", timeout=30)
+    try:
+        assert t.owned and port_open("127.0.0.1", t.port)
+    finally:
+        assert t.stop() is not None
+    assert not t.process.running
+
+
+@pytest.mark.bmv2
+def test_live_pipeline_push_and_packet_trace(tmp_path):
+    live_skip(B.missing_tools())
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.l2 import Ether
+
+    build = B.compile_v1model(_generated("v1model"), tmp_path / "out")
+    ports = B.PortMap.pcap(tmp_path / "pcap", [1, 2], wait=6)
+    frame = bytes(Ether(dst="00:00:00:00:00:02", src="00:00:00:00:00:01")
+                  / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1234, dport=80))
+    B.write_pcap(ports.in_pcap(1), [frame])
+    t = B.Bmv2Target.start(build, ports=ports, workdir=tmp_path / "w", timeout=30)
+    try:
+        sub = None
+        if t.nanolog:
+            try:
+                sub = t.subscribe()
+            except Exception as e:                  # no pynng / nnpy here
+                print(f"no event subscriber: {e}")
+        session = _push_pipeline(t, build.p4info_path)
+        if sub is None:
+            time.sleep(ports.wait + 2)
+            return
+        traces = sub.collect(quiet=1.0, timeout=ports.wait + 15)
+        sub.close()
+        assert traces, "no packet traces from the event logger\n" + t.log()
+        tr = traces[0]
+        assert tr.ingress_port == 1
+        assert ("SfcIngress.initializer", False) in tr.tables() or \
+            ("SfcIngress.initializer", True) in tr.tables()
+        assert not [e for e in tr.events if "#" in e.name], tr.text()
+        session[1].put(None)
+    finally:
+        t.stop()
+
+
+@pytest.mark.tofino
+def test_live_bf_p4c_and_device_configs(tmp_path):
+    live_skip([] if T.find_bf_p4c() else ["bf-p4c"])
+    build = T.compile_tna(_generated("tna"), tmp_path / "out")
+    name, binary, context = T.unpack_pi_device_config(build.pi_device_config())
+    assert name == build.program_name and binary and context.lstrip().startswith(b"{")
+    assert build.bf_pipeline_config()
+
+
+@pytest.mark.tofino
+def test_live_tofino_model_command_points_at_real_files(tmp_path):
+    missing = [n for n in ("bf-p4c", "tofino-model") if
+               (T.find_bf_p4c() if n == "bf-p4c" else find_executable(n, dirs=T._sde_bins()))
+               is None]
+    live_skip(missing)
+    sde = T.find_sde_install()
+    live_skip([] if sde else ["an SDE install directory (SDE_INSTALL)"])
+    build = T.compile_tna(_generated("tna"), tmp_path / "out")
+    cmd = T.tofino_model_command(build.conf_path, sde_install=sde)
+    assert cmd[cmd.index("--p4-target-config") + 1] == str(build.conf_path)
+    assert build.conf_path.exists()
+
+
+def test_push_helper_against_a_fake_p4runtime_server(tmp_path, bmv2_json):
+    """The live test's P4Runtime messages, checked against an in-process server."""
+    from concurrent import futures
+
+    import grpc
+    from finsy.proto import p4r, p4r_grpc
+
+    seen = {}
+
+    class Server(p4r_grpc.P4RuntimeServicer):
+        def StreamChannel(self, request_iterator, context):
+            for req in request_iterator:
+                seen["arbitration"] = req.arbitration
+                yield p4r.StreamMessageResponse(arbitration=req.arbitration)
+
+        def SetForwardingPipelineConfig(self, request, context):
+            seen["set"] = request
+            return p4r.SetForwardingPipelineConfigResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    p4r_grpc.add_P4RuntimeServicer_to_server(Server(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        info = tmp_path / "p4info.txt"
+        info.write_text('pkg_info { arch: "v1model" }\ntables { preamble { id: 1 name: "t" } }\n')
+        t = B.Bmv2Target.attach(f"bmv2://127.0.0.1:{port}?device_id=3", build=bmv2_json)
+        channel, requests, _ = _push_pipeline(t, info)
+        requests.put(None)
+        channel.close()
+    finally:
+        server.stop(None)
+    assert seen["arbitration"].device_id == 3 and seen["arbitration"].election_id.low == 1
+    req = seen["set"]
+    assert req.action == p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT
+    assert req.config.p4_device_config == bmv2_json.read_bytes()
+    assert req.config.p4info.pkg_info.arch == "v1model" and req.device_id == 3

@@ -1,0 +1,296 @@
+"""The Tofino target: device-config packing, bf-p4c builds, URLs, SDE command lines."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from targets_support import write_exe
+
+from sfclab.errors import TargetError
+from sfclab.targets import tofino as T
+from sfclab.targets.tofino import (
+    TnaBuild,
+    TofinoTarget,
+    bf_switchd_command,
+    compile_tna,
+    pack_bf_pipeline_config,
+    pack_pi_device_config,
+    parse_tofino_url,
+    sde_env,
+    tofino_model_command,
+    unpack_pi_device_config,
+)
+
+# -- packing ---------------------------------------------------------------------------------------
+
+
+def test_pi_packing_matches_p4runtime_shell_test_vector():
+    # p4runtime-shell config_builders/test_tofino.py: prog "myprog", bin b"\xab", ctx "{}".
+    expected = (b"\x06\x00\x00\x00" + b"myprog" + b"\x01\x00\x00\x00" + b"\xab"
+                + b"\x02\x00\x00\x00" + b"{}")
+    assert pack_pi_device_config("myprog", b"\xab", b"{}") == expected
+    assert unpack_pi_device_config(expected) == ("myprog", b"\xab", b"{}")
+
+
+def test_pi_packing_lengths_are_little_endian_int32():
+    blob = bytes(300)
+    packed = pack_pi_device_config("p", blob, b"")
+    assert packed[5:9] == (300).to_bytes(4, "little")
+    assert len(packed) == 4 + 1 + 4 + 300 + 4
+
+
+@pytest.mark.parametrize("data,match", [
+    (b"\x01\x00", "ends before the length of its program name"),
+    (b"\x09\x00\x00\x00abc", "program name length 9 runs past its end"),
+    (pack_pi_device_config("p", b"b", b"c") + b"x", "1 trailing bytes"),
+    (b"\x01\x00\x00\x00p", "ends before the length of its tofino.bin"),
+])
+def test_pi_unpacking_errors(data, match):
+    with pytest.raises(TargetError, match=match):
+        unpack_pi_device_config(data)
+
+
+def _bf_pipeline_config_class():
+    """BfPipelineConfig from Stratum's bf.proto, built at run time."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    f = descriptor_pb2.FileDescriptorProto(name="sfclab_test_bf.proto",
+                                           package="stratum.hal.barefoot", syntax="proto3")
+    msg = f.message_type.add(name="BfPipelineConfig")
+    prof = msg.nested_type.add(name="Profile")
+    FD = descriptor_pb2.FieldDescriptorProto
+    for name, num, typ, label in (("profile_name", 1, FD.TYPE_STRING, FD.LABEL_OPTIONAL),
+                                  ("context", 2, FD.TYPE_BYTES, FD.LABEL_OPTIONAL),
+                                  ("binary", 3, FD.TYPE_BYTES, FD.LABEL_OPTIONAL),
+                                  ("pipe_scope", 4, FD.TYPE_UINT32, FD.LABEL_REPEATED)):
+        prof.field.add(name=name, number=num, type=typ, label=label)
+    msg.field.add(name="p4_name", number=1, type=FD.TYPE_STRING, label=FD.LABEL_OPTIONAL)
+    msg.field.add(name="bfruntime_info", number=2, type=FD.TYPE_BYTES, label=FD.LABEL_OPTIONAL)
+    msg.field.add(name="profiles", number=3, type=FD.TYPE_MESSAGE, label=FD.LABEL_REPEATED,
+                  type_name=".stratum.hal.barefoot.BfPipelineConfig.Profile")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    desc = pool.FindMessageTypeByName("stratum.hal.barefoot.BfPipelineConfig")
+    return message_factory.GetMessageClass(desc)
+
+
+def test_bf_pipeline_config_is_stratums_protobuf():
+    cls = _bf_pipeline_config_class()
+    big = bytes(range(256)) * 3
+    ours = pack_bf_pipeline_config("sfc", b'{"tables": []}',
+                                   [("pipe", b'{"ctx": 1}', big, [0, 1, 2, 3]),
+                                    ("pipe1", b"{}", b"\x01", [300])])
+    msg = cls.FromString(ours)
+    assert msg.p4_name == "sfc" and msg.bfruntime_info == b'{"tables": []}'
+    assert [(p.profile_name, p.context, p.binary, list(p.pipe_scope)) for p in msg.profiles] == [
+        ("pipe", b'{"ctx": 1}', big, [0, 1, 2, 3]), ("pipe1", b"{}", b"\x01", [300])]
+    assert msg.SerializeToString(deterministic=True) == ours
+
+
+# -- bf-p4c builds ---------------------------------------------------------------------------------
+
+
+def _write_build(root: Path, *, absolute=True, pipes=("pipe",), name="program") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "bfrt.json").write_text('{"schema_version": "1.0.0"}')
+    pipelines = []
+    for p in pipes:
+        (root / p).mkdir(exist_ok=True)
+        (root / p / "context.json").write_text(f'{{"pipe": "{p}"}}')
+        (root / p / "tofino.bin").write_bytes(b"\x00BIN" + p.encode())
+        base = f"{root}/" if absolute else ""
+        pipelines.append({"p4_pipeline_name": p, "context": f"{base}{p}/context.json",
+                          "config": f"{base}{p}/tofino.bin", "pipe_scope": [0, 1, 2, 3],
+                          "path": str(root)})
+    conf = {"chip_list": [{"chip_family": "tofino", "instance": 0}], "instance": 0,
+            "p4_devices": [{"device-id": 0, "p4_programs": [
+                {"program-name": name, "bfrt-config": f"{root}/bfrt.json" if absolute
+                 else "bfrt.json", "p4_pipelines": pipelines}]}]}
+    path = root / f"{name}.conf"
+    path.write_text(json.dumps(conf))
+    return path
+
+
+def test_build_from_conf_and_device_configs(tmp_path):
+    conf = _write_build(tmp_path / "tofino")
+    b = TnaBuild.from_dir(tmp_path / "tofino", tmp_path / "p4info.txt")
+    assert (b.program_name, b.conf_path) == ("program", conf)
+    assert b.p4info_path == tmp_path / "p4info.txt"
+    [p] = b.pipelines
+    assert (p.name, p.scope) == ("pipe", (0, 1, 2, 3))
+    assert p.context_path == tmp_path / "tofino" / "pipe" / "context.json"
+    assert b.device_config("pi") == pack_pi_device_config("program", b"\x00BINpipe",
+                                                          b'{"pipe": "pipe"}')
+    msg = _bf_pipeline_config_class().FromString(b.device_config("bfrt"))
+    assert msg.p4_name == "program" and msg.bfruntime_info == b'{"schema_version": "1.0.0"}'
+    assert msg.profiles[0].binary == b"\x00BINpipe"
+    with pytest.raises(TargetError, match="unknown Tofino device config format 'json'"):
+        b.device_config("json")
+
+
+def test_build_relative_and_moved_paths(tmp_path):
+    _write_build(tmp_path / "rel", absolute=False)
+    b = TnaBuild.from_dir(tmp_path / "rel")
+    assert b.pipelines[0].binary_path == tmp_path / "rel" / "pipe" / "tofino.bin"
+    assert b.bfrt_path == tmp_path / "rel" / "bfrt.json"
+    # Built elsewhere (absolute paths that no longer exist), then copied here.
+    conf = _write_build(tmp_path / "orig")
+    moved = tmp_path / "moved"
+    os.rename(tmp_path / "orig", moved)
+    b = TnaBuild.from_conf(moved / conf.name)
+    assert b.pipelines[0].context_path == moved / "pipe" / "context.json"
+    assert b.pi_device_config().endswith(b'{"pipe": "pipe"}')
+
+
+def test_build_errors(tmp_path):
+    with pytest.raises(TargetError, match="expected one bf-p4c .conf in .*, found none"):
+        TnaBuild.from_dir(tmp_path)
+    bad = tmp_path / "bad.conf"
+    bad.write_text('{"p4_devices": []}')
+    with pytest.raises(TargetError, match="is not a bf-p4c program config"):
+        TnaBuild.from_conf(bad)
+    with pytest.raises(TargetError, match="cannot read bf-p4c's config"):
+        TnaBuild.from_conf(tmp_path / "none.conf")
+    two = TnaBuild.from_conf(_write_build(tmp_path / "two", pipes=("pipe0", "pipe1")))
+    with pytest.raises(TargetError, match="has 2 pipelines; the PI device config holds one"):
+        two.pi_device_config()
+    assert len(_bf_pipeline_config_class().FromString(two.bf_pipeline_config()).profiles) == 2
+    (tmp_path / "two" / "pipe1" / "tofino.bin").unlink()
+    with pytest.raises(TargetError, match="cannot read tofino.bin"):
+        two.bf_pipeline_config()
+
+
+_FAKE_BF_P4C = """\
+import json, os, sys, pathlib
+args = sys.argv[1:]
+out = pathlib.Path(args[args.index("-o") + 1])
+info = pathlib.Path(args[args.index("--p4runtime-files") + 1])
+bfrt = pathlib.Path(args[args.index("--bf-rt-schema") + 1])
+name = pathlib.Path(args[-1]).stem
+(out / "pipe").mkdir(parents=True, exist_ok=True)
+(out / "pipe" / "context.json").write_text("{}")
+(out / "pipe" / "tofino.bin").write_bytes(b"TOFINO")
+bfrt.write_text("{}")
+info.write_text("pkg_info {}")
+(out / "argv.json").write_text(json.dumps(args))
+(out / "env.txt").write_text(os.environ.get("SFCLAB_BF_P4C", ""))
+conf = {"p4_devices": [{"device-id": 0, "p4_programs": [{"program-name": name,
+        "bfrt-config": str(bfrt), "p4_pipelines": [{"p4_pipeline_name": "pipe",
+        "context": str(out / "pipe" / "context.json"), "config": str(out / "pipe" / "tofino.bin"),
+        "pipe_scope": [0, 1, 2, 3]}]}]}]}
+(out / f"{name}.conf").write_text(json.dumps(conf))
+"""
+
+
+def _generated(arch="tna"):
+    import sfclab
+    from sfclab.codegen import generate
+
+    return generate(sfclab.compile("chain web match tcp.dport == 80: firewall -> l3fwd"),
+                    arch=arch)
+
+
+def test_compile_tna_with_bf_p4c_from_sde_install(tmp_path, monkeypatch, no_tools):
+    sde = tmp_path / "sde" / "install"
+    write_exe(sde / "bin" / "bf-p4c", _FAKE_BF_P4C)
+    monkeypatch.setenv("SDE_INSTALL", str(sde))
+    assert T.find_sde_install() == sde and T.find_bf_p4c() == str(sde / "bin" / "bf-p4c")
+    build = compile_tna(_generated(), tmp_path / "out")
+    assert build.program_name == "program"
+    assert build.p4info_path == tmp_path / "out" / "p4info.p4c.txt"
+    assert build.pi_device_config() == pack_pi_device_config("program", b"TOFINO", b"{}")
+    args = json.loads((tmp_path / "out" / "tofino" / "argv.json").read_text())
+    assert args[:6] == ["--arch", "tna", "--target", "tofino", "--std", "p4-16"]
+    # bf-p4c was found through the SDE and handed to run_p4c for this call only.
+    assert (tmp_path / "out" / "tofino" / "env.txt").read_text() == str(sde / "bin" / "bf-p4c")
+    assert "SFCLAB_BF_P4C" not in os.environ
+
+
+def test_compile_tna_missing_and_wrong_arch(tmp_path, monkeypatch, no_tools):
+    with pytest.raises(TargetError) as e:
+        compile_tna(_generated(), tmp_path / "out")
+    assert e.value.message.startswith("bf-p4c is not installed")
+    assert "SDE" in e.value.hint
+    assert T.missing_tools() == ["bf-p4c", "tofino-model", "bf_switchd"]
+    with pytest.raises(TargetError, match="Tofino runs TNA programs; this one is for v1model"):
+        compile_tna(_generated("v1model"), tmp_path / "out")
+    monkeypatch.setenv("SDE", str(tmp_path / "sde"))
+    write_exe(tmp_path / "sde" / "install" / "bin" / "bf-p4c", "import sys\n"
+              "print('program.p4(3): error: nope'); sys.exit(1)\n")
+    write_exe(tmp_path / "sde" / "install" / "bin" / "tofino-model", "pass\n")
+    assert T.missing_tools() == ["bf_switchd"]
+    with pytest.raises(TargetError, match=r"bf-p4c failed on .*\(exit 1\):\n.*error: nope"):
+        compile_tna(_generated(), tmp_path / "out")
+
+
+# -- URLs and the target ---------------------------------------------------------------------------
+
+
+def test_parse_url():
+    assert parse_tofino_url("tofino://127.0.0.1") == {
+        "host": "127.0.0.1", "port": 9559, "device_id": 0, "format": "pi"}
+    assert parse_tofino_url("tofino://sw:9339?device_id=1&format=bfrt")["format"] == "bfrt"
+
+
+@pytest.mark.parametrize("url,match", [
+    ("bmv2://127.0.0.1:9559", "not a Tofino URL"),
+    ("tofino://h:1?format=json", "unknown format 'json'"),
+    ("tofino://h:1?device_id=one", "device_id must be an integer"),
+    ("tofino://h:1?fmt=pi", "unknown parameter 'fmt'"),
+    ("tofino://h:123456", "bad port"),
+])
+def test_parse_url_errors(url, match):
+    with pytest.raises(TargetError, match=match):
+        parse_tofino_url(url)
+
+
+def test_target(tmp_path, listening):
+    build = TnaBuild.from_conf(_write_build(tmp_path / "tofino"), tmp_path / "p4info.txt")
+    t = TofinoTarget.attach(f"tofino://127.0.0.1:{listening}?device_id=1&format=bfrt",
+                            build=build)
+    assert (t.grpc_address, t.device_id, t.config_format) == (f"127.0.0.1:{listening}", 1, "bfrt")
+    assert t.device_config() == build.bf_pipeline_config()
+    assert t.p4info_path == tmp_path / "p4info.txt"
+    assert t.url == f"tofino://127.0.0.1:{listening}?device_id=1&format=bfrt"
+    with pytest.raises(TargetError, match="no bf-p4c build for the Tofino"):
+        TofinoTarget("10.0.0.1", 9559).device_config()
+    assert TofinoTarget("::1", 9339).grpc_address == "[::1]:9339"
+
+
+def test_attach_to_nothing():
+    from sfclab.targets.tools import free_port
+
+    with pytest.raises(TargetError, match="the Tofino P4Runtime server at tofino://"):
+        TofinoTarget.attach(f"tofino://127.0.0.1:{free_port()}", timeout=0.2)
+
+
+# -- SDE command lines -----------------------------------------------------------------------------
+
+
+def test_tofino_model_command():
+    assert tofino_model_command("/o/program.conf", sde_install="/sde/install",
+                                ports_json="/o/ports.json", chip="tofino2", log_dir="/o/logs",
+                                exe="/sde/install/bin/tofino-model") == [
+        "/sde/install/bin/tofino-model", "-d", "1", "-f", "/o/ports.json",
+        "--p4-target-config", "/o/program.conf", "--install-dir", "/sde/install",
+        "--chip-type", "5", "--log-dir", "/o/logs"]
+    with pytest.raises(TargetError, match="unknown Tofino chip 'tofino3'"):
+        tofino_model_command("c", sde_install="/s", chip="tofino3")
+
+
+def test_bf_switchd_command():
+    assert bf_switchd_command("/o/program.conf", sde_install="/sde/install",
+                              p4rt_addr="0.0.0.0:50051", status_port=7777,
+                              background=False) == [
+        "bf_switchd", "--install-dir", "/sde/install", "--conf-file", "/o/program.conf",
+        "--skip-p4", "--p4rt-server", "0.0.0.0:50051", "--status-port", "7777"]
+    assert "--skip-p4" not in bf_switchd_command("c", sde_install="/s", skip_p4=False)
+
+
+def test_sde_env():
+    env = sde_env("/sde/install", {"PATH": "/usr/bin"})
+    assert env == {"PATH": "/sde/install/bin:/usr/bin", "SDE_INSTALL": "/sde/install",
+                   "LD_LIBRARY_PATH": "/sde/install/lib:/usr/local/lib"}
