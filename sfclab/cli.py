@@ -111,6 +111,26 @@ def _run_p4c(gen, out: Path) -> int:
     return 1
 
 
+def _model_switch(args: argparse.Namespace) -> int:
+    import time
+
+    from .targets.model import start
+
+    try:
+        server = start(args.grpc, device_id=args.device_id, cpu_port=args.cpu_port)
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"sfclab model switch: P4Runtime on {server.address}, device id {args.device_id}, "
+          f"CPU port {args.cpu_port} (Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
 def _load(path: Path) -> ChainSet:
     from .lang import parse_file
 
@@ -137,6 +157,12 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--p4c", action="store_true",
                    help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
     k.set_defaults(run=_compile)
+    m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
+    m.add_argument("--grpc", default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="where to listen (default 127.0.0.1:9559; port 0 picks a free one)")
+    m.add_argument("--device-id", type=int, default=1)
+    m.add_argument("--cpu-port", type=int, default=255)
+    m.set_defaults(run=_model_switch)
     return p
 
 

@@ -183,6 +183,8 @@ def _init_keys(chains) -> tuple[InitKey, ...]:
             keys.append(InitKey(f"{f.header}.$valid$", f"hdr.{f.header}.isValid()", "ternary", 1))
         expr = "meta.sfc.ingress_port" if name == "std.ingress_port" else f.p4
         keys.append(InitKey(name, expr, kind, f.width))
+    if not keys:   # a keyless table only runs its default action: give entries a key
+        keys.append(InitKey("std.ingress_port", "meta.sfc.ingress_port", "ternary", 9))
     return tuple(keys)
 
 
@@ -225,7 +227,7 @@ def core_locals(comp: Composition) -> list[str]:
     keys = "".join(f"\n            {k.expr} : {k.kind} @name(\"{k.name}\");" for k in comp.init_keys)
     key_prop = f"""
         key = {{{keys}
-        }}""" if comp.init_keys else ""
+        }}"""
     out.append(f"""
     /* Initializer: the chain classifiers give a packet its token. */
     action set_token(bit<16> path_id, bit<32> bitmap) {{

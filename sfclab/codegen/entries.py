@@ -209,7 +209,7 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
             out.append(TableEntry(
                 _tbl(comp, "initializer"), tuple(match), f"{INGRESS}.set_token",
                 (("path_id", init.path_num), ("bitmap", init.bitmap)),
-                len(chains) - rank if comp.init_keys else None, f"chain:{chain.name}",
+                len(chains) - rank, f"chain:{chain.name}",
                 f"{chain.name} -> {init.path} #{init.path_num}"))
     return out
 

@@ -15,6 +15,11 @@ Typical use::
               "MyIngress.forward", {"port": 2})
     r = sw.process(1, Ether() / IP(dst="10.1.2.3"))
     r.outputs, print(r.trace.text())
+
+As a target: :func:`start` runs a P4Runtime server for a model switch
+(:mod:`.p4rt`; any P4Runtime client can push a program and entries to it), and
+:class:`ModelTarget` (:mod:`.target`) is that server with sfclab's session on
+it, the default target of ``sfclab.Lab``.
 """
 
 from .errors import (ControlPlaneError, EntryExistsError, EntryNotFoundError, InvalidValueError,
@@ -23,8 +28,10 @@ from .errors import (ControlPlaneError, EntryExistsError, EntryNotFoundError, In
 from .result import Digest, PacketIn, ProcessResult
 from .runtime import EntryView
 from .switch import CPU_PORT, DROP_PORT, INSTANCE_TYPES, ModelSwitch
+from .p4rt import P4RuntimeModelServer, start
+from .target import ModelTarget
 
-__all__ = ["ModelSwitch", "ProcessResult", "PacketIn", "Digest", "EntryView", "CPU_PORT",
+__all__ = ["ModelSwitch", "start", "P4RuntimeModelServer", "ModelTarget", "ProcessResult", "PacketIn", "Digest", "EntryView", "CPU_PORT",
            "DROP_PORT", "INSTANCE_TYPES", "ModelError", "ModelCompileError",
            "ControlPlaneError", "UnknownNameError", "InvalidValueError", "EntryExistsError",
            "EntryNotFoundError", "TableFullError", "ReadOnlyError"]
