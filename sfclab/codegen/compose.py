@@ -73,7 +73,10 @@ class CodegenOptions:
       for four times as many so chains can be added at run time);
     * ``nf_entries``: ``"examples"`` installs each NF manifest's example entries
       in every slot of that NF, ``"none"`` leaves NF tables empty;
-    * ``bindings``: values of run-time symbols used as multibranch cases.
+    * ``bindings``: values of run-time symbols used as multibranch cases;
+    * ``keep_keys``, ``keep_headers``: initializer keys and parsed headers to keep
+      even if no chain needs them (those of the program on a switch, so a changed
+      chain set compiles to the same program when it can: an update by entries).
     """
 
     cpu_port: int | None = None
@@ -84,6 +87,16 @@ class CodegenOptions:
     rewinder_size: int = 1024
     nf_entries: str = "examples"
     bindings: dict[str, int] = field(default_factory=dict)
+    keep_keys: tuple["InitKey", ...] = ()
+    keep_headers: tuple[str, ...] = ()
+
+    @classmethod
+    def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
+        """These options for a chain set that must fit the program *comp* describes."""
+        import dataclasses
+
+        return dataclasses.replace(comp.options, keep_keys=comp.init_keys,
+                                   keep_headers=comp.headers, **kw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +181,8 @@ def _closure(used: set[str]) -> tuple[str, ...]:
     return tuple(h for h in PARSER_GRAPH if h in need)
 
 
-def _init_keys(chains) -> tuple[InitKey, ...]:
-    kinds: dict[str, str] = {}
+def _init_keys(chains, keep: tuple[InitKey, ...] = ()) -> tuple[InitKey, ...]:
+    kinds: dict[str, str] = {k.field: k.kind for k in keep if not k.field.endswith(".$valid$")}
     for c in chains:
         for t in (c.match.terms if c.match else ()):
             k = "range" if t.kind == "range" or t.negate else "ternary"
@@ -183,6 +196,8 @@ def _init_keys(chains) -> tuple[InitKey, ...]:
             keys.append(InitKey(f"{f.header}.$valid$", f"hdr.{f.header}.isValid()", "ternary", 1))
         expr = "meta.sfc.ingress_port" if name == "std.ingress_port" else f.p4
         keys.append(InitKey(name, expr, kind, f.width))
+    if keep and keys != list(keep) and {k.field for k in keys} <= {k.field for k in keep}:
+        keys = list(keep)          # same fields, kept in the installed order
     if not keys:   # a keyless table only runs its default action: give entries a key
         keys.append(InitKey("std.ingress_port", "meta.sfc.ingress_port", "ternary", 9))
     return tuple(keys)
@@ -213,8 +228,10 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     chains = list(compiled.chains)
     used |= {FIELDS[t.field].header for c in chains for t in (c.match.terms if c.match else ())
              if FIELDS[t.field].header}
+    options = options or CodegenOptions()
+    used |= set(options.keep_headers)
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
-                       _init_keys(chains), options or CodegenOptions(),
+                       _init_keys(chains, options.keep_keys), options,
                        "pipe." if (arch or compiled.arch) == "tna" else "")
 
 

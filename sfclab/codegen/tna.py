@@ -226,9 +226,9 @@ class TnaEmitter(P4Emitter):
         nf = self.nf_decls()                      # fills self._digests
         digests = self._digest_slots()
         parts = ["/* sfclab: the composed service-function-chain program for TNA (Tofino).",
-                 f" * chains: {', '.join(comp.compiled.chains.names()) or 'none'}",
                  f" * slots: {' | '.join(s.instance for s in comp.slots) or 'none'}",
-                 " * Generated; edit the chains, not this file. */",
+                 " * Chains are table entries (entries.json); generated: edit the chains, not this",
+                 " * file. */",
                  *(f"#include <{i}>" for i in self.includes), ""]
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))

@@ -133,9 +133,9 @@ class V1ModelEmitter(P4Emitter):
     def program(self) -> EmittedProgram:
         comp = self.comp
         parts = ["/* sfclab: the composed service-function-chain program for v1model (BMv2).",
-                 f" * chains: {', '.join(comp.compiled.chains.names()) or 'none'}",
                  f" * slots: {' | '.join(s.instance for s in comp.slots) or 'none'}",
-                 " * Generated; edit the chains, not this file. */",
+                 " * Chains are table entries (entries.json); generated: edit the chains, not this",
+                 " * file. */",
                  *(f"#include <{i}>" for i in self.includes), ""]
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))

@@ -18,7 +18,8 @@ class CompileOptions:
     """Every knob of the passes, with defaults for an interactive edit.
 
     * ``pipeline``: ``"auto"`` (MA-FSA pipeline when it fits the bitmap, else the
-      optimal order), ``"mafsa"``, ``"optimal"`` or ``"naive"``;
+      optimal order), ``"mafsa"``, ``"optimal"``, ``"naive"``, or a tuple of NF
+      types: exactly that pipeline (the one on a switch);
     * ``exact_limit``: the optimal order is exact (DP over subsets) up to this
       many distinct NFs, local search above (12 keeps ``compile`` under 100 ms;
       up to ~20 is exact in seconds);
@@ -29,7 +30,7 @@ class CompileOptions:
       only for ``arch="tna"``).
     """
 
-    pipeline: str = "auto"
+    pipeline: str | tuple[str, ...] = "auto"
     exact_limit: int = 12
     dup_slots: int = 0
     widths: TokenWidths = field(default_factory=TokenWidths)

@@ -198,7 +198,9 @@ def build_pipelines(paths: Sequence[ServicePath], catalog: NFCatalog | None = No
     """Every candidate pipeline for *paths* and the chosen default.
 
     *choose* is ``"mafsa"``, ``"optimal"``, ``"naive"`` or ``"auto"`` (the MA-FSA
-    pipeline when it has at most *max_slots* slots, else the optimal order).
+    pipeline when it has at most *max_slots* slots, else the optimal order), or a
+    sequence of NF types: that pipeline, as it is (the one installed on a switch,
+    so chains can change without a program reload).
     """
     paths = list(paths)
     naive = naive_pipeline(paths)
@@ -211,7 +213,15 @@ def build_pipelines(paths: Sequence[ServicePath], catalog: NFCatalog | None = No
             curve.append(dataclasses.replace(make_pipeline(f"{optimal.method}+{k}", slots, paths),
                                              exact=False))
     table = {"naive": naive, "mafsa": mafsa, "optimal": optimal}
-    if choose == "auto":
+    if not isinstance(choose, str):            # a fixed pipeline: the one installed on a switch
+        slots = tuple(choose)
+        missing = sorted({nf for p in paths for nf in p.nfs} - set(slots))
+        if missing:
+            raise CompileError(f"NF type(s) {', '.join(missing)} have no slot in the pipeline "
+                               f"{' | '.join(slots) or '(empty)'}",
+                               hint="a new NF type needs new slots: a program reload")
+        chosen = make_pipeline("fixed", slots, paths)
+    elif choose == "auto":
         chosen = mafsa if mafsa.report.slots <= max_slots else optimal
     elif choose in table:
         chosen = table[choose]

@@ -169,7 +169,7 @@ class Session:
         """What :meth:`update` would do (nothing is written)."""
         if self.generated is None:
             return UpdatePlan("reload", reason="nothing is pushed yet")
-        if gen.program.text != self.generated.program.text:
+        if gen.program.program != self.generated.program.program:     # ASTs: comments aside
             old = [s.instance for s in self.generated.composition.slots]
             new = [s.instance for s in gen.composition.slots]
             why = (f"the NF slots change ({' | '.join(old)} -> {' | '.join(new)})" if old != new
@@ -188,6 +188,16 @@ class Session:
         if not plan.writes:
             plan.kind = "none"
         return plan
+
+    def options_for_update(self):
+        """Codegen options and the pipeline that make a changed chain set compile to the
+        installed program when it can (``sfclab.compile(…, pipeline=slots)``)."""
+        from ..codegen import CodegenOptions
+
+        if self.generated is None:
+            return CodegenOptions(), "auto"
+        comp = self.generated.composition
+        return CodegenOptions.keeping(comp), comp.compiled.pipeline.chosen.slots
 
     def update(self, gen: Generated, *, allow_reload: bool = False) -> UpdatePlan:
         """Move the switch to *gen*'s chain set; by entries only when the program is
@@ -264,6 +274,21 @@ class Session:
                 undo.append(self.index.update(inverse[kind], e))
         if undo:
             self.client.write(undo)
+
+    def path_of(self, trace) -> str | None:
+        """The service path (``web/0``) a traced packet ended on: the path id of the
+        last ``set_token`` / ``take_branch`` action in its trace."""
+        dp = None
+        for ev in trace.events:
+            if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch"):
+                dp = dict(ev.args).get("path_id", dp)
+        if dp is None:
+            return None
+        for ids in self._chain_ids.values():
+            for name, i in ids.items():
+                if i == dp:
+                    return name
+        return None
 
     # -- reading -------------------------------------------------------------------------------
     def read_entries(self, table: str | None = None) -> list[TableEntry]:

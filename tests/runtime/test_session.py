@@ -1,0 +1,136 @@
+"""Sessions: a push is one transaction; chains change by entries only, consistently,
+while packets flow; a change that needs new NF slots says it needs a program reload."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from scapy.all import IP, TCP, Dot1Q, Ether
+
+import sfclab
+from sfclab.codegen import generate
+from sfclab.errors import CompileError, RuntimeWriteError, TargetError
+from sfclab.targets.model import ModelTarget
+
+A = ("chain web match tcp.dport == 80: firewall -> nat -> l3fwd\n"
+     "chain mgmt match vlan.vid == 100: l2fwd")
+B = "chain web match tcp.dport == 80: firewall -> l3fwd\nchain mgmt match vlan.vid == 100: l2fwd"
+WEB = Ether(dst="00:00:00:00:00:02") / IP(src="192.168.1.10", dst="10.0.1.9") / TCP(dport=80)
+MGMT = Ether(dst="00:00:00:00:00:02") / Dot1Q(vlan=100) / IP(dst="10.9.9.9") / TCP(dport=22)
+
+
+@pytest.fixture()
+def target():
+    with ModelTarget() as t:
+        yield t
+
+
+def _on(target, text):
+    """Compile *text* to fit the program on the switch (its pipeline, keys, headers)."""
+    options, slots = target.session.options_for_update()
+    return generate(sfclab.compile(text, pipeline=slots), options=options)
+
+
+def test_push_installs_everything_and_reads_back(target):
+    gen = generate(sfclab.compile(A))
+    n = target.push(gen)
+    assert n == len(gen.entries)
+    back = target.session.read_entries()
+    assert len(back) == n
+    occ = {o.table: o for o in target.occupancy()}
+    assert occ["SfcIngress.rewinder"].entries == 2
+    assert occ["SfcIngress.rewinder"].size >= 2
+
+
+def test_a_failed_push_takes_back_what_it_wrote(target):
+    cat = sfclab.catalog.copy()
+    cat.add_source("""control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
+        action tag(bit<6> dscp) { hdr.ipv4.dscp = dscp; }
+        table tags { key = { hdr.ipv4.ttl : exact; } actions = { tag; NoAction; }
+                     default_action = NoAction(); size = 16; }
+        apply { if (hdr.ipv4.isValid()) { tags.apply(); } }
+    }""", manifest={"entries": [
+        {"table": "tags", "match": {"hdr.ipv4.ttl": 64}, "action": "tag", "params": {"dscp": 10}},
+        {"table": "tags", "match": {"hdr.ipv4.ttl": 300}, "action": "tag",   # 300: not 8 bits
+         "params": {"dscp": 10}}]})
+    compiled = sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat), catalog=cat)
+    with pytest.raises(RuntimeWriteError) as info:
+        target.push(generate(compiled))
+    (failure,) = info.value.failures
+    assert failure.code == "OUT_OF_RANGE" and "8 bits" in failure.message
+    assert "tags" in failure.entity
+    assert "were taken back" in info.value.message
+    assert target.session.read_entries() == []     # nothing of the batch is left
+
+
+def test_a_chain_changes_by_entries_only(target):
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    before = {e for e in target.session.read_entries() if "l2fwd" in e.table or e.params == ()}
+    r = target.send(1, WEB)
+    assert r.trace.nfs() == ["firewall", "nat", "l3fwd"]
+    plan = target.update(_on(target, B))
+    assert plan.kind == "entries" and plan.changed == ["web"] and not plan.added
+    r = target.send(1, WEB)
+    assert r.trace.nfs() == ["firewall", "l3fwd"] and r.ports == [1]
+    assert target.send(1, MGMT).trace.nfs() == ["l2fwd"]
+    after = {e for e in target.session.read_entries() if "l2fwd" in e.table or e.params == ()}
+    assert before <= after                          # mgmt's entries were not touched
+    assert target.update(_on(target, B)).kind == "none"
+
+
+def test_adding_and_removing_a_chain(target):
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    plan = target.update(_on(target, "chain web match tcp.dport == 80: firewall -> nat -> l3fwd"))
+    assert plan.removed == ["mgmt"] and plan.kind == "entries"
+    r = target.send(1, MGMT)
+    assert r.dropped and r.trace.nfs() == []        # unclassified now
+    plan = target.update(_on(target, A))
+    assert plan.added == ["mgmt"]
+    assert target.send(1, MGMT).trace.nfs() == ["l2fwd"]
+
+
+def test_a_new_nf_type_needs_a_program_reload(target):
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    with pytest.raises(CompileError, match="have no slot in the pipeline"):
+        _on(target, A + "\nchain x match udp.dport == 53: lb")
+    bigger = generate(sfclab.compile(A + "\nchain x match udp.dport == 53: lb"))
+    assert target.session.plan(bigger).kind == "reload"
+    with pytest.raises(TargetError, match="needs a program reload"):
+        target.update(bigger)
+    plan = target.update(bigger, allow_reload=True)
+    assert plan.kind == "reload"
+    assert target.send(1, WEB).trace.nfs() == ["firewall", "nat", "l3fwd"]
+
+
+def test_updates_under_traffic_are_consistent_and_lose_nothing(target):
+    """While web's chain flips between A and B, every packet runs A's path or B's,
+    never a mix, and every packet is forwarded."""
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    versions = [_on(target, B), _on(target, A)]
+    results, stop = [], threading.Event()
+
+    def traffic():
+        while not stop.is_set():
+            results.append(target.send(1, WEB))
+
+    t = threading.Thread(target=traffic)
+    t.start()
+    try:
+        for k in range(20):
+            target.update(versions[k % 2])
+    finally:
+        stop.set()
+        t.join()
+    assert len(results) > 20
+    allowed = {("firewall", "nat", "l3fwd"), ("firewall", "l3fwd")}
+    for r in results:
+        assert tuple(r.trace.nfs()) in allowed, r.trace.text()
+        assert r.ports == [1], r.trace.text()
+    nat_out = [Ether(r.outputs[0][1])[IP].src for r in results
+               if r.trace.nfs() == ["firewall", "nat", "l3fwd"]]
+    assert set(nat_out) == {"203.0.113.10"}          # NAT's rewrite, whenever NAT ran
