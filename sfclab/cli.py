@@ -3,7 +3,9 @@
 ``sfclab check FILE…`` parses and validates chain files (``.sfc`` text or
 ``.json`` P4SFC intents) and prints each chain's NFs, edges and service paths,
 or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
-[--explain] [--p4c]`` runs the compiler passes and the code generator.
+[--explain] [--p4c]`` runs the compiler passes and the code generator;
+``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
+model; ``sfclab model-switch`` serves the model over P4Runtime.
 """
 
 from __future__ import annotations
@@ -111,6 +113,17 @@ def _run_p4c(gen, out: Path) -> int:
     return 1
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    try:
+        result = run(target=args.target, packets=args.packets, html=args.html)
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0 if result.ok else 1
+
+
 def _model_switch(args: argparse.Namespace) -> int:
     import time
 
@@ -157,6 +170,12 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--p4c", action="store_true",
                    help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
     k.set_defaults(run=_compile)
+    d = sub.add_parser("demo", help="compile, push and run a realistic chain set (embedded model)")
+    d.add_argument("--target", default=None, metavar="URL",
+                   help="model (default), model://HOST:PORT, bmv2://HOST:PORT?device_id=N")
+    d.add_argument("--packets", type=int, default=8, metavar="N", help="packets per class")
+    d.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    d.set_defaults(run=_demo)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
     m.add_argument("--grpc", default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="where to listen (default 127.0.0.1:9559; port 0 picks a free one)")

@@ -51,15 +51,12 @@ from ..ir.model import Chain, ChainSet
 from ..lang import default_catalog, format_chain, parse
 from ..lang.format import _name as _chain_name
 from ..nfinfo import ENDPOINTS, NFCatalog
+from ..style import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
 
 __all__ = ["ChainEditor", "EditorChange", "LAYER_COLORS", "ENDPOINT_COLORS", "BUNDLE"]
 
 #: The bundled front end (built from ``js/`` by the package build).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "editor.js"
-#: NF colour by protocol layer: one visual language for every sfclab graph.
-LAYER_COLORS = {2: "#4e79a7", 3: "#59a14f", 4: "#f28e2b", 7: "#b07aa1"}
-OTHER_LAYER_COLOR = "#9c755f"
-ENDPOINT_COLORS = {"input": "#bab0ac", "output": "#bab0ac", "drop": "#e15759", "cpu": "#76b7b2"}
 #: Edge kinds a user can pick in the edge menu (``exit`` comes from text only).
 USER_EDGE_KINDS = ("seq", "then", "else", "case", "loop")
 _EDGE_KINDS = (*USER_EDGE_KINDS, "exit")

@@ -275,6 +275,9 @@ class Table:
             hexw = (k.width + 3) // 4
             if k.kind == "exact":
                 parts.append(f"{k.name}=0x{m:0{hexw}x}")
+            elif (k.kind in ("lpm", "ternary") and m[1] == 0) or m is None or (
+                    k.kind == "range" and tuple(m) == (0, (1 << k.width) - 1)):
+                continue                          # a wildcard: left out, as P4Runtime does
             elif k.kind == "lpm":
                 parts.append(f"{k.name}=0x{m[0]:0{hexw}x}/{m[1]}")
             elif k.kind == "ternary":

@@ -1,0 +1,43 @@
+"""`sfclab demo`, as the README's first command runs it (fewer packets)."""
+
+from __future__ import annotations
+
+import re
+
+import sfclab
+from sfclab.cli import main
+from sfclab.demo import demo_chains, run
+
+
+def test_demo_runs_every_class_on_its_planned_path(tmp_path, capsys):
+    html = tmp_path / "demo.html"
+    assert main(["demo", "--packets", "3", "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    chains = sfclab.parse(demo_chains())
+    compiled = sfclab.compile(chains)
+    planned = {f.path.id: f for f in compiled.fsm.paths}
+    for chain in chains:
+        lines = re.findall(rf"^    (\d+) on ({re.escape(chain.name)}/\d+): (.*) -> (\w+), (\d+) pass",
+                           out, re.M)
+        assert lines, f"no path reported for {chain.name}"
+        for count, pid, nfs, terminal, passes in lines:
+            plan = planned[pid]
+            assert nfs.split(" -> ") == list(plan.path.nfs) and terminal == plan.path.terminal
+            assert int(passes) == plan.passes
+        assert sum(int(c) for c, *_ in lines) == 3
+    assert "every class ran its planned service path" in out
+    assert "table occupancy (entries / size):" in out and "SfcIngress.rewinder" in out
+    page = html.read_text()
+    assert page.startswith("<!doctype html>") and page.count("<svg") == len(chains)
+    assert "<script" not in page                      # self-contained, no JavaScript
+
+
+def test_demo_result_is_data_too():
+    r = run(packets=2, out=None, progress=None)
+    assert r.ok and set(r.classes) == {c.name for c in sfclab.parse(demo_chains())}
+    assert all(c.sent == 2 and c.trace.startswith("packet ") for c in r.classes.values())
+
+
+def test_demo_on_an_unknown_target_says_how_to_name_one(capsys):
+    assert main(["demo", "--target", "bmx://127.0.0.1:1"]) == 1
+    assert "cannot read the target" in capsys.readouterr().err
