@@ -74,8 +74,8 @@ class CodegenOptions:
     * ``nf_entries``: ``"examples"`` installs each NF manifest's example entries
       in every slot of that NF, ``"none"`` leaves NF tables empty;
     * ``bindings``: values of run-time symbols used as multibranch cases;
-    * ``keep_keys``, ``keep_headers``: initializer keys and parsed headers to keep
-      even if no chain needs them (those of the program on a switch, so a changed
+    * ``keep_keys``, ``keep_headers``, ``keep_branches``: initializer keys, parsed
+      headers and slots' branch tables to keep even if no chain needs them (those of the program on a switch, so a changed
       chain set compiles to the same program when it can: an update by entries).
     """
 
@@ -89,6 +89,7 @@ class CodegenOptions:
     bindings: dict[str, int] = field(default_factory=dict)
     keep_keys: tuple["InitKey", ...] = ()
     keep_headers: tuple[str, ...] = ()
+    keep_branches: tuple[int, ...] = ()
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
@@ -96,7 +97,9 @@ class CodegenOptions:
         import dataclasses
 
         return dataclasses.replace(comp.options, keep_keys=comp.init_keys,
-                                   keep_headers=comp.headers, **kw)
+                                   keep_headers=comp.headers,
+                                   keep_branches=tuple(s.index for s in comp.slots
+                                                       if s.branches), **kw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +216,9 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     cat = catalog or (compiled.catalog if isinstance(compiled.catalog, P4Catalog)
                       else load_default())
     fsm = compiled.fsm
-    branching = {b.slot for b in fsm.branches}
+    options = options or CodegenOptions()
+    branching = {b.slot for b in fsm.branches} | {
+        i for i in options.keep_branches if i < len(fsm.slots)}
     slots = tuple(Slot(i, nf, i in branching) for i, nf in enumerate(fsm.slots))
     defs: dict[str, NFDefinition] = {}
     for s in slots:
@@ -228,7 +233,6 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     chains = list(compiled.chains)
     used |= {FIELDS[t.field].header for c in chains for t in (c.match.terms if c.match else ())
              if FIELDS[t.field].header}
-    options = options or CodegenOptions()
     used |= set(options.keep_headers)
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
                        _init_keys(chains, options.keep_keys), options,

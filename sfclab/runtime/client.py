@@ -48,12 +48,18 @@ class Client:
         self._out: queue.Queue = queue.Queue()
         self._arbitrated = threading.Event()
         self._stream = None
+        self._stream_error: grpc.RpcError | None = None
+        self._answered = False
         self._thread: threading.Thread | None = None
 
     # -- connection ----------------------------------------------------------------------------
     def connect(self) -> Client:
         """Open the channel and the stream, arbitrate, and wait for the answer."""
-        self._channel = grpc.insecure_channel(self.address)
+        # a failed batch returns one p4.v1.Error per update in the trailing metadata:
+        # room for a few hundred bytes per update of the session's largest batch
+        self._channel = grpc.insecure_channel(self.address, options=[
+            ("grpc.max_metadata_size", 8192 + 256 * 1024),
+            ("grpc.max_receive_message_length", 64 * 1024 * 1024)])
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         except grpc.FutureTimeoutError:
@@ -66,7 +72,15 @@ class Client:
         self._stream = self._stub.StreamChannel(iter(self._out.get, None))
         self._thread = threading.Thread(target=self._receive, daemon=True)
         self._thread.start()
-        if not self._arbitrated.wait(self.timeout):
+        self._arbitrated.wait(self.timeout)
+        if not self._answered:
+            why = self._stream_error
+            self.close()
+            if why is not None:
+                raise TargetError(f"{self.address} refused this controller: {why.code().name}: "
+                                  f"{why.details()}",
+                                  hint=f"election id {self.election_id} may be taken by another "
+                                       "controller: pass a higher election_id")
             raise TargetError(f"{self.address} did not answer the arbitration",
                               hint=f"is device id {self.device_id} right?")
         return self
@@ -96,13 +110,16 @@ class Client:
                 kind = msg.WhichOneof("update")
                 if kind == "arbitration":
                     self.is_primary = msg.arbitration.status.code == rpc_code.OK
+                    self._answered = True
                     self._arbitrated.set()
                 elif kind == "packet":
                     self.packet_ins.put(msg.packet)
                 elif kind == "digest":
                     self.digests.put(msg.digest)
-        except grpc.RpcError:
-            pass
+        except grpc.RpcError as e:
+            self._stream_error = e
+        finally:
+            self._arbitrated.set()          # wake connect() if the stream ended first
 
     def _election(self, msg) -> None:
         msg.election_id.high = self.election_id >> 64

@@ -120,15 +120,16 @@ class Session:
         return {f.num: f.path.id for f in gen.composition.compiled.fsm.paths}
 
     def _signature(self, gen: Generated, entries: list[TableEntry]) -> tuple:
+        """A chain's entries with data-plane path ids replaced by the paths' own names
+        (``web/0``) and initializer priorities left out: equal when the chain is."""
         names = self._path_names(gen)
-        canon = {n: i for i, n in enumerate(sorted(names))}
         sig = []
         for e in entries:
-            e2 = _remap(e, {n: canon[n] for n in _path_ids(e)}) if _path_ids(e) else e
-            if e2.table.endswith("initializer"):
-                e2 = replace(e2, priority=None)
-            sig.append((e2.table, e2.match, e2.action, e2.params, e2.priority,
-                        tuple(names[n] for n in _path_ids(e))))
+            match = tuple((k, names[m.value] if k == "hdr.sfc.path_id" else m)
+                          for k, m in e.match)
+            params = tuple((k, names[v] if k == "path_id" else v) for k, v in e.params)
+            prio = None if e.table.endswith("initializer") else e.priority
+            sig.append((e.table, match, e.action, params, prio))
         return tuple(sorted(sig, key=repr))
 
     def _target(self, gen: Generated, plan: UpdatePlan | None = None) -> dict[tuple, TableEntry]:
