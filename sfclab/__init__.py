@@ -15,11 +15,18 @@ from .ir import Chain, ChainSet, ServicePath
 from .lang import format, parse, parse_file
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
-           "parse", "parse_file", "format", "compile", "catalog"]
+           "parse", "parse_file", "format", "compile", "catalog", "Lab", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext sfclab``: the ``%%chain``, ``%%nf`` and ``%sfc`` magics."""
+    from .notebook.magics import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str):
-    # `sfclab.catalog` (the NF library, loaded on first use) and `sfclab.compile`
+    # `sfclab.catalog` (the NF library, loaded on first use), `sfclab.compile`, `sfclab.Lab`
     if name == "catalog":
         from .p4.catalog import load_default
 
@@ -28,6 +35,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".p4", __name__)
+    if name == "Lab":
+        from .lab import Lab
+
+        return Lab
     if name == "compile":
         from .compiler import compile
 

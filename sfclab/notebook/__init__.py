@@ -1,22 +1,29 @@
-"""Notebook front ends: the chain editor widget (and, later, magics and live views).
+"""Notebook front ends: the chain editor widget, the live views and the magics.
 
-Importing this package is cheap: the widget module (anywidget, ipywidgets) is
-imported on first use of :class:`ChainEditor`.
+``%load_ext sfclab`` registers the magics (:mod:`.magics`).  Importing this
+package is cheap: the widget modules (anywidget, ipywidgets, ipycytoscape) are
+imported on first use of what they define.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .editor import ChainEditor, EditorChange
+    from .magics import SfcMagics, current_lab, load_ipython_extension
+    from .views import TABS, LiveView
 
-__all__ = ["ChainEditor", "EditorChange"]
+__all__ = ["ChainEditor", "EditorChange", "LiveView", "TABS", "SfcMagics", "current_lab",
+           "load_ipython_extension"]
+
+_WHERE = {"ChainEditor": "editor", "EditorChange": "editor", "LiveView": "views",
+          "TABS": "views", "SfcMagics": "magics", "current_lab": "magics",
+          "load_ipython_extension": "magics"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from . import editor
-
-        return getattr(editor, name)
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

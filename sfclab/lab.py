@@ -1,0 +1,462 @@
+"""The :class:`Lab`: chains, their compiled program and the views of it, in one object.
+
+Everything the notebook magics do goes through a Lab, so the same work runs in a
+script::
+
+    >>> lab = Lab()
+    >>> lab.add("chain web: firewall -> nat -> l3fwd")
+    ('web',)
+    >>> lab.compiled.pipeline.slots
+    ('firewall', 'nat', 'l3fwd')
+    >>> lab.add("chain web: firewall -> l3fwd")          # same name: replaces
+    ('web',)
+    >>> lab.remove("web"); len(lab.chains)
+    ('web',)
+    0
+
+Every change is atomic: the new chain set is parsed and compiled first, and on
+any :class:`~sfclab.errors.SfclabError` the Lab stays as it was.  Compiled
+results are cached by the chains' signatures, the architecture and the
+catalogue, so re-running an unchanged cell (or undoing a change) recompiles
+nothing; generated programs are cached the same way.  The passes are global
+(merge, pipeline order, FSM plan all look at every chain), so the unit of
+caching is the whole chain set.
+
+The live view (:attr:`Lab.view`, a :class:`sfclab.notebook.views.LiveView`) is
+created on first use and updated in place after every change; so is every view
+made by :meth:`Lab.live_view`.  :meth:`Lab.on_change` callbacks get a
+:class:`LabChange` naming the chains added, replaced and removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .compiler import ARCHS, CompiledChains, compile
+from .errors import CatalogError, ChainError, SfclabError, did_you_mean
+from .ir.model import Chain, ChainSet
+from .lang import format as format_chains
+from .lang import parse
+from .nfinfo import NFCatalog
+
+if TYPE_CHECKING:
+    from .codegen import Generated
+    from .notebook.views import LiveView
+
+__all__ = ["Lab", "LabChange", "LabTrace"]
+
+#: How many compiled chain sets (and their generated programs) a Lab keeps.
+CACHE_SIZE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class LabTrace:
+    """One packet a Lab sent: its class, the service path it took, the target's result."""
+
+    chain: str
+    path: str | None
+    result: Any
+
+    @property
+    def trace(self):
+        return self.result.trace
+
+
+@dataclass(frozen=True, slots=True)
+class LabChange:
+    """What one change did: chain names added, replaced and removed, and the
+    compiled program before and after.  ``reason`` is ``"add"``, ``"remove"``,
+    ``"arch"`` or ``"nf"`` (an NF was added to the Lab's catalogue)."""
+
+    reason: str
+    added: tuple[str, ...]
+    replaced: tuple[str, ...]
+    removed: tuple[str, ...]
+    previous: CompiledChains
+    compiled: CompiledChains
+
+
+class Lab:
+    """Chains, the compiler's result for them, code, and live views.
+
+    *arch* is the architecture compiled for (``"v1model"`` or ``"tna"``);
+    *catalog* the NF catalogue (default: the NF library).  The Lab works on its
+    own copy of the catalogue, so NFs added with :meth:`add_nf` stay in this Lab.
+    *options* are :class:`~sfclab.passes.CompileOptions` fields (``pipeline="optimal"``…).
+    """
+
+    def __init__(self, arch: str = "v1model", catalog: NFCatalog | None = None,
+                 **options: Any) -> None:
+        if catalog is None:
+            from .p4.catalog import load_default
+
+            catalog = load_default()
+        self.catalog: NFCatalog = catalog.copy()
+        self.options: dict[str, Any] = dict(options)
+        self._catalog_version = 0
+        self._user_nfs: set[str] = set()
+        self._compiled_cache: OrderedDict[Hashable, CompiledChains] = OrderedDict()
+        # (id of the compiled chains, arch) -> (those compiled chains, code or its error)
+        self._generated_cache: OrderedDict[Hashable, tuple[CompiledChains, Any]] = OrderedDict()
+        self._callbacks: list[Callable[[LabChange], Any]] = []
+        self._views: dict[tuple[str, ...] | None, LiveView] = {}
+        self._chains = ChainSet()
+        self._arch = arch
+        #: Values of run-time names in multibranch cases (``p1@nat``): ``{"p1": 1}``.
+        self.bindings: dict[str, int] = {}
+        self._target = None
+        self._target_url: str | None = None
+        self._pushed = None
+        #: Every packet sent from this Lab, in order (:class:`LabTrace`).
+        self.traces: list[LabTrace] = []
+        self._compiled = self._compile(self._chains, arch)  # checks arch and options
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def chains(self) -> ChainSet:
+        """The chains, by name in the order added (read it; change it with add/remove)."""
+        return self._chains
+
+    @property
+    def compiled(self) -> CompiledChains:
+        """Every pass's output for :attr:`chains` (kept up to date by every change)."""
+        return self._compiled
+
+    @property
+    def arch(self) -> str:
+        """The architecture compiled for; setting it recompiles."""
+        return self._arch
+
+    @arch.setter
+    def arch(self, arch: str) -> None:
+        self._commit("arch", self._chains, arch)
+
+    def generated(self, arch: str | None = None) -> Generated:
+        """The composed P4 program and table entries for *arch* (default: :attr:`arch`),
+        generated once per compiled chain set and architecture."""
+        out = self._generate(arch or self._arch)
+        if isinstance(out, SfclabError):
+            raise out.with_traceback(None)       # cached: do not grow its traceback
+        return out
+
+    def export(self, out_dir: str | Path, *, arch: str | None = None) -> list[Path]:
+        """Write ``program.p4``, ``p4info.txt``, ``entries.json`` and ``plan.txt`` for
+        *arch* into *out_dir*; returns the paths written."""
+        from .codegen import write_outputs
+
+        return write_outputs(self.generated(arch), out_dir)
+
+    # -- changes -------------------------------------------------------------------------------
+    def add(self, chains: str | Chain | ChainSet | Iterable[Chain], *, name: str | None = None,
+            arch: str | None = None, source: str = "<string>") -> tuple[str, ...]:
+        """Add chains (text in any of the three styles, or Chain objects); a chain with
+        the name of one already here replaces it.  *name* renames the one chain given;
+        *arch* switches the architecture in the same step.  Returns the names added.
+
+        Raises the parser's or compiler's :class:`~sfclab.errors.SfclabError`; the Lab
+        is then unchanged.
+        """
+        new = self._chainset(chains, source)
+        if name is not None:
+            if len(new) != 1:
+                raise ChainError(f"a name is for one chain; got {len(new)} "
+                                 f"({', '.join(new.names()) or 'none'})", source=source,
+                                 hint="drop the name, or give one chain at a time")
+            new = ChainSet.of([dataclasses.replace(next(iter(new)), name=name)])
+        merged = ChainSet(dict(self._chains.chains))
+        for c in new:
+            merged.add(c, replace=True)
+        self._commit("add", merged, arch or self._arch)
+        return tuple(new.names())
+
+    def remove(self, *names: str) -> tuple[str, ...]:
+        """Remove chains by name (all or none: an unknown name removes nothing)."""
+        for n in names:
+            if n not in self._chains:
+                have = self._chains.names()
+                raise ChainError(f"no chain {n!r}", source="lab",
+                                 hint=did_you_mean(n, have) or
+                                 (f"chains: {', '.join(have)}" if have else "there are no chains"))
+        kept = ChainSet({k: c for k, c in self._chains.chains.items() if k not in names})
+        self._commit("remove", kept, self._arch)
+        return tuple(dict.fromkeys(names))
+
+    def add_nf(self, source: str, *, name: str | None = None,
+               manifest: Mapping[str, Any] | None = None, replace: bool | None = None) -> str:
+        """Add an NF written in P4 (a ``control NAME(inout headers_t hdr, inout
+        sfc_meta_t sfc)``) to this Lab's catalogue; *manifest* as in a ``NAME.json``
+        (layer, offload, field, …).  Returns the NF's name.
+
+        *replace*: redefine an NF of the same name (``None``: only NFs added to this
+        Lab, so re-running a cell works but the library is not shadowed by mistake).
+        The chains are checked and recompiled against the new catalogue first.
+        """
+        add_source = getattr(self.catalog, "add_source", None)
+        if add_source is None:
+            raise CatalogError("this Lab's catalogue has no P4 definitions",
+                               hint="create the Lab with a P4Catalog (the default)")
+        trial = self.catalog.copy()
+        nf = name or _control_name(source)
+        again = replace if replace is not None else (nf is not None and nf in self._user_nfs)
+        added = trial.add_source(source, name=name, manifest=manifest, replace=bool(again))
+        chains = self._chains
+        if again and len(chains):        # the NF's fields may have changed: re-check the chains
+            chains = parse(format_chains(chains), source="<chains>", catalog=trial)
+        compiled = self._compile(chains, self._arch, catalog=trial,
+                                 version=self._catalog_version + 1)
+        self.catalog, self._catalog_version = trial, self._catalog_version + 1
+        self._user_nfs.add(added)
+        self._apply("nf", chains, self._arch, compiled, force=True)
+        return added
+
+    def on_change(self, fn: Callable[[LabChange], Any], *, remove: bool = False):
+        """Call ``fn(change)`` after every change that alters the compiled program."""
+        if remove:
+            self._callbacks.remove(fn)
+        else:
+            self._callbacks.append(fn)
+        return fn
+
+    # -- views ---------------------------------------------------------------------------------
+    @property
+    def view(self) -> LiveView:
+        """The live view with every tab (created on first use, updated in place)."""
+        return self.live_view()
+
+    def live_view(self, show: Sequence[str] | str | None = None) -> LiveView:
+        """A live view of *show* (tab names, see :data:`sfclab.notebook.views.TABS`;
+        ``None``: all).  One view per selection of tabs, updated in place on every change."""
+        from .notebook.views import TABS, LiveView, normalize_show
+
+        key = normalize_show(show) if show is not None else None
+        key = None if key == TABS else key
+        view = self._views.get(key)
+        if view is None or view.comm is None:       # never made, or closed
+            view = LiveView(show=key)
+            view.update(self._compiled, self._codes() if view.needs_code else None)
+            self._views[key] = view
+        return view
+
+    # -- target side ---------------------------------------------------------------------------
+    @property
+    def target(self):
+        """The switch this Lab runs on (an embedded model until :meth:`connect` says
+        otherwise; it starts on first use)."""
+        if self._target is None:
+            self.connect(self._target_url)
+        return self._target
+
+    def connect(self, url: str | None = None):
+        """Use the target *url* names (``model``, ``model://…``, ``bmv2://…``,
+        ``tofino://…``); the old one is closed.  Nothing is pushed yet."""
+        from .targets.connect import open_target
+
+        new = open_target(url)
+        if self._target is not None:
+            self._target.close()
+        self._target, self._target_url = new, url
+        self._pushed = None
+        self.traces.clear()
+        return new
+
+    def push(self) -> int:
+        """Push the compiled program and every entry to the target; returns the count."""
+        gen = self.generated(self._target_arch())
+        n = self.target.push(gen)
+        self._pushed = gen
+        return n
+
+    def update(self, *, allow_reload: bool = False):
+        """Bring the target to the current chains: by table entries only when the
+        installed program can run them (FlexMesh / P4NFV's pipeline manipulation),
+        else a program reload if *allow_reload* (else TargetError says why)."""
+        from .codegen import generate
+        from .errors import TargetError
+
+        if self._pushed is None:
+            self.push()
+            from .runtime.session import UpdatePlan
+
+            return UpdatePlan("reload", reason="nothing was pushed before")
+        session = self.target.session
+        options, slots = session.options_for_update()
+        options = dataclasses.replace(options, bindings=dict(self.bindings))
+        try:
+            compiled = compile(self._chains, arch=self._target_arch(), catalog=self.catalog,
+                               **{**self.options, "pipeline": slots})
+            gen = generate(compiled, options=options)
+        except SfclabError as e:
+            if not allow_reload:
+                raise TargetError(f"this change needs a program reload: {e.message}",
+                                  hint="%sfc update --reload (lab.update(allow_reload=True)), "
+                                       "or %sfc push") from None
+            gen = self.generated(self._target_arch())
+        plan = self.target.update(gen, allow_reload=allow_reload)
+        self._pushed = gen
+        return plan
+
+    def send(self, chain: str, n: int = 1, *, port: int | None = None, seed: int | None = None):
+        """Send *n* packets of *chain*'s class through the target; returns the results
+        (their traces are added to :attr:`traces`)."""
+        from .runtime.traffic import packets_for
+
+        if self._pushed is None:
+            self.push()
+        c = self._chains[self._chain_name(chain)]
+        seed = len(self.traces) if seed is None else seed
+        out = []
+        for cp in packets_for(c, n, seed=seed, chains=self._chains):
+            out.append(self.send_packet(cp.packet, port=cp.port if port is None else port,
+                                        label=c.name))
+        return out
+
+    def send_packet(self, packet, *, port: int = 1, label: str = ""):
+        """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
+        if self._pushed is None:
+            self.push()
+        r = self.target.send(port, packet)
+        r.trace.label = label
+        path = self.target.session.path_of(r.trace)
+        self.traces.append(LabTrace(label, path, r))
+        return r
+
+    def tables(self):
+        """Occupancy of every table with entries (entries / size), with the hits of the
+        packets this Lab sent."""
+        from .runtime.session import Occupancy
+
+        hits: dict[str, int] = {}
+        for t in self.traces:
+            for ev in t.result.trace.events:
+                if ev.kind == "table_hit":
+                    hits[ev.name] = hits.get(ev.name, 0) + 1
+        return [Occupancy(o.table, o.entries, o.size, hits.get(o.table, 0))
+                for o in self.target.occupancy()]
+
+    def counters(self) -> dict[str, list[tuple[int, int, int]]]:
+        """Counters with non-zero cells: name -> [(index, packets, bytes)] (the model)."""
+        sw = self.target.switch
+        out = {}
+        for name, ext in sorted(sw.externs.items()):
+            if type(ext.state).__name__ != "CounterArray":
+                continue
+            cells = [(i, pk, by) for i, (pk, by) in enumerate(sw.read_counter(name)) if pk or by]
+            if cells:
+                out[name] = cells
+        return out
+
+    def close(self) -> None:
+        """Stop the target (the embedded model's server)."""
+        if self._target is not None:
+            self._target.close()
+            self._target = None
+
+    def _target_arch(self) -> str:
+        return getattr(self._target, "arch", "v1model") if self._target is not None and \
+            getattr(self._target, "kind", "model") != "model" else "v1model"
+
+    def _chain_name(self, name: str) -> str:
+        if name in self._chains:
+            return name
+        raise ChainError(f"no chain {name!r} in the lab",
+                         hint=did_you_mean(name, self._chains.names())
+                         or f"chains: {', '.join(self._chains.names()) or 'none'}")
+
+    # -- internals -----------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        names = ", ".join(self._chains.names()[:6]) + (", …" if len(self._chains) > 6 else "")
+        return (f"<Lab {self._arch}: {len(self._chains)} chains"
+                f"{f' ({names})' if names else ''}, {len(self._compiled.paths)} service paths>")
+
+    def _chainset(self, chains: str | Chain | ChainSet | Iterable[Chain],
+                  source: str) -> ChainSet:
+        if isinstance(chains, (str, bytes)):
+            return parse(chains, source=source, catalog=self.catalog)
+        if isinstance(chains, Chain):
+            return ChainSet.of([chains])
+        if isinstance(chains, ChainSet):
+            return chains
+        return ChainSet.of(chains)
+
+    def _commit(self, reason: str, chains: ChainSet, arch: str) -> None:
+        compiled = self._compile(chains, arch)
+        self._apply(reason, chains, arch, compiled)
+
+    def _apply(self, reason: str, chains: ChainSet, arch: str, compiled: CompiledChains, *,
+               force: bool = False) -> None:
+        before, previous = self._chains, self._compiled
+        self._chains, self._arch, self._compiled = chains, arch, compiled
+        if compiled is previous and not force:
+            return                               # same chains, same arch: nothing to show
+        old = {c.name: c.signature() for c in before}
+        change = LabChange(
+            reason,
+            added=tuple(n for n in chains.names() if n not in old),
+            replaced=tuple(c.name for c in chains if c.name in old
+                           and c.signature() != old[c.name]),
+            removed=tuple(n for n in old if n not in chains),
+            previous=previous, compiled=compiled)
+        self._refresh_views()
+        for fn in list(self._callbacks):
+            fn(change)
+
+    def _refresh_views(self) -> None:
+        for key, view in list(self._views.items()):
+            if view.comm is None:                # closed by the user
+                del self._views[key]
+                continue
+            view.update(self._compiled, self._codes() if view.needs_code else None)
+
+    def _compile(self, chains: ChainSet, arch: str, *, catalog: NFCatalog | None = None,
+                 version: int | None = None) -> CompiledChains:
+        version = self._catalog_version if version is None else version
+        key = (arch, version, tuple(c.signature() for c in chains))
+        hit = self._compiled_cache.get(key)
+        if hit is not None:
+            self._compiled_cache.move_to_end(key)
+            return hit
+        out = compile(chains, arch=arch, catalog=catalog or self.catalog, **self.options)
+        _remember(self._compiled_cache, key, out)
+        return out
+
+    def _generate(self, arch: str) -> Generated | SfclabError:
+        key = (id(self._compiled), arch, tuple(sorted(self.bindings.items())))
+        hit = self._generated_cache.get(key)
+        if hit is not None and hit[0] is self._compiled:
+            self._generated_cache.move_to_end(key)
+            return hit[1]
+        from .codegen import generate
+
+        from .codegen import CodegenOptions
+
+        try:
+            out: Generated | SfclabError = generate(
+                self._compiled, arch=arch, options=CodegenOptions(bindings=dict(self.bindings)))
+        except SfclabError as e:
+            out = e
+        _remember(self._generated_cache, key, (self._compiled, out))
+        return out
+
+    def _codes(self) -> dict[str, Generated | SfclabError]:
+        """Generated code for every architecture (an error in place of what failed)."""
+        return {a: self._generate(a) for a in ARCHS}
+
+
+def _remember(cache: OrderedDict, key: Hashable, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def _control_name(source: str) -> str | None:
+    """The name of the first ``control`` in P4 *source* (a cheap look, no parse)."""
+    import re
+
+    m = re.search(r"\bcontrol\s+([A-Za-z_]\w*)", source)
+    return m.group(1) if m else None

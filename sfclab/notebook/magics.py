@@ -1,0 +1,231 @@
+"""IPython magics: ``%%chain``, ``%%nf`` and ``%sfc``.  ``%load_ext sfclab`` registers them.
+
+The magics are thin: they parse their options and call the shell's current
+:class:`~sfclab.lab.Lab` (:func:`current_lab`; created on first use), which
+does the work.
+
+``%%chain [--name N] [--arch v1model|tna] [--show VIEWS]``
+    Parses the cell (FlexMesh blocks, one-line chains, P4SC sentences or a P4SFC
+    JSON intent), adds its chains to the Lab (a chain with a known name replaces
+    it), recompiles, and displays the live view.  Every ``%%chain`` cell
+    displays *the same* view widget: one model shown in several outputs, so
+    earlier outputs update in place too and nothing is re-created.  ``--show``
+    displays a view with just those tabs (one widget per selection, updated the
+    same way).  ``--arch`` stays in effect for later cells.  Chains are kept by
+    name across cells: to drop one, ``%sfc remove NAME``.
+``%%nf NAME [--layer L] [--offload C] [--field F:W] [--replace]``
+    Adds the NF written in P4 in the cell to the Lab's catalogue (re-running the
+    cell redefines it; ``--replace`` is needed to shadow a library NF).
+``%sfc COMMAND …``
+    One method per command: ``sfc_<command>`` (``-`` in a command name becomes
+    ``_``); the first line of its docstring is its line in ``%sfc help``.  To add
+    a command, add such a method.
+
+Errors are short: the message, the offending line with a caret, and a hint.
+``%config SfcMagics.traceback = True`` shows Python tracebacks again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_arguments,
+                                          parse_argstring)
+from IPython.display import display
+from traitlets import Bool, CaselessStrEnum
+from traitlets.config import Configurable
+
+from ..compiler import ARCHS
+from ..errors import SfclabError, did_you_mean
+from ..lab import Lab
+from ..nfinfo import OFFLOAD_CLASSES
+
+__all__ = ["SfcMagics", "SfcUsageError", "current_lab", "load_ipython_extension"]
+
+
+class SfcUsageError(UsageError):
+    """An sfclab error raised by a magic: IPython shows the message, not a traceback
+    (unless ``SfcMagics.traceback`` is on)."""
+
+    def __init__(self, error: BaseException, *, traceback: bool = False) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.traceback = traceback
+
+    def _render_traceback_(self) -> list[str]:
+        e = self.error
+        if self.traceback:
+            from IPython import get_ipython
+            from IPython.core.ultratb import FormattedTB
+
+            shell = get_ipython()
+            tb = shell.InteractiveTB if shell is not None else FormattedTB(mode="Context")
+            return tb.structured_traceback(type(e), e, e.__traceback__)
+        return [f"{type(e).__name__}: {e}"]
+
+
+def _views(text: str) -> tuple[str, ...]:
+    from .views import normalize_show
+
+    try:
+        return normalize_show(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+@magics_class
+class SfcMagics(Magics, Configurable):
+    """``%%chain``, ``%%nf`` and ``%sfc`` on the shell's :class:`~sfclab.lab.Lab`."""
+
+    traceback = Bool(False, help="Show the Python traceback of sfclab errors in magics "
+                     "(to debug sfclab itself); off: the message and caret only.").tag(config=True)
+    arch = CaselessStrEnum(ARCHS, default_value="v1model", help="Architecture of the Lab "
+                           "the magics create (%%chain --arch changes it later).").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._lab: Lab | None = None
+
+    @property
+    def lab(self) -> Lab:
+        """The Lab the magics work on (created on first use; assign your own to use it)."""
+        if self._lab is None:
+            self._lab = Lab(arch=self.arch)
+        return self._lab
+
+    @lab.setter
+    def lab(self, lab: Lab) -> None:
+        self._lab = lab
+
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a library call; its sfclab errors become short UsageErrors."""
+        try:
+            return fn(*args, **kwargs)
+        except SfclabError as e:
+            raise SfcUsageError(e, traceback=self.traceback) from None
+
+    # -- cell magics ---------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--name", "-n", help="name of the chain (a cell with one chain; renames it)")
+    @argument("--arch", "-a", choices=ARCHS, help="compile for this architecture from now on")
+    @argument("--show", "-s", help="comma-separated tabs to display (default: all): "
+              "chains, ir, pipeline, fsm, placement, offload, p4, entries")
+    @cell_magic
+    def chain(self, line: str, cell: str) -> None:
+        """Add the cell's chains to the lab, recompile, and display the live view."""
+        args = parse_argstring(self.chain, line)
+        show = _views(args.show) if args.show else None
+        if not cell.strip():
+            raise UsageError("the cell is empty: write chains below %%chain, e.g.\n"
+                             "    chain web: firewall -> nat -> l3fwd")
+        self._call(self.lab.add, cell, name=args.name, arch=args.arch, source="<cell>")
+        display(self.lab.live_view(show))
+
+    @magic_arguments()
+    @argument("name", help="the NF's name: the name of the control in the cell")
+    @argument("--layer", type=int, help="protocol layer, for ordering pipelines (default 4)")
+    @argument("--offload", choices=OFFLOAD_CLASSES, help="P4SFC offloadability (default fully)")
+    @argument("--field", help="NAME:WIDTH of the metadata value the NF sets (for conditions)")
+    @argument("--replace", action="store_true", help="redefine an NF of the library")
+    @cell_magic
+    def nf(self, line: str, cell: str) -> None:
+        """Add the NF written in P4 in the cell to the lab's catalogue."""
+        args = parse_argstring(self.nf, line)
+        manifest: dict[str, Any] = {}
+        if args.layer is not None:
+            manifest["layer"] = args.layer
+        if args.offload:
+            manifest["offload"] = args.offload
+        if args.field:
+            fname, _, width = args.field.partition(":")
+            if not (fname and width.isdigit()):
+                raise UsageError(f"--field is NAME:WIDTH (e.g. score:8), not {args.field!r}")
+            manifest["field"] = {"name": fname, "width": int(width)}
+        if not cell.strip():
+            raise UsageError(f"the cell is empty: write the NF below %%nf, e.g.\n"
+                             f"    control {args.name}(inout headers_t hdr, inout sfc_meta_t sfc)"
+                             " { apply { } }")
+        name = self._call(self.lab.add_nf, cell, name=args.name, manifest=manifest,
+                          replace=True if args.replace else None)
+        info = self.lab.catalog.resolve(name)
+        print(f"NF {name!r}: layer {info.layer}, {info.offload} offloadable, "
+              f"{info.tables} tables; chains can use it now")
+
+    # -- %sfc ------------------------------------------------------------------------------------
+    @line_magic
+    def sfc(self, line: str) -> Any:
+        """``%sfc COMMAND [ARGS]``: run a lab command (``%sfc help`` lists them)."""
+        cmd, rest = (line.split(None, 1) + ["", ""])[:2]
+        method = getattr(self, f"sfc_{cmd.replace('-', '_')}", None) if cmd else self.sfc_help
+        if method is None:
+            raise UsageError(f"unknown %sfc command {cmd!r}; "
+                             + (did_you_mean(cmd, self.commands()) or "%sfc help lists them"))
+        return method(rest.strip())
+
+    @classmethod
+    def commands(cls) -> list[str]:
+        """The ``%sfc`` commands, in the order they are defined."""
+        seen: dict[str, None] = {}
+        for klass in reversed(cls.__mro__):
+            for attr in vars(klass):
+                if attr.startswith("sfc_"):
+                    seen[attr[4:].replace("_", "-")] = None
+        return list(seen)
+
+    def _parser(self, command: str) -> MagicArgumentParser:
+        return MagicArgumentParser(prog=f"%sfc {command}", add_help=False)
+
+    def sfc_help(self, args: str) -> None:
+        """help                       this list"""
+        lines = ["%%chain [--name N] [--arch v1model|tna] [--show VIEWS]   add chains, show "
+                 "the live view", "%%nf NAME [--layer L] [--offload C] [--field F:W] "
+                 "[--replace]   add an NF written in P4", "%sfc commands:"]
+        for cmd in self.commands():
+            doc = (getattr(self, f"sfc_{cmd.replace('-', '_')}").__doc__ or cmd).strip()
+            lines.append("  " + doc.splitlines()[0])
+        lines.append(f"lab: {self.lab!r}")
+        print("\n".join(lines))
+
+    def sfc_show(self, args: str) -> None:
+        """show [VIEW …]              display the live view, or just some tabs of it"""
+        show = _views(",".join(args.split())) if args else None
+        display(self.lab.live_view(show))
+
+    def sfc_export(self, args: str) -> None:
+        """export DIR [--arch A]      write program.p4, p4info.txt, entries.json, plan.txt"""
+        p = self._parser("export")
+        p.add_argument("dir")
+        p.add_argument("--arch", choices=ARCHS)
+        ns = p.parse_args(shlex.split(args))
+        paths = self._call(self.lab.export, ns.dir, arch=ns.arch)
+        print(f"wrote {', '.join(p.name for p in paths)} to {ns.dir}")
+
+    def sfc_remove(self, args: str) -> None:
+        """remove CHAIN …             remove chains from the lab (the views update)"""
+        names = shlex.split(args)
+        if not names:
+            raise UsageError("name the chains to remove: %sfc remove CHAIN …")
+        self._call(self.lab.remove, *names)
+        left = self.lab.chains.names()
+        print(f"removed {', '.join(names)}; chains left: {', '.join(left) or 'none'}")
+
+
+def current_lab(shell: Any = None) -> Lab:
+    """The Lab behind the magics of *shell* (default: the running IPython)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    magics = shell.magics_manager.registry.get("SfcMagics") if shell is not None else None
+    if magics is None:
+        raise UsageError("the sfclab magics are not loaded: run %load_ext sfclab")
+    return magics.lab
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext sfclab``: register ``%%chain``, ``%%nf`` and ``%sfc``."""
+    ipython.register_magics(SfcMagics(ipython))
