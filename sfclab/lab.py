@@ -363,7 +363,7 @@ class Lab:
     def _chain_name(self, name: str) -> str:
         if name in self._chains:
             return name
-        raise ChainError(f"no chain {name!r} in the lab",
+        raise SfclabError(f"no chain {name!r} in the lab",
                          hint=did_you_mean(name, self._chains.names())
                          or f"chains: {', '.join(self._chains.names()) or 'none'}")
 

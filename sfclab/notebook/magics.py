@@ -213,6 +213,83 @@ class SfcMagics(Magics, Configurable):
         left = self.lab.chains.names()
         print(f"removed {', '.join(names)}; chains left: {', '.join(left) or 'none'}")
 
+    # -- the target -----------------------------------------------------------------------------
+    def sfc_target(self, args: str) -> None:
+        """target [URL]               show or set the switch: model, model://H:P, bmv2://H:P?device_id=N"""
+        if not args:
+            print(repr(self.lab.target))
+            return
+        t = self._call(self.lab.connect, None if args == "model" else args)
+        print(f"target: {t!r} (nothing pushed yet: %sfc push)")
+
+    def sfc_push(self, args: str) -> None:
+        """push                       push the program and every entry to the target"""
+        n = self._call(self.lab.push)
+        print(f"pushed the program and {n} table entries to {self.lab.target!r}")
+
+    def sfc_update(self, args: str) -> None:
+        """update [--reload]          apply the changed chains by entries, or say a reload is needed"""
+        p = self._parser("update")
+        p.add_argument("--reload", action="store_true", help="reload the program if needed")
+        ns = p.parse_args(shlex.split(args))
+        plan = self._call(self.lab.update, allow_reload=ns.reload)
+        print(plan)
+
+    def sfc_send(self, args: str) -> Any:
+        """send CHAIN [N] [--port P]  send N packets of CHAIN's class; shows their traces"""
+        p = self._parser("send")
+        p.add_argument("chain")
+        p.add_argument("n", nargs="?", type=int, default=1)
+        p.add_argument("--port", type=int, default=None)
+        ns = p.parse_args(shlex.split(args))
+        before = len(self.lab.traces)
+        self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
+        return self._trace_view(self.lab.traces[before:])
+
+    def sfc_send_pcap(self, args: str) -> Any:
+        """send-pcap FILE [--port P]  send the packets of a pcap file in on port P (default 1)"""
+        p = self._parser("send-pcap")
+        p.add_argument("file")
+        p.add_argument("--port", type=int, default=1)
+        ns = p.parse_args(shlex.split(args))
+        from scapy.utils import rdpcap
+
+        try:
+            packets = rdpcap(ns.file)
+        except (OSError, Exception) as e:          # scapy raises plain Exceptions on bad files
+            raise UsageError(f"cannot read {ns.file}: {e}") from None
+        before = len(self.lab.traces)
+        for pkt in packets:
+            self._call(self.lab.send_packet, bytes(pkt), port=ns.port, label=ns.file)
+        return self._trace_view(self.lab.traces[before:])
+
+    def sfc_trace(self, args: str) -> Any:
+        """trace [N]                  the last N packets' traces (default 10); select one to see its path"""
+        n = int(args) if args.strip().isdigit() else 10
+        if not self.lab.traces:
+            print("no packets sent yet: %sfc send CHAIN N")
+            return None
+        return self._trace_view(self.lab.traces[-n:])
+
+    def sfc_tables(self, args: str) -> Any:
+        """tables                     occupancy (entries / size) and hits of every table"""
+        from .runtime_views import TablesView
+
+        return TablesView(self._call(self.lab.tables))
+
+    def sfc_counters(self, args: str) -> None:
+        """counters                   counters the NFs updated (non-zero cells)"""
+        counters = self._call(self.lab.counters)
+        if not counters:
+            print("no counter has counted anything yet")
+        for name, cells in counters.items():
+            print(name + ": " + ", ".join(f"[{i}] {pk} pkts / {by} B" for i, pk, by in cells))
+
+    def _trace_view(self, traces):
+        from .runtime_views import TraceView
+
+        return TraceView(self.lab, traces)
+
 
 def current_lab(shell: Any = None) -> Lab:
     """The Lab behind the magics of *shell* (default: the running IPython)."""
