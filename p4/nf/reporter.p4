@@ -1,6 +1,8 @@
 /* reporter: send matching packets to the controller.
  * Ternary on the 5-tuple (ports from TCP or UDP; entries need a priority);
- * `report` requests a copy to the CPU (sfc.to_cpu).  Sets no metadata. */
+ * `report` sends the packet to the controller (sfc.to_cpu): the composed
+ * program diverts it, not a copy, to the CPU port as a packet-in carrying the
+ * ingress port, and the NFs after this one do not run.  Sets no metadata. */
 #include <core.p4>
 #include "../include/sfc_headers.p4"
 #include "../include/sfc_api.p4"

@@ -4,7 +4,9 @@
  * the MPLS stack.  At most SR_MAX_LABELS (4) labels: nothing is pushed when
  * the stack is full (hdr.mpls[3] valid).  The first label pushed is the
  * bottom of stack and turns the EtherType before it into MPLS (the VLAN tag's,
- * else the SFC header's next_proto, else Ethernet's). */
+ * else Ethernet's: while the SFC header is on, the composed program keeps the
+ * real EtherType in hdr.ethernet.ether_type and copies it into the SFC
+ * header's next_proto at the end of the pass, so that is the one to set). */
 #include <core.p4>
 #include "../include/sfc_headers.p4"
 #include "../include/sfc_api.p4"
@@ -41,8 +43,6 @@ control sr_encap(inout headers_t hdr, inout sfc_meta_t sfc) {
                 if (bottom == 1) {
                     if (hdr.vlan.isValid()) {
                         hdr.vlan.ether_type = ETHERTYPE_MPLS;
-                    } else if (hdr.sfc.isValid()) {
-                        hdr.sfc.next_proto = ETHERTYPE_MPLS;
                     } else {
                         hdr.ethernet.ether_type = ETHERTYPE_MPLS;
                     }

@@ -78,7 +78,7 @@ class Lab:
         return f"{self.url}lab/tree/{name}?reset&token={self.token}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
@@ -138,7 +138,7 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")  # Playwright must stop: its loop would stay running
 def browser_context(tmp_path_factory: pytest.TempPathFactory):
     from playwright.sync_api import sync_playwright
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
+from IPython import get_ipython as running_ipython
 from IPython.testing.globalipapp import get_ipython
 
 import sfclab.notebook.magics as magics_module
@@ -29,7 +30,7 @@ TAGGER = """control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    shell = get_ipython() or running_ipython()       # the global shell starts only once
     shell.run_line_magic("load_ext", "sfclab")
     return shell
 
@@ -244,11 +245,14 @@ def test_nf_errors(ip, sfc, line, cell, error, message):
 def test_sfc_help_lists_every_command(ip, sfc, capsys):
     ip.run_line_magic("sfc", "help")
     out = capsys.readouterr().out
-    for cmd in ("help", "show [VIEW", "export DIR", "remove CHAIN", "%%chain", "%%nf"):
+    for cmd in ("help", "show [VIEW", "export DIR", "remove CHAIN", "%%chain", "%%nf",
+                "target [URL]", "push", "update [--reload]", "send CHAIN [N]", "send-pcap FILE",
+                "trace [N]", "tables", "counters"):
         assert cmd in out
     ip.run_line_magic("sfc", "")
     assert capsys.readouterr().out == out
-    assert SfcMagics.commands() == ["help", "show", "export", "remove"]
+    assert SfcMagics.commands() == ["help", "show", "export", "remove", "target", "push",
+                                    "update", "send", "send-pcap", "trace", "tables", "counters"]
 
 
 def test_sfc_unknown_command(ip, sfc):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
+from IPython import get_ipython as running_ipython
 from IPython.testing.globalipapp import get_ipython
 from scapy.all import IP, TCP, Ether, wrpcap
 
@@ -23,7 +24,7 @@ chain mgmt match vlan.vid == 100 { input => l2fwd => output; }"""
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    shell = get_ipython() or running_ipython()       # the global shell starts only once
     shell.run_line_magic("load_ext", "sfclab")
     return shell
 
