@@ -74,8 +74,9 @@ class CodegenOptions:
     * ``nf_entries``: ``"examples"`` installs each NF manifest's example entries
       in every slot of that NF, ``"none"`` leaves NF tables empty;
     * ``bindings``: values of run-time symbols used as multibranch cases;
-    * ``keep_keys``, ``keep_headers``, ``keep_branches``: initializer keys, parsed
-      headers and slots' branch tables to keep even if no chain needs them (those of the program on a switch, so a changed
+    * ``keep_keys``, ``keep_headers``, ``keep_branches``, ``keep_loops``: initializer
+      keys, parsed headers and slots' branch and loop tables to keep even if no
+      chain needs them (those of the program on a switch, so a changed
       chain set compiles to the same program when it can: an update by entries).
     """
 
@@ -90,6 +91,7 @@ class CodegenOptions:
     keep_keys: tuple["InitKey", ...] = ()
     keep_headers: tuple[str, ...] = ()
     keep_branches: tuple[int, ...] = ()
+    keep_loops: tuple[int, ...] = ()
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
@@ -99,7 +101,8 @@ class CodegenOptions:
         return dataclasses.replace(comp.options, keep_keys=comp.init_keys,
                                    keep_headers=comp.headers,
                                    keep_branches=tuple(s.index for s in comp.slots
-                                                       if s.branches), **kw)
+                                                       if s.branches),
+                                   keep_loops=tuple(s.index for s in comp.slots if s.loops), **kw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,7 @@ class Slot:
     index: int
     nf: str
     branches: bool
+    loops: bool = False
 
     @property
     def instance(self) -> str:
@@ -117,6 +121,10 @@ class Slot:
     @property
     def branch_table(self) -> str:
         return f"slot{self.index}_branch"
+
+    @property
+    def loop_table(self) -> str:
+        return f"slot{self.index}_loop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +227,9 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     options = options or CodegenOptions()
     branching = {b.slot for b in fsm.branches} | {
         i for i in options.keep_branches if i < len(fsm.slots)}
-    slots = tuple(Slot(i, nf, i in branching) for i, nf in enumerate(fsm.slots))
+    looping = {slot for f in fsm.paths for _, slot, _ in f.loop_counts} | {
+        i for i in options.keep_loops if i < len(fsm.slots)}
+    slots = tuple(Slot(i, nf, i in branching, i in looping) for i, nf in enumerate(fsm.slots))
     defs: dict[str, NFDefinition] = {}
     for s in slots:
         d = cat.definition(s.nf)
@@ -306,6 +316,28 @@ def core_locals(comp: Composition) -> list[str]:
         size = {sizes['branch']};
         const default_action = NoAction();
     }}""")
+    if any(s.loops for s in comp.slots):
+        out.append("""
+    /* After a loop's run: the loop counter (runs so far) for the next run in this pass. */
+    action count_loop(bit<8> loops) {
+        meta.sfc.counter = loops;
+        hdr.sfc.counter = loops;
+    }""")
+    for s in comp.slots:
+        if s.loops:
+            out.append(f"""
+    table {s.loop_table} {{
+        key = {{
+            hdr.sfc.path_id : exact;
+            hdr.sfc.state : exact;
+        }}
+        actions = {{
+            count_loop;
+            @defaultonly NoAction;
+        }}
+        size = {sizes['branch']};
+        const default_action = NoAction();
+    }}""")
     out.append(f"""
     /* Rewinder: at the end of a pass, go round again with the next state, or finish. */
     action next_pass(bit<8> state, bit<32> bitmap, bit<8> loops) {{
@@ -359,6 +391,8 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
                   f"hdr.sfc.bitmap & 32w0x{1 << s.index:X} != 0) {{",
                   f"        {s.instance}.apply(hdr, meta.sfc"
                   + (f", {extra_args[s.index]}" if s.index in extra_args else "") + ");"]
+        if s.loops:
+            lines.append(f"        {s.loop_table}.apply();")
         if s.branches:
             lines.append(f"        {s.branch_table}.apply();")
         lines.append("    }")

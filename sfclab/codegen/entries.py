@@ -289,9 +289,22 @@ def _rewinder_entries(comp: Composition) -> list[TableEntry]:
     return out
 
 
+def _loop_entries(comp: Composition) -> list[TableEntry]:
+    out = []
+    for f in comp.compiled.fsm.paths:
+        for pas, slot, count in f.loop_counts:
+            out.append(TableEntry(
+                _tbl(comp, f"slot{slot}_loop"),
+                (("hdr.sfc.path_id", Exact(f.num)), ("hdr.sfc.state", Exact(pas))),
+                f"{INGRESS}.count_loop", (("loops", count),), None, f"chain:{f.path.chain}",
+                f"{f.path.id} after slot {slot}: loop counter {count}"))
+    return out
+
+
 def chain_entries(comp: Composition) -> list[TableEntry]:
-    """Initializer, branch and rewinder entries, chain by chain."""
-    return _initializer_entries(comp) + _branch_entries(comp) + _rewinder_entries(comp)
+    """Initializer, branch, loop and rewinder entries, chain by chain."""
+    return (_initializer_entries(comp) + _branch_entries(comp) + _loop_entries(comp)
+            + _rewinder_entries(comp))
 
 
 # --- NF manifests -> NF entries -----------------------------------------------------------------

@@ -142,6 +142,10 @@ class PathFSM:
     num: int
     states: tuple[PassState, ...]
     placement: tuple[tuple[int, int], ...]   # (pass, slot) per node of the path
+    #: (pass, slot, counter) after each loop decision: the loop counter's value once
+    #: that run is done (the data plane sets it there, so later runs in the same
+    #: pass see it; the rewinder carries it to the next pass).
+    loop_counts: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def passes(self) -> int:
@@ -209,7 +213,9 @@ def _plan_path(p: ServicePath, num: int, slots: Sequence[str]) -> tuple[PathFSM,
         start = counter_after[idx[0] - 1] if idx and idx[0] > 0 else 0
         states.append(PassState(s, sum(1 << k for k in sl), sl,
                                 tuple(p.nodes[i] for i in idx), start))
-    return PathFSM(p, num, tuple(states), tuple(placed)), where
+    loops = tuple((*placed[i], counter_after[i]) for i, kind in sorted(loop_at.items())
+                  if kind in ("loop", "exit") and i < len(placed))
+    return PathFSM(p, num, tuple(states), tuple(placed), loops), where
 
 
 def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
