@@ -74,10 +74,27 @@ class P4Emitter:
     TRANSFORMS: ClassVar[dict[str, str]] = {}
     #: (enum, member) of sfc_api.p4 -> the architecture's expression.
     ENUMS: ClassVar[dict[tuple[str, str], str]] = {}
+    #: The CPU port when the options do not name one.
+    DEFAULT_CPU_PORT: ClassVar[int] = 255
+    #: What the program's first comment calls the architecture and its target.
+    LABEL: ClassVar[str] = ""
 
     def __init__(self, comp: Composition) -> None:
         self.comp = comp
         self.notes: list[str] = []
+        o = comp.options
+        self.cpu_port = o.cpu_port if o.cpu_port is not None else self.DEFAULT_CPU_PORT
+
+    def preamble(self) -> list[str]:
+        """The program's first lines: what it is, its slots, its includes."""
+        return [f"/* sfclab: the composed service-function-chain program for {self.LABEL}.",
+                f" * slots: {' | '.join(s.instance for s in self.comp.slots) or 'none'}",
+                " * Chains are table entries (entries.json); generated: edit the chains, not this",
+                " * file. */", *(f"#include <{i}>" for i in self.includes), ""]
+
+    def keep_use(self, use: Use):
+        """A use the architecture's extern has in the same form."""
+        return None
 
     # -- the one way to refuse ---------------------------------------------------------
     def unsupported(self, what: str, node: A.Node | None = None, *, nf: str = "",

@@ -63,9 +63,11 @@ class TnaEmitter(P4Emitter):
         **{("SfcCounterType", k): f"CounterType_t.{v}" for k, v in _COUNTER.items()},
     }
 
+    DEFAULT_CPU_PORT = TNA_CPU_PORT
+    LABEL = "TNA (Tofino)"
+
     def __init__(self, comp: Composition) -> None:
         super().__init__(comp)
-        self.cpu_port = comp.options.cpu_port if comp.options.cpu_port is not None else TNA_CPU_PORT
         self._writes: dict[str, list[A.Node]] = {}      # register -> written expressions
         self._adds: dict[str, list[A.Node]] = {}        # register -> added deltas
         self._reads: set[str] = set()                   # registers read
@@ -136,9 +138,6 @@ class TnaEmitter(P4Emitter):
         k = self._writes[use.inst.name].index(use.call.args[1])
         return A.CallStmt(A.Call(A.Member(A.Name(f"{use.inst.name}_write{k}"), "execute"),
                                  (use.call.args[0],)), use.stmt.pos)
-
-    def keep_use(self, use: Use):
-        return None
 
     def _kind(self, e: A.Node, use: Use, enum: str = "CounterType_t") -> A.Node:
         if isinstance(e, A.Member) and e.name in _COUNTER:
@@ -225,11 +224,7 @@ class TnaEmitter(P4Emitter):
         comp = self.comp
         nf = self.nf_decls()                      # fills self._digests
         digests = self._digest_slots()
-        parts = ["/* sfclab: the composed service-function-chain program for TNA (Tofino).",
-                 f" * slots: {' | '.join(s.instance for s in comp.slots) or 'none'}",
-                 " * Chains are table entries (entries.json); generated: edit the chains, not this",
-                 " * file. */",
-                 *(f"#include <{i}>" for i in self.includes), ""]
+        parts = self.preamble()
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))
         parts.append(self.print_decls(nf) if nf else "")

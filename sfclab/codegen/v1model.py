@@ -58,9 +58,8 @@ class V1ModelEmitter(P4Emitter):
         **{("SfcCounterType", k): f"CounterType.{v}" for k, v in _V1_COUNTER.items()},
     }
 
-    def __init__(self, comp: Composition) -> None:
-        super().__init__(comp)
-        self.cpu_port = comp.options.cpu_port if comp.options.cpu_port is not None else CPU_PORT
+    DEFAULT_CPU_PORT = CPU_PORT
+    LABEL = "v1model (BMv2)"
 
     # -- lowering the state API (see p4/README.md) -----------------------------------------
     def _retyped(self, use: Use, name: str, args: tuple[A.Node, ...] | None = None) -> A.Instance:
@@ -81,9 +80,6 @@ class V1ModelEmitter(P4Emitter):
         return (A.CallStmt(A.Call(A.Member(reg, "read"), (use.lhs, index)), use.stmt.pos),
                 A.Assign(use.lhs, A.Binary("+", use.lhs, delta)),
                 A.CallStmt(A.Call(A.Member(reg, "write"), (index, use.lhs))))
-
-    def keep_use(self, use: Use):
-        return None
 
     def drop_decl(self, use: Use):
         return self.remove()
@@ -132,11 +128,7 @@ class V1ModelEmitter(P4Emitter):
     # -- the program -------------------------------------------------------------------------
     def program(self) -> EmittedProgram:
         comp = self.comp
-        parts = ["/* sfclab: the composed service-function-chain program for v1model (BMv2).",
-                 f" * slots: {' | '.join(s.instance for s in comp.slots) or 'none'}",
-                 " * Chains are table entries (entries.json); generated: edit the chains, not this",
-                 " * file. */",
-                 *(f"#include <{i}>" for i in self.includes), ""]
+        parts = self.preamble()
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))
         parts.append(_CONTROL_TYPES.format(cpu=self.cpu_port, **{f"TERM_{k.upper()}": v

@@ -8,8 +8,11 @@ translated once, here: a refused ``Write`` raises
 (``* At index 2: ALREADY_EXISTS, '…'``); anything else raises
 :class:`~sfclab.errors.TargetError` with the status and what to check.
 
->>> c = Client("127.0.0.1:9559")          # doctest: +SKIP
->>> c.connect(); c.set_pipeline(p4info, program_text); c.write([...])   # doctest: +SKIP
+::
+
+    c = Client("127.0.0.1:9559").connect()
+    c.set_pipeline(p4info, program_text)
+    c.write(updates)
 """
 
 from __future__ import annotations

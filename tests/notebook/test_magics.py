@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
-from IPython import get_ipython as running_ipython
-from IPython.testing.globalipapp import get_ipython
 
 import sfclab.notebook.magics as magics_module
 from sfclab import Lab
@@ -26,13 +24,6 @@ INTENT = ('{"name": "web_ips", "NFs": [{"name": "fw1", "type": "Firewall"}], '
 TAGGER = """control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
     apply { sfc.metadata = 1; }
 }"""
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython() or running_ipython()       # the global shell starts only once
-    shell.run_line_magic("load_ext", "sfclab")
-    return shell
 
 
 @pytest.fixture

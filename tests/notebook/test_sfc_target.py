@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
-from IPython import get_ipython as running_ipython
-from IPython.testing.globalipapp import get_ipython
 from scapy.all import IP, TCP, Ether, wrpcap
 
 import sfclab.notebook.magics as magics_module
@@ -20,13 +18,6 @@ WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     nat => lb => l3fwd => output;
 }
 chain mgmt match vlan.vid == 100 { input => l2fwd => output; }"""
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython() or running_ipython()       # the global shell starts only once
-    shell.run_line_magic("load_ext", "sfclab")
-    return shell
 
 
 @pytest.fixture

@@ -41,11 +41,10 @@ profiles, value sets, extern entries, per-colour meter counters, idle-timeout
 notifications (``idle_timeout_ns`` is kept and read back for tables that
 support it).
 
-The server listens on 127.0.0.1 (a free port unless one is given):
+The server listens on 127.0.0.1 (a free port unless one is given)::
 
->>> server = start()                      # doctest: +SKIP
->>> server.address                         # doctest: +SKIP
-'127.0.0.1:40123'
+    server = start()          # server.address: '127.0.0.1:40123'
+
 """
 
 from __future__ import annotations
