@@ -124,6 +124,39 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _diff_targets(args: argparse.Namespace) -> int:
+    from .codegen import CodegenOptions, generate
+    from .compiler import compile
+    from .lang import parse_file
+    from .targets.diff import diff_targets
+
+    try:
+        chains = ChainSet()
+        for name in args.files:
+            parse_file(name, into=chains)
+        gen = generate(compile(chains, arch="v1model"),
+                       options=CodegenOptions(bindings=dict(_bindings(args.bind))))
+        report = diff_targets(gen, args.a, args.b, packets=args.packets)
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{e.filename}: cannot read: {e.strerror}", file=sys.stderr)
+        return 1
+    print(report.text())
+    return 0 if report.same else 1
+
+
+def _bindings(items: list[str]) -> list[tuple[str, int]]:
+    out = []
+    for item in items or ():
+        name, _, value = item.partition("=")
+        if not value.strip().isdigit():
+            raise SfclabError(f"--bind {item!r}: write NAME=NUMBER (p1=1)")
+        out.append((name.strip(), int(value)))
+    return out
+
+
 def _model_switch(args: argparse.Namespace) -> int:
     import time
 
@@ -176,6 +209,16 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--packets", type=int, default=8, metavar="N", help="packets per class")
     d.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     d.set_defaults(run=_demo)
+    x = sub.add_parser("diff-targets", help="run the same program and packets on two targets "
+                                             "and compare them packet by packet")
+    x.add_argument("files", nargs="+", metavar="FILE")
+    x.add_argument("--a", default="model", metavar="URL", help="first target (default: model)")
+    x.add_argument("--b", default="model", metavar="URL",
+                   help="second target, e.g. bmv2://127.0.0.1:9559?device_id=0")
+    x.add_argument("--packets", type=int, default=4, metavar="N", help="packets per class")
+    x.add_argument("--bind", action="append", metavar="NAME=VALUE",
+                   help="value of a run-time name in a multibranch case")
+    x.set_defaults(run=_diff_targets)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
     m.add_argument("--grpc", default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="where to listen (default 127.0.0.1:9559; port 0 picks a free one)")
