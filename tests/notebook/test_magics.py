@@ -9,6 +9,7 @@ import sfclab.notebook.magics as magics_module
 from sfclab import Lab
 from sfclab.notebook import LiveView, current_lab
 from sfclab.notebook.magics import SfcMagics, SfcUsageError
+from notebook_support import ipython_shell
 from test_editor import dummy_comm  # noqa: F401  (widgets talk to a dummy comm)
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
@@ -25,6 +26,11 @@ TAGGER = """control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
     apply { sfc.metadata = 1; }
 }"""
 
+
+
+@pytest.fixture(scope="module")
+def ip():
+    return ipython_shell()
 
 @pytest.fixture
 def sfc(ip, monkeypatch):

@@ -10,6 +10,7 @@ from scapy.all import IP, TCP, Ether, wrpcap
 import sfclab.notebook.magics as magics_module
 from sfclab.notebook.magics import SfcMagics
 from sfclab.notebook.runtime_views import TablesView, TraceView
+from notebook_support import ipython_shell
 from test_editor import dummy_comm  # noqa: F401  (widgets talk to a dummy comm)
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
@@ -19,6 +20,11 @@ WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
 }
 chain mgmt match vlan.vid == 100 { input => l2fwd => output; }"""
 
+
+
+@pytest.fixture(scope="module")
+def ip():
+    return ipython_shell()
 
 @pytest.fixture
 def sfc(ip, monkeypatch):

@@ -917,57 +917,6 @@ def test_mac_learning_digests_through_model_target():
         assert names == ["mac", "port"]
 
 
-# --- the model's lookup index, updated entry by entry -----------------------------------------
-
-def _shape(mt):
-    if isinstance(mt.index, dict):
-        return {k: id(e) for k, e in mt.index.items()}
-    if mt.mode == "lpm":
-        return [(li, mask, {k: id(e) for k, e in d.items()}) for li, mask, d in mt.index if d]
-    return [id(e) for e in mt.index]
-
-
-def test_the_lookup_index_is_kept_up_to_date_entry_by_entry(primary):
-    """Writes update the model's lookup index in place (no rebuild per entry); after
-    inserts, deletes and a rolled-back batch it is what a rebuild makes, and packets
-    see the entries."""
-    r = primary
-    E = r.entry
-    r.ok(*[update("INSERT", E("routes", {"dst": ((10 << 24) | (i << 16), 16 + i % 3 * 4)},
-                              "fwd", {"port": 1 + i % 7})) for i in range(0, 60, 3)])
-    r.ok(*[update("INSERT", E("acl", {"src": (i << 8, 0xffffff00)}, "acl_permit",
-                              priority=1 + i % 5)) for i in range(30)])
-    r.ok(*[update("INSERT", E("two_keys", {"src": i, "ingress_port": i % 4}, "NoAction"))
-           for i in range(30)])
-    r.ok(*[update("DELETE", E("routes", {"dst": ((10 << 24) | (i << 16), 16 + i % 3 * 4)}))
-           for i in range(0, 30, 6)])
-    r.ok(*[update("DELETE", E("acl", {"src": (i << 8, 0xffffff00)}, priority=1 + i % 5))
-           for i in range(0, 30, 4)])
-    r.ok(*[update("DELETE", E("two_keys", {"src": i, "ingress_port": i % 4}))
-           for i in range(0, 30, 5)])
-    res = r.write([update("DELETE", E("routes", {"dst": ((10 << 24) | (33 << 16), 16)})),
-                   update("INSERT", E("routes", {"dst": (0x0b000000, 8)}, "fwd", {"port": 3})),
-                   update("DELETE", E("acl", {"src": (1 << 8, 0xffffff00)}, priority=2)),
-                   update("INSERT", E("two_keys", {"src": 1, "ingress_port": 1}, "NoAction"))],
-                  atomicity="ROLLBACK_ON_ERROR")
-    assert res.codes == [C.ABORTED, C.ABORTED, C.ABORTED, C.ALREADY_EXISTS]
-    for name in ("I.routes", "I.acl", "I.two_keys"):
-        mt = r.server.switch.table(name)
-        kept = _shape(mt)
-        mt.reindex()
-        assert _shape(mt) == kept, name
-    # 10.36.0.0/16 (i = 36) forwards to port 2 until a longer prefix comes and goes
-    r.ok(update("INSERT", E("l2", {"dst": 0x0a}, "fwd", {"port": 1})))
-    res = send(r.server, 1, frame(0x0a, ip={"src": "1.2.3.4", "dst": "10.36.0.1"}))
-    assert res.ports == [1 + 36 % 7]
-    r.ok(update("INSERT", E("routes", {"dst": (0x0a240000, 24)}, "fwd", {"port": 6})))
-    res = send(r.server, 1, frame(0x0a, ip={"src": "1.2.3.4", "dst": "10.36.0.1"}))
-    assert res.ports == [6]
-    r.ok(update("DELETE", E("routes", {"dst": (0x0a240000, 24)})))
-    res = send(r.server, 1, frame(0x0a, ip={"src": "1.2.3.4", "dst": "10.36.0.1"}))
-    assert res.ports == [1 + 36 % 7]
-
-
 def test_a_delete_considers_only_the_key(loaded):
     """P4Runtime: a DELETE ignores every field but the key, however nonsensical."""
     r = loaded

@@ -4,6 +4,9 @@ A table with only ``exact`` keys is a dict; with one ``lpm`` key (and exact
 ones) a dict per prefix length, searched longest first; with any ``ternary``,
 ``range`` or ``optional`` key (or several ``lpm``) a list sorted by priority,
 highest first (P4Runtime: a larger number wins), searched in order.
+Inserts and deletes update that index in place, entry by entry (the lookup
+closure holds the same dict / list object); :meth:`Table.reindex` rebuilds it
+whole, to the same result.
 
 Match values in the API, per key kind: ``exact`` an int; ``lpm`` ``(value,
 prefix_len)`` (an int alone is a full-length prefix); ``ternary`` ``(value,
@@ -14,6 +17,7 @@ None; ``optional`` an int or None.  Ints may also be given as bytes or as
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,22 +152,75 @@ class Table:
 
     # -- lookup --------------------------------------------------------------------------------
     def reindex(self) -> None:
+        """Rebuild the whole lookup index (and the lookup) from the entries."""
         es = list(self.entries.values())
         if self.mode == "exact":
-            self.index = {e.match if len(self.keys) != 1 else e.match[0]: e for e in es}
+            self.index = {self._exact_key(e): e for e in es}
         elif self.mode == "lpm":
-            li = next(i for i, k in enumerate(self.keys) if k.kind == "lpm")
-            by_len: dict[int, dict] = {}
+            levels: dict[int, tuple] = {}          # mask -> (position, mask, {key: entry})
             for e in es:
-                v, plen = e.match[li]
-                key = tuple(m if i != li else v for i, m in enumerate(e.match))
-                by_len.setdefault(plen, {})[key] = e
-            w = self.keys[li].width
-            self.index = [(li, ((1 << w) - 1) ^ ((1 << (w - plen)) - 1), d)
-                          for plen, d in sorted(by_len.items(), reverse=True)]
+                li, mask, key = self._lpm_place(e)
+                levels.setdefault(mask, (li, mask, {}))[2][key] = e
+            self.index = [levels[m] for m in sorted(levels, reverse=True)]
         else:
-            self.index = sorted(es, key=lambda e: (-e.priority, e.seq))
+            self.index = sorted(es, key=_rank)
         self.lookup = self._make_lookup()
+
+    def add_entry(self, e: Entry) -> None:
+        """Put a made entry (:meth:`make_entry`) in the table and, in place, in its lookup
+        index: what :meth:`insert` does once it has checked the entry (no checks here)."""
+        self.entries[(e.match, e.priority)] = e
+        if self.mode == "exact":
+            self.index[self._exact_key(e)] = e
+        elif self.mode == "lpm":
+            li, mask, key = self._lpm_place(e)
+            levels = self.index                   # longest prefix (largest mask) first
+            for pos, (_, m, d) in enumerate(levels):
+                if m == mask:
+                    d[key] = e
+                    return
+                if m < mask:
+                    levels.insert(pos, (li, mask, {key: e}))
+                    return
+            levels.append((li, mask, {key: e}))
+        else:
+            bisect.insort(self.index, e, key=_rank)
+
+    def remove_entry(self, e: Entry) -> None:
+        """Take an entry of the table out of it and, in place, out of its lookup index:
+        what :meth:`delete` does once it has found the entry."""
+        self.entries.pop((e.match, e.priority), None)
+        if self.mode == "exact":
+            self.index.pop(self._exact_key(e), None)
+        elif self.mode == "lpm":
+            _, mask, key = self._lpm_place(e)
+            levels = self.index
+            for pos, (_, m, d) in enumerate(levels):
+                if m == mask:
+                    d.pop(key, None)
+                    if not d:
+                        del levels[pos]           # as a rebuild has no empty level
+                    return
+        else:
+            ordered = self.index
+            i = bisect.bisect_left(ordered, _rank(e), key=_rank)
+            if i < len(ordered) and ordered[i] is e:
+                del ordered[i]
+            else:                                 # not where its rank puts it: rebuild
+                self.reindex()
+
+    def _exact_key(self, e: Entry):
+        """*e*'s key in an exact table's index (the value alone for a single key)."""
+        return e.match if len(self.keys) != 1 else e.match[0]
+
+    def _lpm_place(self, e: Entry) -> tuple:
+        """``(lpm key position, prefix mask, key)``: *e*'s level and key in an LPM index."""
+        li = next(i for i, k in enumerate(self.keys) if k.kind == "lpm")
+        v, plen = e.match[li]
+        w = self.keys[li].width
+        mask = ((1 << w) - 1) ^ ((1 << (w - plen)) - 1)
+        key = tuple(m if i != li else v for i, m in enumerate(e.match))
+        return li, mask, key
 
     def _make_lookup(self) -> Callable:
         readers = [k.read for k in self.keys]
@@ -312,8 +369,7 @@ class Table:
         if len(self.entries) >= self.size:
             raise TableFullError(f"table {self.name} is full ({self.size} entries)")
         e = self.make_entry(key, prio, a, args)
-        self.entries[ident] = e
-        self.reindex()
+        self.add_entry(e)
         return e
 
     def modify(self, match, action: str, params=None, priority: int | None = None) -> Entry:
@@ -331,11 +387,11 @@ class Table:
     def delete(self, match, priority: int | None = None) -> Entry:
         self._writable()
         key, prio = self.canonical(match, priority)
-        e = self.entries.pop((key, prio), None)
+        e = self.entries.get((key, prio))
         if e is None:
             raise EntryNotFoundError(f"table {self.name} has no entry matching "
                                      f"{self._desc(key, prio)}")
-        self.reindex()
+        self.remove_entry(e)
         return e
 
     def find(self, match, priority: int | None = None) -> Entry:
@@ -368,6 +424,11 @@ class Table:
 
     def _desc(self, key: tuple, prio: int) -> str:
         return self.describe(Entry(key, None, (), prio))
+
+
+def _rank(e: Entry) -> tuple:
+    """The order of a priority table's index: highest priority first, then oldest first."""
+    return (-e.priority, e.seq)
 
 
 class _Absent:

@@ -1,14 +1,13 @@
-"""Shared fixtures of the notebook tests."""
+"""Shared set-up of the notebook tests (a module, not a conftest: several test folders have
+conftest.py files, which clash under --doctest-modules when named together)."""
 
 from __future__ import annotations
 
-import pytest
 from IPython import get_ipython as running_ipython
 from IPython.testing.globalipapp import get_ipython
 
 
-@pytest.fixture(scope="module")
-def ip():
+def ipython_shell():
     """The test IPython shell with sfclab's magics loaded (the global shell starts once;
     later callers get the running one)."""
     shell = get_ipython() or running_ipython()

@@ -1,0 +1,212 @@
+"""The servicer: P4RuntimeModelServer ties the mixins together and owns the gRPC server,
+the RPC entry points, the lock and the checks every request goes through."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent import futures
+
+import grpc
+from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
+from google.protobuf import any_pb2
+
+from ....errors import TargetError
+from .codec import _NO_PIPELINE, P4RTError, _BatchError, _eid, _fail
+from .config import PipelineConfigMixin
+from .entities import EntityWritesMixin
+from .packets import PacketsMixin
+from .pipeline import _Pipeline
+from .reads import ReadsMixin
+from .streams import ArbitrationMixin, _Abort, _Stream
+from .writes import TableWritesMixin
+
+__all__ = ["P4RuntimeModelServer", "start", "P4RT_API_VERSION"]
+
+P4RT_API_VERSION = "1.4.0"
+
+
+class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
+                           TableWritesMixin, EntityWritesMixin, ReadsMixin,
+                           p4r_grpc.P4RuntimeServicer):
+    """P4Runtime for one embedded model switch (device id ``device_id``)."""
+
+    def __init__(self, *, device_id: int = 1, cpu_port: int = 255) -> None:
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.active: _Pipeline | None = None      # what packets run
+        self.saved: _Pipeline | None = None       # VERIFY_AND_SAVE'd, addressed by Read/Write
+        self._lock = threading.RLock()
+        self._streams: set[_Stream] = set()       # every open stream
+        self._live: list[_Stream] = []            # the arbitrated ones
+        self._primary: _Stream | None = None
+        self._highest: int | None = None          # the highest election id ever seen
+        self._list_id = 0
+        self._grpc: grpc.Server | None = None
+        self.address = ""
+
+    # the committed pipeline, as ModelTarget and tools see it
+    @property
+    def switch(self):
+        return self.active.switch if self.active is not None else None
+
+    @property
+    def config(self) -> p4r.ForwardingPipelineConfig | None:
+        return self.active.config if self.active is not None else None
+
+    @property
+    def pipeline(self) -> _Pipeline | None:
+        """The pipeline Read and Write address: the saved one, else the committed one."""
+        return self.saved if self.saved is not None else self.active
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def start(self, address: str = "127.0.0.1:0") -> str:
+        """Serve on *address* (loopback, a free port by default); returns ``host:port``."""
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
+                             options=[("grpc.max_receive_message_length", 256 << 20),
+                                      ("grpc.max_send_message_length", 256 << 20)])
+        p4r_grpc.add_P4RuntimeServicer_to_server(self, server)
+        host = address.rsplit(":", 1)[0]
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError:
+            port = 0
+        if port == 0:
+            raise TargetError(f"cannot listen on {address}", hint="is the port in use?")
+        server.start()
+        self._grpc, self.address = server, f"{host}:{port}"
+        return self.address
+
+    def stop(self, grace: float = 0.5) -> None:
+        if self._grpc is not None:
+            with self._lock:
+                for s in list(self._streams):
+                    s.out.put(None)
+                for pl in (self.active, self.saved):
+                    if pl is not None:
+                        self._stop_digests(pl)
+            self._grpc.stop(grace).wait()
+            self._grpc = None
+
+    # -- RPCs ----------------------------------------------------------------------------------
+    def Capabilities(self, request, context):
+        return p4r.CapabilitiesResponse(p4runtime_api_version=P4RT_API_VERSION)
+
+    def SetForwardingPipelineConfig(self, request, context):
+        return self._rpc(context, self._set_pipeline, request)
+
+    def GetForwardingPipelineConfig(self, request, context):
+        return self._rpc(context, self._get_pipeline, request)
+
+    def Write(self, request, context):
+        return self._rpc(context, self._write, request)
+
+    def Read(self, request, context):
+        try:
+            self._check_device(request)
+            if request.role:
+                _fail(rpc_code.NOT_FOUND, f"no role {request.role!r} (the server knows only "
+                                          f"the default role)")
+            with self._lock:
+                if self.pipeline is None:
+                    _fail(rpc_code.FAILED_PRECONDITION, _NO_PIPELINE)
+                responses, errors = self._read(request)
+        except P4RTError as e:
+            context.abort(_status_code(e.code), e.message)
+        yield from responses
+        if any(e.canonical_code != rpc_code.OK for e in errors):
+            bad = [f"entity {i}: {e.message}" for i, e in enumerate(errors)
+                   if e.canonical_code != rpc_code.OK]
+            self._abort_batch(context, _BatchError(errors, "; ".join(bad[:3])))
+
+    def StreamChannel(self, request_iterator, context):
+        stream = _Stream()
+        with self._lock:
+            self._streams.add(stream)
+
+        def reader():
+            try:
+                for msg in request_iterator:
+                    abort = self._stream_request(msg, stream)
+                    if abort is not None:
+                        stream.out.put(abort)
+                        return
+            except Exception:               # the client went away (or the server stops)
+                pass
+            finally:
+                self._stream_closed(stream)
+                stream.out.put(None)
+
+        threading.Thread(target=reader, daemon=True, name="p4rt-stream").start()
+        while True:
+            try:
+                item = stream.out.get(timeout=0.5)
+            except queue.Empty:
+                if not context.is_active():
+                    return
+                continue
+            if item is None:
+                return
+            if isinstance(item, _Abort):
+                context.abort(_status_code(item.code), item.message)
+            yield item
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _check_device(self, request) -> None:
+        if request.device_id != self.device_id:
+            _fail(rpc_code.NOT_FOUND, f"no device {request.device_id} (this switch is "
+                                      f"device {self.device_id})")
+
+    def _rpc(self, context, fn, request):
+        try:
+            self._check_device(request)
+            with self._lock:
+                return fn(request)
+        except P4RTError as e:
+            context.abort(_status_code(e.code), e.message)
+        except _BatchError as e:
+            self._abort_batch(context, e)
+        except Exception as e:                  # a bug, not the request's fault
+            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {e!r}")
+
+    @staticmethod
+    def _abort_batch(context, e: _BatchError) -> None:
+        status = rpc_status.Status(code=rpc_code.UNKNOWN, message=e.summary)
+        for err in e.errors:
+            status.details.append(_any(err))
+        context.set_trailing_metadata((("grpc-status-details-bin",
+                                        status.SerializeToString()),))
+        context.abort(grpc.StatusCode.UNKNOWN, e.summary)
+
+    def _check_role(self, request) -> None:
+        if request.role or getattr(request, "role_id", 0):
+            _fail(rpc_code.NOT_FOUND, f"no role {request.role or request.role_id!r} (the server "
+                                      f"knows only the default role)")
+
+    def _check_primary(self, request, what: str) -> None:
+        eid = _eid(request)
+        p = self._primary
+        if p is None or eid is None or p.election_id != eid:
+            who = "unset" if eid is None else str(eid)
+            _fail(rpc_code.PERMISSION_DENIED,
+                  f"{what}: election id {who} is not the primary's"
+                  + (f" ({p.election_id})" if p is not None else " (there is no primary)"))
+
+
+def _any(msg) -> any_pb2.Any:
+    a = any_pb2.Any()
+    a.Pack(msg)
+    return a
+
+
+def _status_code(code: int) -> grpc.StatusCode:
+    """The gRPC status of a canonical (google.rpc) code."""
+    return next((sc for sc in grpc.StatusCode if sc.value[0] == code), grpc.StatusCode.UNKNOWN)
+
+
+def start(address: str = "127.0.0.1:0", *, device_id: int = 1,
+          cpu_port: int = 255) -> P4RuntimeModelServer:
+    """Start a model switch's P4Runtime server (loopback, a free port by default)."""
+    server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port)
+    server.start(address)
+    return server
