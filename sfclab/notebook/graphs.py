@@ -38,7 +38,7 @@ __all__ = ["GRAPH_STYLE", "GRAPH_HEIGHTS", "DAGRE", "SHARE_COLORS", "Element", "
 Element = dict[str, Any]
 
 #: Left-to-right layered layout (cytoscape-dagre, bundled with ipycytoscape).
-DAGRE = {"name": "dagre", "rankDir": "LR", "nodeSep": 24, "rankSep": 56, "fit": True,
+DAGRE = {"name": "dagre", "rankDir": "LR", "nodeSep": 24, "rankSep": 110, "fit": True,
          "padding": 16}
 #: Heights (pixels) a graph widget can have.
 GRAPH_HEIGHTS = (160, 220, 280, 360)

@@ -49,12 +49,13 @@ class TablesView:
         for r in self.rows:
             pct = max(r.share * 100, 0.5 if r.entries else 0)
             rows.append(
-                f"<tr><td><code>{html.escape(r.table)}</code></td><td style='width:220px'>"
+                f"<tr><td style='text-align:left'><code>{html.escape(r.table)}</code></td>"
+                f"<td style='width:220px'>"
                 f"<div style='background:#eee;width:200px;height:12px'><div style='background:"
                 f"#4e79a7;width:{pct:.1f}%;height:12px'></div></div></td>"
                 f"<td style='text-align:right'>{r.entries} / {r.size}</td>"
                 f"<td style='text-align:right'>{'' if r.hits is None else r.hits}</td></tr>")
-        return ("<table><thead><tr><th>table</th><th>occupancy</th><th>entries / size</th>"
+        return ("<table><thead><tr><th style='text-align:left'>table</th><th>occupancy</th><th>entries / size</th>"
                 "<th>hits</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
     def _repr_mimebundle_(self, **kw) -> dict[str, str]:

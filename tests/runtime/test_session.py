@@ -134,3 +134,17 @@ def test_updates_under_traffic_are_consistent_and_lose_nothing(target):
     nat_out = [Ether(r.outputs[0][1])[IP].src for r in results
                if r.trace.nfs() == ["firewall", "nat", "l3fwd"]]
     assert set(nat_out) == {"203.0.113.10"}          # NAT's rewrite, whenever NAT ran
+
+
+def test_a_script_ends_without_closing_its_lab(tmp_path):
+    """The embedded model's server must not keep a script alive (its RPC threads are daemons)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "lab.py"
+    script.write_text("import sfclab\nlab = sfclab.Lab()\n"
+                      "lab.add('chain web match tcp.dport == 80: firewall -> l3fwd')\n"
+                      "lab.push()\nprint(lab.send('web', 1)[0].ports)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[1]", done.stderr

@@ -26,6 +26,26 @@ __all__ = ["P4RuntimeModelServer", "start", "P4RT_API_VERSION"]
 P4RT_API_VERSION = "1.4.0"
 
 
+
+class _DaemonExecutor(futures.Executor):
+    """Runs each RPC on a daemon thread.  A thread pool's workers are joined when the
+    interpreter exits, and a StreamChannel handler waits for its client as long as the
+    stream is open: a script that forgot ``close()`` would never end."""
+
+    def submit(self, fn, /, *args, **kwargs) -> futures.Future:
+        f: futures.Future = futures.Future()
+
+        def run() -> None:
+            if not f.set_running_or_notify_cancel():
+                return
+            try:
+                f.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - handed to the future
+                f.set_exception(e)
+
+        threading.Thread(target=run, daemon=True, name="sfclab-p4rt").start()
+        return f
+
 class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
                            TableWritesMixin, EntityWritesMixin, ReadsMixin,
                            p4r_grpc.P4RuntimeServicer):
@@ -62,7 +82,7 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
     # -- life cycle ---------------------------------------------------------------------------
     def start(self, address: str = "127.0.0.1:0") -> str:
         """Serve on *address* (loopback, a free port by default); returns ``host:port``."""
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
+        server = grpc.server(_DaemonExecutor(),
                              options=[("grpc.max_receive_message_length", 256 << 20),
                                       ("grpc.max_send_message_length", 256 << 20)])
         p4r_grpc.add_P4RuntimeServicer_to_server(self, server)
