@@ -300,22 +300,7 @@ def core_locals(comp: Composition) -> list[str]:
     }""")
     for s in comp.slots:
         if s.branches:
-            out.append(f"""
-    table {s.branch_table} {{
-        key = {{
-            hdr.sfc.path_id : exact;
-            hdr.sfc.state : exact;
-            meta.sfc.metadata : range;
-            meta.sfc.counter : range;
-            meta.sfc.ingress_port : range;
-        }}
-        actions = {{
-            take_branch;
-            @defaultonly NoAction;
-        }}
-        size = {sizes['branch']};
-        const default_action = NoAction();
-    }}""")
+            out.append(_slot_table(s.branch_table, _BRANCH_KEYS, "take_branch", sizes["branch"]))
     if any(s.loops for s in comp.slots):
         out.append("""
     /* After a loop's run: the loop counter (runs so far) for the next run in this pass. */
@@ -325,19 +310,7 @@ def core_locals(comp: Composition) -> list[str]:
     }""")
     for s in comp.slots:
         if s.loops:
-            out.append(f"""
-    table {s.loop_table} {{
-        key = {{
-            hdr.sfc.path_id : exact;
-            hdr.sfc.state : exact;
-        }}
-        actions = {{
-            count_loop;
-            @defaultonly NoAction;
-        }}
-        size = {sizes['branch']};
-        const default_action = NoAction();
-    }}""")
+            out.append(_slot_table(s.loop_table, _BRANCH_KEYS[:2], "count_loop", sizes["branch"]))
     out.append(f"""
     /* Rewinder: at the end of a pass, go round again with the next state, or finish. */
     action next_pass(bit<8> state, bit<32> bitmap, bit<8> loops) {{
@@ -365,6 +338,26 @@ def core_locals(comp: Composition) -> list[str]:
         default_action = finish(TERM_DROP, 0);
     }}""")
     return out
+
+
+_BRANCH_KEYS = ("hdr.sfc.path_id : exact", "hdr.sfc.state : exact", "meta.sfc.metadata : range",
+                "meta.sfc.counter : range", "meta.sfc.ingress_port : range")
+
+
+def _slot_table(name: str, keys: tuple[str, ...], action: str, size: int) -> str:
+    """A control table after a slot: keyed on the token, *action* or nothing."""
+    key_lines = "".join(f"\n            {k};" for k in keys)
+    return f"""
+    table {name} {{
+        key = {{{key_lines}
+        }}
+        actions = {{
+            {action};
+            @defaultonly NoAction;
+        }}
+        size = {size};
+        const default_action = NoAction();
+    }}"""
 
 
 def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> list[str]:
