@@ -105,11 +105,30 @@ def _run_p4c(gen, out: Path) -> int:
 
     res = run_p4c(out / "program.p4", gen.arch, out, gen.program.program)
     print(f"$ {' '.join(res.command)}")
-    if res.ok:
-        print(f"{Path(res.command[0]).name}: OK")
+    if not res.ok:
+        for m in res.messages or (res.output.strip(),):
+            print(m, file=sys.stderr)
+        return 1
+    print(f"{Path(res.command[0]).name}: OK")
+    return _check_p4info(gen, out / "p4info.p4c.txt")
+
+
+def _check_p4info(gen, theirs_path: Path) -> int:
+    """p4c's P4Info is the one to use; say whether sfclab's own agrees with it."""
+    from .codegen.p4info import build_p4info, compare_p4info, p4info_from_text
+
+    if not theirs_path.is_file():
+        print(f"(the compiler wrote no {theirs_path.name}: sfclab's p4info.txt stands)")
         return 0
-    for m in res.messages or (res.output.strip(),):
-        print(m, file=sys.stderr)
+    diffs = compare_p4info(build_p4info(gen.program.program, arch=gen.arch),
+                           p4info_from_text(theirs_path.read_text()))
+    if not diffs:
+        print(f"sfclab's P4Info agrees with the compiler's ({theirs_path.name})")
+        return 0
+    print(f"sfclab's P4Info differs from the compiler's ({theirs_path.name}), which is the one "
+          f"to use; please report:", file=sys.stderr)
+    for d in diffs[:20]:
+        print(f"  {d}", file=sys.stderr)
     return 1
 
 

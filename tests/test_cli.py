@@ -111,3 +111,31 @@ def test_compile_says_what_to_install_without_p4c(tmp_path, capsys, monkeypatch)
     assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(tmp_path / "o"), "--p4c"]) == 1
     err = capsys.readouterr().err
     assert "p4c-bm2-ss is not installed" in err and "install p4c" in err
+
+
+def test_compile_p4c_checks_sfclabs_p4info_against_the_compilers(tmp_path, capsys, monkeypatch):
+    """A stand-in p4c that writes the P4Info it is given back (as p4c would, for a program
+    sfclab names correctly) agrees; one that renames a table is reported."""
+    out = tmp_path / "out"
+
+    def fake(rename: bool):
+        script = tmp_path / ("p4c-bad" if rename else "p4c-good")
+        script.write_text(
+            "#!/usr/bin/env python3\n"
+            "import sys, pathlib\n"
+            "args = sys.argv\n"
+            "dst = pathlib.Path(args[args.index('--p4runtime-files') + 1])\n"
+            "text = (dst.parent / 'p4info.txt').read_text()\n"
+            + ("text = text.replace('SfcIngress.rewinder', 'SfcIngress.rewinder_0')\n"
+               if rename else "") +
+            "dst.write_text(text)\n")
+        script.chmod(0o755)
+        return str(script)
+
+    monkeypatch.setenv("SFCLAB_P4C", fake(False))
+    assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(out), "--p4c"]) == 0
+    assert "sfclab's P4Info agrees with the compiler's" in capsys.readouterr().out
+    monkeypatch.setenv("SFCLAB_P4C", fake(True))
+    assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(out), "--p4c"]) == 1
+    err = capsys.readouterr().err
+    assert "differs from the compiler's" in err and "rewinder" in err
