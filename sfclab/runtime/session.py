@@ -89,8 +89,10 @@ def _key(e: TableEntry) -> tuple:
 class Session:
     """One switch running sfclab's program, driven over P4Runtime."""
 
-    def __init__(self, client: Client, device_config: Callable[[Generated], bytes], *,
+    def __init__(self, client: Client, device_config: Callable[[Generated], object], *,
                  grace: float = 0.0) -> None:
+        """*device_config(gen)* gives the target's ``p4_device_config`` bytes, or a pair
+        (bytes, P4Info) when a compiler wrote the P4Info to push (p4c's ids win)."""
         self.client = client
         self.device_config = device_config
         self.grace = grace                # wait before removing old entries (packets in flight)
@@ -106,8 +108,13 @@ class Session:
         """Push the program and install every entry; returns the number of entries."""
         from ..codegen.p4info import build_p4info
 
-        info = build_p4info(gen.program.program, arch=gen.arch)
-        self.client.set_pipeline(info, self.device_config(gen))
+        config = self.device_config(gen)
+        info = None
+        if isinstance(config, tuple):        # (device config, the compiler's P4Info or None)
+            config, info = config
+        if info is None:
+            info = build_p4info(gen.program.program, arch=gen.arch)
+        self.client.set_pipeline(info, config)
         self.generated, self.index = gen, P4InfoIndex(info)
         self.installed, self._chain_sig, self._chain_ids, self._next_id = {}, {}, {}, 1
         target = self._target(gen)

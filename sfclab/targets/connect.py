@@ -74,20 +74,30 @@ class RemoteTarget:
         self.close()
 
 
-def _bmv2_config(gen: Generated) -> bytes:
+def _compiler_p4info(path):
+    """The compiler's P4Info (the one to push: its ids are the switch's), if it wrote one."""
+    from ..codegen.p4info import p4info_from_text
+
+    return p4info_from_text(path.read_text()) if path is not None and path.is_file() else None
+
+
+def _bmv2_config(gen: Generated):
+    """BMv2 JSON from p4c-bm2-ss, and p4c's P4Info."""
     from .bmv2 import compile_v1model
 
     with tempfile.TemporaryDirectory(prefix="sfclab-bmv2-") as out:
-        return compile_v1model(gen, out).device_config()
+        build = compile_v1model(gen, out)
+        return build.device_config(), _compiler_p4info(build.p4info_path)
 
 
-def _tofino_config(fmt: str) -> Callable[[Generated], bytes]:
-    def config(gen: Generated) -> bytes:
+def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
+    def config(gen: Generated):
         from .tofino import compile_tna
 
         with tempfile.TemporaryDirectory(prefix="sfclab-tofino-") as out:
             build = compile_tna(gen, out)
-            return build.bf_pipeline_config() if fmt == "bfrt" else build.pi_device_config()
+            blob = build.bf_pipeline_config() if fmt == "bfrt" else build.pi_device_config()
+            return blob, _compiler_p4info(build.p4info_path)
     return config
 
 

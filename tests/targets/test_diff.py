@@ -63,3 +63,25 @@ def test_cli(capsys):
     assert "cannot read the target" in capsys.readouterr().err
     assert main(["diff-targets", str(WEB), "--bind", "p1"]) == 1
     assert "NAME=NUMBER" in capsys.readouterr().err
+
+
+def test_bmv2_pushes_p4cs_p4info(tmp_path, monkeypatch):
+    """Pushing to BMv2 compiles with p4c-bm2-ss and pushes p4c's P4Info, not sfclab's
+    (a stand-in p4c writes a JSON and a P4Info with one id changed)."""
+    from sfclab.targets.connect import _bmv2_config
+
+    fake = tmp_path / "p4c-bm2-ss"
+    fake.write_text(
+        "#!/usr/bin/env python3\n"
+        "import sys, pathlib\n"
+        "a = sys.argv\n"
+        "pathlib.Path(a[a.index('-o') + 1]).write_text('{\"bmv2\": \"json\"}')\n"
+        "dst = pathlib.Path(a[a.index('--p4runtime-files') + 1])\n"
+        "text = (dst.parent / 'p4info.txt').read_text()\n"
+        "dst.write_text(text.replace('alias: \"rewinder\"', 'alias: \"from_p4c\"'))\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SFCLAB_P4C", str(fake))
+    config, info = _bmv2_config(generate(sfclab.compile("chain a: l2fwd")))
+    assert config == b'{"bmv2": "json"}'
+    assert any(t.preamble.name == "SfcIngress.rewinder" and t.preamble.alias == "from_p4c"
+               for t in info.tables)
