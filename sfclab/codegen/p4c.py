@@ -24,7 +24,8 @@ from pathlib import Path
 from ..errors import TargetError
 from ..p4 import ast as A
 
-__all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "locate"]
+__all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "compile_program", "check_arch",
+           "locate"]
 
 #: Architecture -> (environment variable, executable name, what to install).
 COMPILERS = {
@@ -78,10 +79,11 @@ def locate(prog: A.Program, line: int) -> str:
 
 
 def run_p4c(program_file: Path, arch: str, out_dir: Path, prog: A.Program | None = None,
-            *, timeout: float = 600) -> P4cResult:
-    """Compile *program_file* with the architecture's compiler into *out_dir*
-    (BMv2 JSON and P4Info for v1model; the SDE's layout for TNA)."""
-    exe = find_compiler(arch)
+            *, timeout: float = 600, exe: str | None = None) -> P4cResult:
+    """Compile *program_file* with the architecture's compiler (*exe*, else the one
+    :func:`find_compiler` finds) into *out_dir* (BMv2 JSON and P4Info for v1model;
+    the SDE's layout for TNA)."""
+    exe = exe or find_compiler(arch)
     if exe is None:
         env, name, how = COMPILERS[arch]
         raise TargetError(f"{name} is not installed (not on PATH, and {env} is not set)",
@@ -108,3 +110,37 @@ def run_p4c(program_file: Path, arch: str, out_dir: Path, prog: A.Program | None
         elif m:
             messages.append(raw.strip())
     return P4cResult(tuple(cmd), done.returncode, output, tuple(messages))
+
+
+def check_arch(source, arch: str, what: str) -> None:
+    """:class:`TargetError` when *source* is a generated program for another architecture."""
+    if getattr(source, "arch", arch) != arch and hasattr(source, "program"):
+        label = {"tna": "TNA"}.get(arch, arch)
+        raise TargetError(f"{what} runs {label} programs; this one is for {source.arch}",
+                          hint=f"generate with arch={arch!r}")
+
+
+def compile_program(source, arch: str, out_dir: Path, *, what: str, timeout: float = 600,
+                    exe: str | None = None) -> P4cResult:
+    """Compile *source* — a generated program for *arch* (its outputs are written to
+    *out_dir* first, so the compiler's messages name the NF each line belongs to) or a
+    P4 file's path — and raise :class:`TargetError` with the compiler's messages if
+    it fails.  *what* names the target in errors (``BMv2``, ``Tofino``)."""
+    check_arch(source, arch, what)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    prog = None
+    if hasattr(source, "program") and hasattr(source, "arch"):
+        from . import write_outputs
+
+        write_outputs(source, out_dir)
+        program_file, prog = out_dir / "program.p4", source.program.program
+    else:
+        program_file = Path(source)
+    res = run_p4c(program_file, arch, out_dir, prog, timeout=timeout, exe=exe)
+    if not res.ok:
+        name = Path(res.command[0]).name
+        detail = "\n".join(res.messages) or res.output.strip()[-4000:]
+        raise TargetError(f"{name} failed on {program_file} (exit {res.returncode})"
+                          + (f":\n{detail}" if detail else ""),
+                          hint="command: " + " ".join(res.command))
+    return res

@@ -103,27 +103,10 @@ def compile_v1model(source: Any, out_dir: str | os.PathLike, *,
     *source* is a :class:`sfclab.codegen.Generated` for v1model (its outputs are
     written first, and p4c's messages name the NF each line belongs to) or the
     path of a P4 file.  :class:`TargetError` if p4c-bm2-ss is missing or fails."""
-    from ..codegen.p4c import run_p4c
+    from ..codegen.p4c import compile_program
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    prog = None
-    if hasattr(source, "program") and hasattr(source, "arch"):
-        if source.arch != "v1model":
-            raise TargetError(f"BMv2 runs v1model programs; this one is for {source.arch}",
-                              hint="generate with arch='v1model'")
-        from ..codegen import write_outputs
-
-        write_outputs(source, out)
-        program_file, prog = out / "program.p4", source.program.program
-    else:
-        program_file = Path(source)
-    res = run_p4c(program_file, "v1model", out, prog, timeout=timeout)
-    if not res.ok:
-        detail = "\n".join(res.messages) or res.output.strip()[-4000:]
-        raise TargetError(f"p4c-bm2-ss failed on {program_file} (exit {res.returncode})"
-                          + (f":\n{detail}" if detail else ""),
-                          hint="command: " + " ".join(res.command))
+    res = compile_program(source, "v1model", out, what="BMv2", timeout=timeout)
     return Bmv2Build(out / "program.json", out / "p4info.p4c.txt", res.command)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import TargetError, did_you_mean
-from .tools import _scoped_env, find_executable, wait_for_port
+from .tools import find_executable, wait_for_port
 
 __all__ = [
     "BF_P4C", "INSTALL_SDE", "CONFIG_FORMATS", "DEFAULT_GRPC_PORT", "find_sde_install",
@@ -255,33 +255,16 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
 
     *source* is a :class:`sfclab.codegen.Generated` for TNA (written first) or a
     P4 file's path.  :class:`TargetError` if bf-p4c is missing or fails."""
-    from ..codegen.p4c import find_compiler, run_p4c
+    from ..codegen.p4c import check_arch, compile_program
 
+    check_arch(source, "tna", "Tofino")
     out = Path(out_dir)
     (out / "tofino").mkdir(parents=True, exist_ok=True)
-    prog = None
-    if hasattr(source, "program") and hasattr(source, "arch"):
-        if source.arch != "tna":
-            raise TargetError(f"Tofino runs TNA programs; this one is for {source.arch}",
-                              hint="generate with arch='tna'")
-        from ..codegen import write_outputs
-
-        write_outputs(source, out)
-        program_file, prog = out / "program.p4", source.program.program
-    else:
-        program_file = Path(source)
-    exe = find_bf_p4c()
+    exe = find_bf_p4c()             # the SDE's bf-p4c (SDE_INSTALL), not only PATH's
     if exe is None:
         raise TargetError(f"{BF_P4C} is not installed (not on PATH, no SDE_INSTALL/SDE, and "
                           "SFCLAB_BF_P4C is not set)", hint=INSTALL_SDE)
-    env = {} if find_compiler("tna") == exe else {"SFCLAB_BF_P4C": exe}
-    with _scoped_env(**env):
-        res = run_p4c(program_file, "tna", out, prog, timeout=timeout)
-    if not res.ok:
-        detail = "\n".join(res.messages) or res.output.strip()[-4000:]
-        raise TargetError(f"bf-p4c failed on {program_file} (exit {res.returncode})"
-                          + (f":\n{detail}" if detail else ""),
-                          hint="command: " + " ".join(res.command))
+    compile_program(source, "tna", out, what="Tofino", timeout=timeout, exe=exe)
     return TnaBuild.from_dir(out / "tofino", out / "p4info.p4c.txt")
 
 

@@ -22,7 +22,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import TargetError
@@ -235,18 +235,3 @@ class ManagedProcess:
     def __repr__(self) -> str:
         state = "running" if self.running else f"exited {self.returncode}"
         return f"<ManagedProcess {self.name} pid={self.pid} {state}>"
-
-
-@contextlib.contextmanager
-def _scoped_env(**values: str) -> Iterator[None]:
-    """Set environment variables for the duration of a block (internal)."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

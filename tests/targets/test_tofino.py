@@ -176,7 +176,7 @@ name = pathlib.Path(args[-1]).stem
 bfrt.write_text("{}")
 info.write_text("pkg_info {}")
 (out / "argv.json").write_text(json.dumps(args))
-(out / "env.txt").write_text(os.environ.get("SFCLAB_BF_P4C", ""))
+(out / "exe.txt").write_text(sys.argv[0])
 conf = {"p4_devices": [{"device-id": 0, "p4_programs": [{"program-name": name,
         "bfrt-config": str(bfrt), "p4_pipelines": [{"p4_pipeline_name": "pipe",
         "context": str(out / "pipe" / "context.json"), "config": str(out / "pipe" / "tofino.bin"),
@@ -204,8 +204,8 @@ def test_compile_tna_with_bf_p4c_from_sde_install(tmp_path, monkeypatch, no_tool
     assert build.pi_device_config() == pack_pi_device_config("program", b"TOFINO", b"{}")
     args = json.loads((tmp_path / "out" / "tofino" / "argv.json").read_text())
     assert args[:6] == ["--arch", "tna", "--target", "tofino", "--std", "p4-16"]
-    # bf-p4c was found through the SDE and handed to run_p4c for this call only.
-    assert (tmp_path / "out" / "tofino" / "env.txt").read_text() == str(sde / "bin" / "bf-p4c")
+    # the bf-p4c that ran is the SDE's, and nothing was left in the environment
+    assert (tmp_path / "out" / "tofino" / "exe.txt").read_text() == str(sde / "bin" / "bf-p4c")
     assert "SFCLAB_BF_P4C" not in os.environ
 
 

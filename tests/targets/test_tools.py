@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 import threading
@@ -15,7 +14,6 @@ from targets_support import write_exe
 from sfclab.errors import TargetError
 from sfclab.targets.tools import (
     ManagedProcess,
-    _scoped_env,
     find_executable,
     free_port,
     port_open,
@@ -153,14 +151,6 @@ def test_wait_for_port_reports_an_exited_process_with_its_log(tmp_path):
     assert "tool exited with status 2 before its gRPC port" in msg
     assert "boom: bad option" in msg
     assert f"--- last lines of {tmp_path / 'x.log'} ---" in msg
-
-
-def test_scoped_env_restores(monkeypatch):
-    monkeypatch.delenv("SFCLAB_SCOPED", raising=False)
-    monkeypatch.setenv("SFCLAB_SCOPED2", "old")
-    with _scoped_env(SFCLAB_SCOPED="1", SFCLAB_SCOPED2="new"):
-        assert os.environ["SFCLAB_SCOPED"] == "1" and os.environ["SFCLAB_SCOPED2"] == "new"
-    assert "SFCLAB_SCOPED" not in os.environ and os.environ["SFCLAB_SCOPED2"] == "old"
 
 
 def test_extra_logs_appear_in_excerpt(tmp_path):
