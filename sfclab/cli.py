@@ -224,7 +224,8 @@ def _parser() -> argparse.ArgumentParser:
     k.set_defaults(run=_compile)
     d = sub.add_parser("demo", help="compile, push and run a realistic chain set (embedded model)")
     d.add_argument("--target", default=None, metavar="URL",
-                   help="model (default), model://HOST:PORT, bmv2://HOST:PORT?device_id=N")
+                   help="model (default), model://HOST:PORT, bmv2 (a BMv2 sfclab starts), "
+                        "bmv2://HOST:PORT?device_id=N")
     d.add_argument("--packets", type=int, default=8, metavar="N", help="packets per class")
     d.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     d.set_defaults(run=_demo)
@@ -232,8 +233,9 @@ def _parser() -> argparse.ArgumentParser:
                                              "and compare them packet by packet")
     x.add_argument("files", nargs="+", metavar="FILE")
     x.add_argument("--a", default="model", metavar="URL", help="first target (default: model)")
-    x.add_argument("--b", default="model", metavar="URL",
-                   help="second target, e.g. bmv2://127.0.0.1:9559?device_id=0")
+    x.add_argument("--b", default="bmv2", metavar="URL",
+                   help="second target (default: bmv2, a simple_switch_grpc sfclab starts; "
+                        "or bmv2://HOST:PORT?device_id=N&packet_in=…&nanolog=…, model, …)")
     x.add_argument("--packets", type=int, default=4, metavar="N", help="packets per class")
     x.add_argument("--bind", action="append", metavar="NAME=VALUE",
                    help="value of a run-time name in a multibranch case")

@@ -252,7 +252,7 @@ class Lab:
         return self._target
 
     def connect(self, url: str | None = None):
-        """Use the target *url* names (``model``, ``model://…``, ``bmv2://…``,
+        """Use the target *url* names (``model``, ``model://…``, ``bmv2``, ``bmv2://…``,
         ``tofino://…``); the old one is closed.  Nothing is pushed yet."""
         from .targets.connect import open_target
 
@@ -340,6 +340,12 @@ class Lab:
 
     def counters(self) -> dict[str, list[tuple[int, int, int]]]:
         """Counters with non-zero cells: name -> [(index, packets, bytes)] (the model)."""
+        if getattr(self.target, "kind", "") != "model" or not hasattr(self.target, "switch"):
+            from .errors import TargetError
+
+            raise TargetError("counters are read from the embedded model's switch; "
+                              f"this lab's target is {self.target!r}",
+                              hint="use %sfc tables for table occupancy on any target")
         sw = self.target.switch
         out = {}
         for name, ext in sorted(sw.externs.items()):

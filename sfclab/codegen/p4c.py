@@ -25,7 +25,7 @@ from ..errors import TargetError
 from ..p4 import ast as A
 
 __all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "compile_program", "check_arch",
-           "locate"]
+           "locate", "compiler_p4info"]
 
 #: Architecture -> (environment variable, executable name, what to install).
 COMPILERS = {
@@ -118,6 +118,14 @@ def check_arch(source, arch: str, what: str) -> None:
         label = {"tna": "TNA"}.get(arch, arch)
         raise TargetError(f"{what} runs {label} programs; this one is for {source.arch}",
                           hint=f"generate with arch={arch!r}")
+
+
+def compiler_p4info(path):
+    """The P4Info a compiler wrote (``--p4runtime-files``), or None if it wrote none: the
+    one to push, since its ids are the ones the switch uses."""
+    from .p4info import p4info_from_text
+
+    return p4info_from_text(path.read_text()) if path is not None and path.is_file() else None
 
 
 def compile_program(source, arch: str, out_dir: Path, *, what: str, timeout: float = 600,

@@ -215,7 +215,7 @@ class SfcMagics(Magics, Configurable):
 
     # -- the target -----------------------------------------------------------------------------
     def sfc_target(self, args: str) -> None:
-        """target [URL]               show or set the switch: model, model://H:P, bmv2://H:P?device_id=N"""
+        """target [URL]               show or set the switch: model, model://H:P, bmv2, bmv2://H:P?device_id=N"""
         if not args:
             print(repr(self.lab.target))
             return

@@ -285,18 +285,28 @@ class Session:
 
     def path_of(self, trace) -> str | None:
         """The service path (``web/0``) a traced packet ended on: the path id of the
-        last ``set_token`` / ``take_branch`` action in its trace."""
+        last ``set_token`` / ``take_branch`` action in its trace; for a trace without
+        action arguments (a switch's event logger), the one path whose NFs are the NFs
+        the trace shows, if only one is."""
         dp = None
         for ev in trace.events:
             if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch"):
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
-            return None
+            return self._path_by_nfs(trace)
         for ids in self._chain_ids.values():
             for name, i in ids.items():
                 if i == dp:
                     return name
         return None
+
+    def _path_by_nfs(self, trace) -> str | None:
+        if self.generated is None:
+            return None
+        seen = tuple(trace.nfs_seen())
+        found = {f"{p.chain}/{p.index}" for p in self.generated.composition.compiled.paths
+                 if seen in (tuple(p.nodes), tuple(p.nfs))}
+        return found.pop() if len(found) == 1 else None
 
     # -- reading -------------------------------------------------------------------------------
     def read_entries(self, table: str | None = None) -> list[TableEntry]:

@@ -44,7 +44,7 @@ from .tools import ManagedProcess, find_executable, free_port, require_executabl
 __all__ = [
     "SWITCH", "BMV2_ENV", "INSTALL_BMV2", "CPU_PORT", "DEFAULT_GRPC_PORT",
     "find_switch", "missing_tools", "Bmv2Build", "compile_v1model", "PortMap",
-    "switch_command", "switch_options", "parse_bmv2_url", "Bmv2Target",
+    "switch_command", "switch_options", "parse_bmv2_url", "parse_veth", "Bmv2Target",
     "write_pcap", "read_pcap",
 ]
 
@@ -118,6 +118,8 @@ class PortMap:
     ['-i', '1@veth1', '-i', '2@veth3']
     >>> PortMap.pcap("/tmp/p", [1, 2], wait=5).args()
     ['--use-files', '5', '-i', '1@/tmp/p/port1', '-i', '2@/tmp/p/port2']
+    >>> PortMap.packet_in("ipc:///tmp/p.ipc").args()
+    ['--packet-in', 'ipc:///tmp/p.ipc']
     """
 
     mode: str = "none"
@@ -126,6 +128,8 @@ class PortMap:
     wait: int = 0
     #: Why this mode was chosen (``auto``), for the user.
     reason: str = ""
+    #: packet-in mode: the switch's nanomsg PAIR address.
+    address: str = ""
 
     @classmethod
     def veth(cls, interfaces: Mapping[int, str], reason: str = "") -> PortMap:
@@ -153,6 +157,12 @@ class PortMap:
         return cls.pcap(directory, interfaces, wait=wait, reason=why)
 
     @classmethod
+    def packet_in(cls, address: str, reason: str = "") -> PortMap:
+        """BMv2's packet-in socket (``--packet-in ADDR``, nanomsg PAIR): packets go in and
+        out as messages, on any port number, without root (:mod:`.packet_io`)."""
+        return cls("packet-in", (), None, 0, reason, address)
+
+    @classmethod
     def none(cls) -> PortMap:
         return cls()
 
@@ -161,6 +171,8 @@ class PortMap:
         return [p for p, _ in self.interfaces]
 
     def args(self) -> list[str]:
+        if self.mode == "packet-in":
+            return ["--packet-in", self.address]
         out = ["--use-files", str(self.wait)] if self.mode == "pcap" else []
         for port, name in self.interfaces:
             out += ["-i", f"{port}@{name}"]
@@ -185,7 +197,9 @@ class PortMap:
     def describe(self) -> str:
         if self.mode == "none":
             return "no data-plane ports"
-        if self.mode == "veth":
+        if self.mode == "packet-in":
+            text = f"packets over BMv2's packet-in socket {self.address}"
+        elif self.mode == "veth":
             text = "veth: " + ", ".join(f"{p}@{n}" for p, n in self.interfaces)
         else:
             text = (f"pcap files in {self.directory} (portN_in.pcap / portN_out.pcap, read "
@@ -254,27 +268,56 @@ def switch_options(exe: str) -> frozenset[str]:
     return _OPTIONS_CACHE[exe]
 
 
-_URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info")
+_URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info", "packet_in", "veth",
+               "log_level")
+_HINT_URL = ("bmv2 (a switch sfclab starts), bmv2?veth=1@veth0,2@veth2, or "
+             "bmv2://127.0.0.1:9559?device_id=0 (a running one)")
+
+
+def parse_veth(text: str) -> dict[int, str]:
+    """``1@veth0,2@veth2`` -> ``{1: 'veth0', 2: 'veth2'}`` (the switch's ends).
+
+    >>> parse_veth("1@veth0, 2@veth2")
+    {1: 'veth0', 2: 'veth2'}
+    """
+    out: dict[int, str] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        port, sep, name = item.partition("@")
+        if not sep or not port.strip().isdigit() or not name.strip():
+            raise TargetError(f"cannot read the port {item!r}",
+                              hint="give PORT@INTERFACE pairs: veth=1@veth0,2@veth2")
+        out[int(port)] = name.strip()
+    return out
 
 
 def parse_bmv2_url(url: str) -> dict[str, Any]:
-    """``bmv2://HOST:PORT?device_id=N[&cpu_port=…&nanolog=…&json=…&p4info=…]``.
+    """A BMv2 target: ``bmv2[?…]`` is a switch sfclab starts and owns (``host`` is
+    None); ``bmv2://HOST:PORT?…`` a running one.  Parameters: ``device_id``,
+    ``cpu_port``, ``nanolog`` (its event logger), ``packet_in`` (its packet socket),
+    ``veth`` (``1@veth0,…``: ports on veth pairs), ``json`` / ``p4info`` (the program
+    it runs), ``log_level``.
 
     >>> parse_bmv2_url("bmv2://[::1]:50001?device_id=2&nanolog=ipc%3A%2F%2F%2Ftmp%2Fe.ipc")
     ... # doctest: +NORMALIZE_WHITESPACE
     {'host': '::1', 'port': 50001, 'device_id': 2, 'cpu_port': 255,
-     'nanolog': 'ipc:///tmp/e.ipc', 'json': None, 'p4info': None}
+     'nanolog': 'ipc:///tmp/e.ipc', 'json': None, 'p4info': None, 'packet_in': None,
+     'veth': None, 'log_level': None}
+    >>> u = parse_bmv2_url("bmv2?veth=1@veth0,2@veth2")
+    >>> u["host"], u["veth"]
+    (None, {1: 'veth0', 2: 'veth2'})
     """
     parts = urlsplit(url)
-    if parts.scheme != "bmv2":
-        raise TargetError(f"not a BMv2 URL: {url!r}", hint="bmv2://127.0.0.1:9559?device_id=0")
+    owned = (parts.scheme, parts.netloc, parts.path) in (("", "", "bmv2"), ("bmv2", "", ""))
+    if parts.scheme != "bmv2" and not owned:
+        raise TargetError(f"not a BMv2 URL: {url!r}", hint=_HINT_URL)
     try:
         port = parts.port or DEFAULT_GRPC_PORT
     except ValueError:
         raise TargetError(f"bad port in {url!r}") from None
-    out: dict[str, Any] = {"host": parts.hostname or "127.0.0.1", "port": port,
-                           "device_id": 0, "cpu_port": CPU_PORT, "nanolog": None,
-                           "json": None, "p4info": None}
+    out: dict[str, Any] = {"host": None if owned else parts.hostname or "127.0.0.1",
+                           "port": None if owned else port, "device_id": 0,
+                           "cpu_port": CPU_PORT}
+    out |= {k: None for k in _URL_PARAMS[2:]}
     for key, values in parse_qs(parts.query, keep_blank_values=True).items():
         if key not in _URL_PARAMS:
             raise TargetError(f"unknown parameter {key!r} in {url!r}",
@@ -286,6 +329,8 @@ def parse_bmv2_url(url: str) -> dict[str, Any]:
                 out[key] = int(value)
             except ValueError:
                 raise TargetError(f"{key} must be an integer in {url!r}, not {value!r}") from None
+        elif key == "veth":
+            out[key] = parse_veth(value) or None
         else:
             out[key] = value or None
     return out
@@ -353,7 +398,7 @@ class Bmv2Target:
     # -- lifecycle -----------------------------------------------------------------------------
     @classmethod
     def start(cls, build: Bmv2Build | str | os.PathLike | None = None, *,
-              ports: PortMap | None = None, device_id: int = 0, grpc_port: int | None = None,
+              ports: PortMap | str | None = None, device_id: int = 0, grpc_port: int | None = None,
               cpu_port: int | None = CPU_PORT, workdir: str | os.PathLike | None = None,
               event_logger: bool = True, log_level: str | None = None,
               log_to_file: bool = False, timeout: float = 15.0,
@@ -361,17 +406,27 @@ class Bmv2Target:
         """Start a ``simple_switch_grpc`` sfclab owns and wait for its gRPC port.
 
         *build* is a :class:`Bmv2Build` or a BMv2 JSON path (kept for
-        :meth:`device_config`; the switch starts with ``--no-p4`` either way)."""
+        :meth:`device_config`; the switch starts with ``--no-p4`` either way).
+        *ports* is a :class:`PortMap`, or ``"packet-in"`` for BMv2's packet socket at
+        an address in the working directory."""
         exe = exe or require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
         wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         wd.mkdir(parents=True, exist_ok=True)
         grpc_port = grpc_port or free_port()
+        supported = switch_options(exe)
+        if ports == "packet-in":
+            if supported and "--packet-in" not in supported:
+                raise TargetError(f"{exe} has no --packet-in option (BMv2 built without "
+                                  "nanomsg), so sfclab cannot send it packets without root",
+                                  hint="attach its ports to veth pairs: bmv2?veth=1@veth0,…")
+            ports = PortMap.packet_in(f"ipc://{_ipc_path(wd, 'packets', grpc_port)}")
+        elif isinstance(ports, str):
+            raise TargetError(f"unknown ports {ports!r}", hint="a PortMap, or 'packet-in'")
         ports = ports or PortMap.none()
         if ports.mode == "pcap":
             for p in ports.ports:
                 if not ports.in_pcap(p).exists():
                     write_pcap(ports.in_pcap(p), [])
-        supported = switch_options(exe)
         nanolog = f"ipc://{_ipc_path(wd, 'events', grpc_port)}" if event_logger else None
         log_file = wd / "bmv2.log" if log_to_file else None
         cmd = switch_command(
@@ -406,14 +461,19 @@ class Bmv2Target:
         """A switch sfclab did not start, from ``bmv2://HOST:PORT?device_id=N``;
         with *check*, :class:`TargetError` unless its port accepts connections."""
         u = parse_bmv2_url(url)
+        if u["host"] is None:
+            raise TargetError(f"{url!r} names a switch sfclab starts, not one to attach to",
+                              hint="bmv2://HOST:PORT?device_id=N")
         json_path, p4info, config = _build_files(build if build is not None else u["json"])
         if u["p4info"]:
             p4info = Path(u["p4info"])
         if check:
             wait_for_port(u["host"], u["port"], timeout=timeout,
                           what=f"the BMv2 switch at {url}")
+        ports = (PortMap.packet_in(u["packet_in"]) if u["packet_in"] else
+                 PortMap.veth(u["veth"]) if u["veth"] else PortMap.none())
         return cls(u["host"], u["port"], u["device_id"], u["cpu_port"], config, json_path,
-                   p4info, u["nanolog"])
+                   p4info, u["nanolog"], ports=ports)
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """Stop the switch if sfclab started it (SIGTERM, then SIGKILL); attached

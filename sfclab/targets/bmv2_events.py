@@ -44,7 +44,6 @@ import errno
 import json
 import os
 import struct
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -369,7 +368,7 @@ class EventSubscriber:
         if self.backend == "pynng":
             import pynng
 
-            self._sock = pynng.Sub0(recv_timeout=100)
+            self._sock = pynng.Sub0(recv_timeout=100, recv_buffer_size=8192)
             self._sock.subscribe(b"")
             self._sock.dial(self.address, block=False)
             from pynng.exceptions import Timeout
@@ -385,9 +384,33 @@ class EventSubscriber:
             self._sock.setsockopt(nnpy.SOL_SOCKET, nnpy.RCVTIMEO, 100)
             self._timeout_exc = (NNError,)
 
-    def recv(self) -> bytes | None:
-        """One message, or None if none came within 0.1 s."""
+    def wait_connected(self, timeout: float = 2.0) -> bool:
+        """Wait until the socket is connected to the switch (PUB/SUB drops what is
+        published before); False if it is not after *timeout* seconds."""
+        import time
+
+        end = time.monotonic() + timeout
+        while True:
+            pipes = getattr(self._sock, "pipes", None)
+            if pipes is None:               # nnpy cannot say: give it a moment
+                time.sleep(min(0.2, timeout))
+                return True
+            if pipes:
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.01)
+
+    def recv(self, wait: float = 0.1) -> bytes | None:
+        """One message, or None if none came within *wait* seconds."""
+        ms = max(1, int(wait * 1000))
         try:
+            if self.backend == "pynng":
+                self._sock.recv_timeout = ms
+            else:
+                import nnpy
+
+                self._sock.setsockopt(nnpy.SOL_SOCKET, nnpy.RCVTIMEO, ms)
             return bytes(self._sock.recv())
         except self._timeout_exc as e:
             code = getattr(e, "error_no", None)      # nnpy: only a timeout is quiet
@@ -396,17 +419,12 @@ class EventSubscriber:
             return None
 
     def messages(self, *, quiet: float = 0.3, timeout: float = 5.0) -> list[bytes]:
-        """Messages until none came for *quiet* seconds (or *timeout* passed)."""
-        out: list[bytes] = []
-        start = last = time.monotonic()
-        while True:
-            now = time.monotonic()
-            if now - last >= quiet or now - start >= timeout:
-                return out
-            m = self.recv()
-            if m is not None:
-                out.append(m)
-                last = time.monotonic()
+        """Messages until none came for *quiet* seconds (or *timeout* passed); what
+        is queued already is read even with both zero."""
+        from .packet_io import drain
+
+        return drain(lambda wait: [m] if (m := self.recv(wait)) is not None else [],
+                     quiet, timeout)
 
     def collect(self, *, quiet: float = 0.3, timeout: float = 5.0,
                 entry_name: Callable[[str, int], str | None] | None = None

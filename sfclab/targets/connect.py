@@ -3,15 +3,22 @@
 =========================================  =================================================
 ``model`` (default)                         an embedded model switch in this process
 ``model://127.0.0.1:9559``                  a model switch started with ``sfclab model-switch``
-``bmv2://127.0.0.1:9559?device_id=0``       a running ``simple_switch_grpc`` (the program is
-                                            compiled with ``p4c-bm2-ss`` when pushed)
+``bmv2``                                    a ``simple_switch_grpc`` sfclab starts and stops;
+                                            packets go over its packet-in socket (no root)
+``bmv2?veth=1@veth0,2@veth2``               the same, its ports on veth pairs (root)
+``bmv2://127.0.0.1:9559?device_id=0``       a running ``simple_switch_grpc``; add
+                                            ``packet_in=…`` or ``veth=…`` to send packets and
+                                            ``nanolog=…`` for traces
 ``tofino://127.0.0.1:9559?device_id=0``     bf_switchd's or Stratum's P4Runtime server (the
-                                            TNA program is compiled with ``bf-p4c``)
+                                            TNA program is compiled with ``bf-p4c``); add
+                                            ``veth=1@veth0,…`` to send packets (tofino-model)
 =========================================  =================================================
 
 Every target has ``push(generated)``, ``update(generated)``, ``occupancy()`` and
-``close()``; the embedded model also runs packets (``send``) and returns their
-traces.
+``close()``.  The embedded model and BMv2 (:class:`~.bmv2_switch.Bmv2Switch`: the
+program is compiled with ``p4c-bm2-ss`` when pushed) also run packets (``send``)
+and return their outputs and traces; a Tofino (or ``tofino-model``) runs packets
+when its veth ports are given, and its traces are the outputs only.
 
 >>> t = open_target("model")
 >>> t.kind
@@ -36,11 +43,20 @@ SCHEMES = ("model", "bmv2", "tofino")
 
 
 class RemoteTarget:
-    """A switch sfclab drives over P4Runtime only (it does not own its ports)."""
+    """A switch sfclab drives over P4Runtime, and through its veth ports when *ports*
+    (:class:`~.packet_io.PacketPorts`) reach them; it has no per-packet event log,
+    so a packet's trace is what came out of which port."""
+
+    #: How long ``send`` waits for a packet's outputs (see :meth:`~.packet_io.drain`).
+    quiet = 0.15
+    timeout = 3.0
 
     def __init__(self, kind: str, address: str, *, device_id: int,
-                 device_config: Callable[[Generated], bytes], arch: str) -> None:
+                 device_config: Callable[[Generated], bytes], arch: str,
+                 ports=None) -> None:
         self.kind, self.address, self.arch = kind, address, arch
+        self.ports = ports
+        self.results: list = []
         self.client = Client(address, device_id=device_id).connect()
         self.session = Session(self.client, device_config, grace=0.1 if kind != "model" else 0)
 
@@ -60,11 +76,28 @@ class RemoteTarget:
         return self.session.occupancy()
 
     def send(self, port: int, packet):
-        raise TargetError(f"sfclab cannot put packets on a {self.kind} switch's ports from here",
-                          hint="send them on the switch's interfaces (e.g. scapy's sendp on its "
-                               "veth), or use the embedded model (target 'model') for traces")
+        """Send one packet into *port* through its veth; its outputs, and a trace of them."""
+        from .packet_io import PacketResult, outputs_trace, with_output
+
+        if self.ports is None:
+            raise TargetError(f"sfclab cannot put packets on a {self.kind} switch's ports "
+                              "from here",
+                              hint="give its veth ports in the URL (veth=1@veth0,2@veth2: the "
+                                   "switch's ends), or use the embedded model (target 'model')")
+        frame = bytes(packet)
+        self.ports.collect(quiet=0.0, timeout=0.0)          # leftovers of earlier packets
+        self.ports.send(port, frame)
+        outputs = self.ports.collect(quiet=self.quiet, timeout=self.timeout)
+        trace = outputs_trace(len(self.results), port, outputs,
+                              f"a {self.kind} switch keeps no per-packet event log: only "
+                              "its outputs are known")
+        result = PacketResult(outputs, with_output(trace, outputs))
+        self.results.append(result)
+        return result
 
     def close(self) -> None:
+        if self.ports is not None:
+            self.ports.close()
         self.client.close()
 
     def __enter__(self):
@@ -74,30 +107,15 @@ class RemoteTarget:
         self.close()
 
 
-def _compiler_p4info(path):
-    """The compiler's P4Info (the one to push: its ids are the switch's), if it wrote one."""
-    from ..codegen.p4info import p4info_from_text
-
-    return p4info_from_text(path.read_text()) if path is not None and path.is_file() else None
-
-
-def _bmv2_config(gen: Generated):
-    """BMv2 JSON from p4c-bm2-ss, and p4c's P4Info."""
-    from .bmv2 import compile_v1model
-
-    with tempfile.TemporaryDirectory(prefix="sfclab-bmv2-") as out:
-        build = compile_v1model(gen, out)
-        return build.device_config(), _compiler_p4info(build.p4info_path)
-
-
 def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
     def config(gen: Generated):
+        from ..codegen.p4c import compiler_p4info
         from .tofino import compile_tna
 
         with tempfile.TemporaryDirectory(prefix="sfclab-tofino-") as out:
             build = compile_tna(gen, out)
             blob = build.bf_pipeline_config() if fmt == "bfrt" else build.pi_device_config()
-            return blob, _compiler_p4info(build.p4info_path)
+            return blob, compiler_p4info(build.p4info_path)
     return config
 
 
@@ -109,11 +127,15 @@ def open_target(url: str | None = None):
 
         return ModelTarget()
     parts = urlsplit(url)
+    if parts.scheme == "bmv2" or (parts.scheme, parts.netloc, parts.path) == ("", "", "bmv2"):
+        from .bmv2_switch import Bmv2Switch
+
+        return Bmv2Switch.open(url)
     if parts.scheme not in SCHEMES or not parts.netloc:
         guess = did_you_mean(parts.scheme, SCHEMES) if parts.scheme else ""
         raise TargetError(f"cannot read the target {url!r}",
                           hint=" ".join(filter(None, [guess, "use model, model://HOST:PORT, "
-                                                      "bmv2://HOST:PORT?device_id=N or "
+                                                      "bmv2, bmv2://HOST:PORT?device_id=N or "
                                                       "tofino://HOST:PORT?device_id=N"])))
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     try:
@@ -123,8 +145,18 @@ def open_target(url: str | None = None):
     if parts.scheme == "model":
         return RemoteTarget("model", parts.netloc, device_id=device_id, arch="v1model",
                             device_config=lambda g: g.program.text.encode())
-    if parts.scheme == "bmv2":
-        return RemoteTarget("bmv2", parts.netloc, device_id=device_id, arch="v1model",
-                            device_config=_bmv2_config)
-    return RemoteTarget("tofino", parts.netloc, device_id=device_id, arch="tna",
-                        device_config=_tofino_config(query.get("format", "pi")))
+    from .tofino import parse_tofino_url
+
+    u = parse_tofino_url(url)
+    ports = None
+    if u["veth"]:
+        from .packet_io import VethPorts
+
+        ports = VethPorts(u["veth"])
+    try:
+        return RemoteTarget("tofino", parts.netloc, device_id=u["device_id"], arch="tna",
+                            device_config=_tofino_config(u["format"]), ports=ports)
+    except BaseException:
+        if ports is not None:
+            ports.close()
+        raise

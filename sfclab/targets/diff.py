@@ -5,7 +5,8 @@ same packets of every class to both, and compares each packet's traces
 (:func:`~sfclab.targets.trace.diff_traces`: egress port or drop, output bytes,
 NF sequence, passes, tables applied).  The report names the first packet that
 diverges and shows both traces.  It is how sfclab's embedded model is held to
-BMv2: ``sfclab diff-targets CHAINS --b bmv2://…`` on a machine with BMv2.
+BMv2: ``sfclab diff-targets CHAINS`` (the model against a ``simple_switch_grpc``
+sfclab starts) on a machine with BMv2 and p4c.
 
 >>> import sfclab
 >>> from sfclab.codegen import generate

@@ -270,14 +270,15 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
 
 # -- the target ------------------------------------------------------------------------------------
 
-_URL_PARAMS = ("device_id", "format")
+_URL_PARAMS = ("device_id", "format", "veth")
 
 
 def parse_tofino_url(url: str) -> dict[str, Any]:
-    """``tofino://HOST:PORT?device_id=N[&format=pi|bfrt]``.
+    """``tofino://HOST:PORT?device_id=N[&format=pi|bfrt][&veth=1@veth0,…]`` (``veth``:
+    the switch's ends of the veth pairs its ports are on, as for ``tofino-model``).
 
     >>> parse_tofino_url("tofino://switch1:9339?device_id=1&format=bfrt")
-    {'host': 'switch1', 'port': 9339, 'device_id': 1, 'format': 'bfrt'}
+    {'host': 'switch1', 'port': 9339, 'device_id': 1, 'format': 'bfrt', 'veth': None}
     """
     parts = urlsplit(url)
     if parts.scheme != "tofino":
@@ -288,13 +289,18 @@ def parse_tofino_url(url: str) -> dict[str, Any]:
     except ValueError:
         raise TargetError(f"bad port in {url!r}") from None
     out: dict[str, Any] = {"host": parts.hostname or "127.0.0.1", "port": port,
-                           "device_id": 0, "format": "pi"}
+                           "device_id": 0, "format": "pi", "veth": None}
     for key, values in parse_qs(parts.query, keep_blank_values=True).items():
         if key not in _URL_PARAMS:
             raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, _URL_PARAMS) or "known: device_id, format")
+                              hint=did_you_mean(key, _URL_PARAMS)
+                              or "known: " + ", ".join(_URL_PARAMS))
         value = values[-1]
-        if key == "device_id":
+        if key == "veth":
+            from .bmv2 import parse_veth
+
+            out[key] = parse_veth(value) or None
+        elif key == "device_id":
             try:
                 out[key] = int(value)
             except ValueError:

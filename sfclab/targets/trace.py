@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EVENT_KINDS", "Event", "PacketTrace", "nf_of", "diff_traces"]
+__all__ = ["EVENT_KINDS", "Event", "PacketTrace", "Outputs", "nf_of", "diff_traces"]
 
 EVENT_KINDS = (
     "packet_in", "parser_start", "parser_state", "extract", "parser_done", "pipeline_start",
@@ -159,15 +159,19 @@ class PacketTrace:
         return max(1, starts) if self.events else 0
 
     def nfs(self) -> list[str]:
-        """NF instances the packet ran, in order (from ``nf`` events, or else from the
-        slot names of the tables it applied)."""
+        """NF instances the packet ran, in order (from ``nf`` events, which the model
+        records, or else :meth:`nfs_seen`)."""
         explicit = [e.name for e in self.events if e.kind == "nf"]
-        if explicit:
-            return explicit
+        return explicit or self.nfs_seen()
+
+    def nfs_seen(self) -> list[str]:
+        """NF instances named by the tables and actions the packet ran (sfclab's slot
+        names), in order: what a switch's event logger can tell.  An NF that applies
+        no table and calls no action of its own does not show."""
         out: list[str] = []
         last: tuple[int, str] | None = None
         for e in self.events:
-            if e.kind in ("table_hit", "table_miss"):
+            if e.kind in ("table_hit", "table_miss", "action"):
                 nf = nf_of(e.name)
                 if nf is not None and (e.pass_no, nf) != last:
                     out.append(nf)
@@ -201,17 +205,44 @@ class PacketTrace:
                 "events": [e.to_dict() for e in self.events]}
 
 
+class Outputs:
+    """What a packet's result offers whichever target ran it: ``outputs`` are
+    ``(port, bytes)`` in the order they left the switch."""
+
+    outputs: list[tuple[int, bytes]]
+
+    @property
+    def dropped(self) -> bool:
+        return not self.outputs
+
+    @property
+    def ports(self) -> list[int]:
+        return [p for p, _ in self.outputs]
+
+    def output(self, port: int | None = None) -> bytes | None:
+        """The bytes sent out of *port* (the only output when None), or None."""
+        if port is None:
+            if len(self.outputs) > 1:
+                raise ValueError(f"{len(self.outputs)} outputs: name the port")
+            return self.outputs[0][1] if self.outputs else None
+        return next((b for p, b in self.outputs if p == port), None)
+
+
 def diff_traces(a: PacketTrace, b: PacketTrace) -> list[str]:
     """What differs between two traces of the same packet on two targets:
-    egress port or drop, output bytes, NF sequence, passes, tables applied."""
+    egress port or drop, output bytes, NF sequence, passes, tables applied.  NF
+    sequences are compared as the tables and actions show them
+    (:meth:`PacketTrace.nfs_seen`) unless both traces record NFs themselves."""
     out = []
     if (a.dropped, a.egress_port) != (b.dropped, b.egress_port):
         out.append(f"outcome: {a.outcome} vs {b.outcome}")
     if a.output != b.output and not (a.dropped and b.dropped):
         out.append("output bytes differ: "
                    f"{(a.output or b'').hex()} vs {(b.output or b'').hex()}")
-    if a.nfs() != b.nfs():
-        out.append(f"NFs: {' -> '.join(a.nfs())} vs {' -> '.join(b.nfs())}")
+    both = all(any(e.kind == "nf" for e in t.events) for t in (a, b))
+    na, nb = (a.nfs(), b.nfs()) if both else (a.nfs_seen(), b.nfs_seen())
+    if na != nb:
+        out.append(f"NFs: {' -> '.join(na)} vs {' -> '.join(nb)}")
     if a.passes != b.passes:
         out.append(f"passes: {a.passes} vs {b.passes}")
     if a.tables() != b.tables():

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from sfclab.targets.model import ModelTarget
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "targets"
 
 _SWITCH = """\
@@ -75,3 +77,14 @@ def live_skip(missing: list[str]) -> None:
     """Skip a live test, naming the executables that are missing."""
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed (live test)")
+
+
+class NoRoutes(ModelTarget):
+    """A model switch that behaves differently: its routing table is emptied after the push."""
+
+    def push(self, gen):
+        n = super().push(gen)
+        for name in self.switch.tables:
+            if name.endswith("l3fwd.ipv4_lpm"):
+                self.switch.clear(name)
+        return n

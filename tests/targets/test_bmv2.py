@@ -102,10 +102,19 @@ def test_pcap_files_read_back_with_scapy(tmp_path):
 def test_parse_url():
     assert parse_bmv2_url("bmv2://127.0.0.1:9559?device_id=0") == {
         "host": "127.0.0.1", "port": 9559, "device_id": 0, "cpu_port": 255, "nanolog": None,
-        "json": None, "p4info": None}
+        "json": None, "p4info": None, "packet_in": None, "veth": None, "log_level": None}
     u = parse_bmv2_url("bmv2://switch?cpu_port=64&json=/o/program.json&p4info=/o/p4info.txt")
     assert (u["host"], u["port"], u["cpu_port"], u["json"], u["p4info"]) == (
         "switch", 9559, 64, "/o/program.json", "/o/p4info.txt")
+    u = parse_bmv2_url("bmv2://h:1?packet_in=ipc%3A%2F%2F%2Ftmp%2Fp.ipc&veth=1@veth0,%202@veth2")
+    assert (u["packet_in"], u["veth"]) == ("ipc:///tmp/p.ipc", {1: "veth0", 2: "veth2"})
+
+
+@pytest.mark.parametrize("url", ["bmv2", "bmv2:", "bmv2?device_id=3", "bmv2:?log_level=info"])
+def test_parse_url_of_a_switch_sfclab_starts(url):
+    u = parse_bmv2_url(url)
+    assert u["host"] is None and u["port"] is None
+    assert u["device_id"] == (3 if "device_id" in url else 0)
 
 
 @pytest.mark.parametrize("url,match", [
@@ -113,6 +122,9 @@ def test_parse_url():
     ("bmv2://127.0.0.1:9559?devid=1", "unknown parameter 'devid'"),
     ("bmv2://127.0.0.1:9559?device_id=x", "device_id must be an integer"),
     ("bmv2://127.0.0.1:99999", "bad port"),
+    ("bmv2x", "not a BMv2 URL"),
+    ("bmv2?veth=veth0", "cannot read the port 'veth0'"),
+    ("bmv2?veth=1@", "cannot read the port '1@'"),
 ])
 def test_parse_url_errors(url, match):
     with pytest.raises(TargetError, match=match):

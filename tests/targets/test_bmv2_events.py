@@ -242,7 +242,7 @@ def _fake_pynng(queue):
     exc.Timeout = _FakeTimeout
 
     class Sub0:
-        def __init__(self, recv_timeout):
+        def __init__(self, recv_timeout, recv_buffer_size=None):
             self.recv_timeout, self.subs, self.dialed, self.closed = recv_timeout, [], [], False
 
         def subscribe(self, topic):
@@ -332,14 +332,18 @@ def test_nnpy_subscriber_and_its_errors(monkeypatch, bmv2_json):
 
 
 def test_real_pynng_pub_sub(tmp_path, bmv2_json):
-    """End to end over a real NNG socket when pynng happens to be installed."""
-    pynng = pytest.importorskip("pynng")
+    """End to end over a real NNG socket (pynng is a test dependency)."""
     import time
 
+    import pynng
+
     addr = f"ipc://{tmp_path}/ev.ipc"
-    with pynng.Pub0(listen=addr) as pub:
+    # NNG's publisher drops what does not fit its per-subscriber queue (16 by default)
+    with pynng.Pub0(listen=addr, send_buffer_size=1024) as pub:
         with EventSubscriber(addr, NameMap.from_json(bmv2_json), backend="pynng") as sub:
-            time.sleep(0.3)                   # let the subscription connect
+            assert sub.wait_connected(5)
+            while not pub.pipes:              # the publisher's end of the connection too
+                time.sleep(0.01)
             for msg in _recirculated_packet(11):
                 pub.send(msg)
             [t] = sub.collect(quiet=0.3, timeout=5)

@@ -113,6 +113,18 @@ def test_live_pipeline_push_and_packet_trace(tmp_path):
         t.stop()
 
 
+@pytest.mark.bmv2
+def test_live_diff_targets_model_vs_bmv2():
+    """The model and a real BMv2 run the same packets the same way (packets over BMv2's
+    packet-in socket, traces from its event logger)."""
+    from sfclab.targets.diff import diff_targets
+
+    live_skip(B.missing_tools())
+    report = diff_targets(_generated("v1model"), "model", "bmv2", packets=3)
+    assert report.compared == 3
+    assert report.same, report.text()
+
+
 @pytest.mark.tofino
 def test_live_bf_p4c_and_device_configs(tmp_path):
     live_skip([] if T.find_bf_p4c() else ["bf-p4c"])

@@ -231,7 +231,7 @@ def test_compile_tna_missing_and_wrong_arch(tmp_path, monkeypatch, no_tools):
 
 def test_parse_url():
     assert parse_tofino_url("tofino://127.0.0.1") == {
-        "host": "127.0.0.1", "port": 9559, "device_id": 0, "format": "pi"}
+        "host": "127.0.0.1", "port": 9559, "device_id": 0, "format": "pi", "veth": None}
     assert parse_tofino_url("tofino://sw:9339?device_id=1&format=bfrt")["format"] == "bfrt"
 
 

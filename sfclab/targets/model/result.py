@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Event, PacketTrace
+from ..trace import Event, Outputs, PacketTrace
 
 __all__ = ["ProcessResult", "PacketIn", "Digest", "build_trace"]
 
@@ -77,7 +77,7 @@ def build_trace(raw: list, packet_id: int, ingress_port: int,
 
 
 @dataclass(eq=False)
-class ProcessResult:
+class ProcessResult(Outputs):
     """The packets one input produced, and how.
 
     ``outputs`` are ``(port, bytes)`` in the order they left (the CPU port
@@ -100,19 +100,3 @@ class ProcessResult:
             self._trace = build_trace(self._raw, self.packet_id, self.ingress_port,
                                       self.outputs, self.drop_reason)
         return self._trace
-
-    @property
-    def dropped(self) -> bool:
-        return not self.outputs
-
-    @property
-    def ports(self) -> list[int]:
-        return [p for p, _ in self.outputs]
-
-    def output(self, port: int | None = None) -> bytes | None:
-        """The bytes sent out of *port* (the only output when None), or None."""
-        if port is None:
-            if len(self.outputs) > 1:
-                raise ValueError(f"{len(self.outputs)} outputs: name the port")
-            return self.outputs[0][1] if self.outputs else None
-        return next((b for p, b in self.outputs if p == port), None)

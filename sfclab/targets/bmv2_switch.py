@@ -1,0 +1,222 @@
+"""BMv2 as a target like the embedded model: push, update, send packets, read traces.
+
+:class:`Bmv2Switch` joins the pieces of :mod:`.bmv2`: a ``simple_switch_grpc``
+(started by sfclab, or attached to), sfclab's P4Runtime session on it (the
+program is compiled with ``p4c-bm2-ss`` when pushed, and p4c's P4Info is the
+one pushed), the switch's ports (:mod:`.packet_io`: BMv2's packet-in socket, or
+veth pairs) and its event logger (:mod:`.bmv2_events`).  ``send`` returns a
+:class:`~.packet_io.PacketResult` whose ``trace`` is the same kind of object the model
+returns, so ``%sfc trace``, the live views and ``sfclab diff-targets`` work on
+it unchanged.
+
+>>> Bmv2Switch.open("bmv2?vet=1@veth0")
+Traceback (most recent call last):
+...
+sfclab.errors.TargetError: unknown parameter 'vet' in 'bmv2?vet=1@veth0'
+hint: did you mean 'veth'?
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import tempfile
+from pathlib import Path
+
+from ..codegen import Generated
+from ..errors import TargetError
+from ..runtime.client import Client
+from ..runtime.session import Session
+from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
+from .bmv2_events import EventSubscriber, NameMap, decode_events
+from .packet_io import PacketResult, open_ports, outputs_trace, with_output
+from .trace import Event, PacketTrace
+
+__all__ = ["Bmv2Switch"]
+
+
+class Bmv2Switch:
+    """A BMv2 switch sfclab drives: :meth:`open` it from a URL (see
+    :func:`~.connect.open_target`), :meth:`push` a generated v1model program,
+    :meth:`send` packets, :meth:`close` it (an owned switch is stopped)."""
+
+    kind = "bmv2"
+    arch = "v1model"
+
+    #: How long ``send`` waits for a packet's outputs: until none came for ``quiet``
+    #: seconds, at most ``timeout`` seconds.
+    quiet = 0.15
+    timeout = 3.0
+
+    def __init__(self, bmv2: Bmv2Target, *, workdir: str | Path | None = None) -> None:
+        self.bmv2 = bmv2
+        self.workdir = Path(workdir or bmv2.workdir or tempfile.mkdtemp(prefix="sfclab-bmv2-"))
+        self.notes: list[str] = list(bmv2.notes)
+        self.results: list[PacketResult] = []
+        self.build: Bmv2Build | None = None
+        self._pending: Bmv2Build | None = None
+        self._builds = itertools.count()
+        self._names = NameMap()
+        self._events: EventSubscriber | None = None
+        self._ports = None
+        self.client = Client(bmv2.grpc_address, device_id=bmv2.device_id).connect()
+        self.session = Session(self.client, self._device_config, grace=0.1)
+        if bmv2.nanolog:
+            # Subscribe now: PUB/SUB drops what is published before the connection is
+            # up, and compiling the first program gives it time to come up.
+            try:
+                self._events = EventSubscriber(bmv2.nanolog, self._names,
+                                               device_id=bmv2.device_id)
+            except TargetError as e:
+                self.notes.append(f"no traces from the switch: {e.message}"
+                                  + (f" ({e.hint})" if e.hint else ""))
+        try:
+            self._ports = open_ports(bmv2.ports)
+        except TargetError as e:
+            self.notes.append(f"packets cannot be sent: {e.message}"
+                              + (f" ({e.hint})" if e.hint else ""))
+        self._ports_error = None if self._ports is not None or bmv2.ports.mode == "none" \
+            else self.notes[-1]
+
+    @classmethod
+    def open(cls, url: str = "bmv2", *, timeout: float = 15.0) -> Bmv2Switch:
+        """``bmv2[?…]``: start a switch sfclab owns (ports on its packet-in socket, or
+        on the veth pairs ``veth=`` names); ``bmv2://HOST:PORT?…``: attach to one."""
+        u = parse_bmv2_url(url)
+        if u["host"] is None:
+            for key in ("nanolog", "packet_in", "json", "p4info"):
+                if u[key]:
+                    raise TargetError(f"{key}= is for a switch sfclab attaches to, not one it "
+                                      "starts", hint=f"bmv2://HOST:PORT?{key}=…")
+            bmv2 = Bmv2Target.start(ports=PortMap.veth(u["veth"]) if u["veth"] else "packet-in",
+                                    device_id=u["device_id"], cpu_port=u["cpu_port"],
+                                    log_level=u["log_level"], timeout=timeout)
+        else:
+            bmv2 = Bmv2Target.attach(url)
+        try:
+            return cls(bmv2)
+        except BaseException:
+            bmv2.stop()
+            raise
+
+    @property
+    def address(self) -> str:
+        return self.bmv2.grpc_address
+
+    def __repr__(self) -> str:
+        how = "owned" if self.bmv2.owned else "attached"
+        return f"<Bmv2Switch {self.bmv2.url} {how}>"
+
+    def describe(self) -> str:
+        """The switch, its ports and its event logger, in words."""
+        ports = self._ports.describe() if self._ports is not None else (
+            self._ports_error or "no data-plane ports sfclab can reach")
+        events = (f"event logger {self.bmv2.nanolog}" if self.bmv2.nanolog
+                  else "no event logger (no per-packet traces)")
+        return f"{self!r}: {ports}; {events}"
+
+    # -- program and entries -------------------------------------------------------------------
+    def _device_config(self, gen: Generated):
+        """Compile *gen* with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (for the session)."""
+        from ..codegen.p4c import compiler_p4info
+
+        build = compile_v1model(gen, self.workdir / f"build{next(self._builds)}")
+        self._pending = build
+        return build.device_config(), compiler_p4info(build.p4info_path)
+
+    def _adopt(self) -> None:
+        """The pushed program is running: its names read the event logger."""
+        if self._pending is None:
+            return
+        self.build, self._pending = self._pending, None
+        self.bmv2.config = self.build.device_config()
+        self.bmv2.json_path, self.bmv2.p4info_path = self.build.json_path, self.build.p4info_path
+        self._names = self.build.names()
+        if self._events is not None:
+            self._events.names = self._names
+
+    def push(self, gen: Generated) -> int:
+        """Compile and push the program and its entries; returns the number of entries."""
+        if gen.arch != "v1model":
+            raise TargetError(f"BMv2 runs v1model programs, not {gen.arch}",
+                              hint="compile with arch='v1model'")
+        try:
+            return self.session.push(gen)
+        finally:
+            self._adopt() if self.session.generated is gen else None
+            self._pending = None
+
+    def update(self, gen: Generated, *, allow_reload: bool = False):
+        try:
+            return self.session.update(gen, allow_reload=allow_reload)
+        finally:
+            self._adopt() if self.session.generated is gen else None
+            self._pending = None
+
+    def occupancy(self):
+        return self.session.occupancy()
+
+    # -- packets -------------------------------------------------------------------------------
+    def send(self, port: int, packet) -> PacketResult:
+        """Send one packet (bytes or scapy) into *port*; wait for what comes out and
+        for its events; return its outputs and trace."""
+        if self._ports is None:
+            raise TargetError(f"sfclab cannot put packets on the ports of {self.bmv2.url}",
+                              hint=self._ports_error or (
+                                  "start it with --packet-in ADDR and add packet_in=ADDR to "
+                                  "the URL, or give its veth ports: veth=1@veth0,…"))
+        if self.session.generated is None:
+            raise TargetError("nothing is pushed yet", hint="push a compiled chain set first")
+        frame = bytes(packet)
+        self._ports.collect(quiet=0.0, timeout=0.0)             # leftovers of earlier packets
+        if self._events is not None:
+            self._events.messages(quiet=0.0, timeout=0.0)
+        self._drain_packet_ins()
+        self._ports.send(port, frame)
+        outputs = self._ports.collect(quiet=self.quiet, timeout=self.timeout)
+        msgs = self._events.messages(quiet=0.05, timeout=1.0) if self._events else []
+        packet_ins = self._drain_packet_ins()
+        cpu = self.bmv2.cpu_port
+        outputs += [(cpu, bytes(p.payload)) for p in packet_ins]
+        trace = self._trace(port, frame, outputs, msgs)
+        result = PacketResult(outputs, trace, packet_ins)
+        self.results.append(result)
+        return result
+
+    def _drain_packet_ins(self) -> list:
+        out = []
+        while True:
+            try:
+                out.append(self.client.packet_ins.get_nowait())
+            except queue.Empty:
+                return out
+
+    def _trace(self, port: int, frame: bytes, outputs: list[tuple[int, bytes]],
+               msgs: list[bytes]) -> PacketTrace:
+        traces = [t for t in decode_events(msgs, self._names, device_id=self.bmv2.device_id)
+                  if t.ingress_port in (port, -1)]
+        if traces:
+            trace = traces[-1]
+            if len(traces) > 1:
+                trace.add(Event(kind="note", value=f"{len(traces)} packets came in on port "
+                                f"{port} while this one ran; this trace is the last"))
+        else:
+            trace = outputs_trace(len(self.results), port, outputs,
+                                  "no events from the switch (its event logger is off or "
+                                  "unreadable): only its outputs are known")
+        return with_output(trace, outputs)
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the session, ports and event logger; stop the switch if sfclab started it."""
+        for part in (self._events, self._ports, self.client):
+            if part is not None:
+                part.close()
+        self._events = self._ports = None
+        self.bmv2.stop()
+
+    def __enter__(self) -> Bmv2Switch:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

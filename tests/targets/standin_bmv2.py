@@ -1,0 +1,791 @@
+"""Stand-ins for BMv2's ``simple_switch_grpc`` and p4c's ``p4c-bm2-ss``, for the test suite.
+
+Neither BMv2 nor p4c can be installed where sfclab's tests run, so these two
+stand-ins speak the tools' documented interfaces and run **sfclab's own
+embedded model inside**.  They test sfclab's *orchestration* of BMv2 — running
+the compiler and reading its messages, starting and stopping the switch,
+pushing the pipeline over P4Runtime, putting packets on its ports, reading its
+event logger — and NOT BMv2's semantics: every packet is forwarded by
+:class:`sfclab.targets.model.ModelSwitch`, so a test that passes here says
+nothing about how a real BMv2 would treat the program.  Use the live tests
+(``tests/targets/test_live.py``) for that.
+
+As a script::
+
+    python standin_bmv2.py p4c --arch v1model --std p4-16 -o OUT.json \\
+        --p4runtime-files P4INFO.txt PROGRAM.p4
+    python standin_bmv2.py switch --device-id 0 --packet-in ipc:///…/pin.ipc \\
+        --nanolog ipc:///…/events.ipc --log-console --no-p4 -- \\
+        --grpc-server-addr 127.0.0.1:PORT --cpu-port 255
+
+and :func:`install_standins` writes ``simple_switch_grpc`` and ``p4c-bm2-ss``
+executables for ``SFCLAB_BMV2`` / ``SFCLAB_P4C``.
+
+**p4c-bm2-ss stand-in.**  Checks the program by building a ``ModelSwitch`` from
+its text (errors are printed as p4c prints them, ``FILE(LINE): error: …``, and
+the exit status is 1), then writes a BMv2-JSON-shaped document and sfclab's
+own P4Info (:func:`sfclab.codegen.p4info.build_p4info`, as text, JSON or
+binary by the file's extension).  The JSON carries the program text under
+``"sfclab_standin_p4"`` plus what BMv2's event logger ids refer to, numbered in
+the model's order (deterministic for a program):
+
+* ``parsers`` / ``deparsers``: one each, ``parser`` / ``deparser``, id 0;
+* ``headers``: the header instances the model's ``extract`` / ``deparser_emit``
+  events name (``ethernet``, ``mpls[0]`` …), ids from 0;
+* ``actions``: every action of ``ModelSwitch.actions`` (fully qualified, as the
+  model's ``action`` events name them), ids from 0, with ``runtime_data``;
+* ``pipelines``: ``ingress`` (id 0) and ``egress`` (id 1); each table of
+  ``ModelSwitch.tables`` goes to the pipeline of the top-level control it
+  lives in (egress for the ``V1Switch``'s fourth block, else ingress); table
+  ids are unique across both.  Every table has a non-empty ``key`` (the
+  model's key fields, or ``[{}]`` for a keyless table) so that
+  :class:`~sfclab.targets.bmv2_events.NameMap` never takes one for p4c's
+  synthetic ``tbl_…`` tables.
+
+**simple_switch_grpc stand-in.**  A :class:`P4RuntimeModelServer` subclass on
+``--grpc-server-addr`` whose ``SetForwardingPipelineConfig`` takes the stand-in
+JSON as ``p4_device_config`` (any other is refused, ``INVALID_ARGUMENT``);
+``GetForwardingPipelineConfig`` gives the JSON back.  ``--packet-in ADDR`` is
+BMv2's packet-in device manager (``src/bm_sim/dev_mgr_packet_in.cpp``): a PAIR
+socket the switch listens on, messages ``struct.pack("<iii", type, port,
+more)`` + payload.  ``--nanolog ADDR`` is BMv2's event logger: a PUB socket
+publishing :mod:`sfclab.targets.bmv2_events` messages translated from the
+model's trace of each packet (see :func:`translate_trace`), and
+``CONFIG_CHANGE`` when a pipeline is committed.  Packet-outs sent by a
+P4Runtime controller run (and are logged and transmitted) the same way.
+``--use-files`` (pcap ports) is refused; ``-i`` interfaces are accepted but not
+attached (only ``--packet-in`` moves packets).  SIGTERM stops it cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import re
+import signal
+import struct
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+#: The key of the JSON document holding the P4 program's text.
+STANDIN_KEY = "sfclab_standin_p4"
+COMPILER_NAME = "sfclab stand-in for p4c-bm2-ss"
+P4C_VERSION = "1.2.4.2 (sfclab stand-in)"
+SWITCH_VERSION = "1.15.0 (sfclab stand-in)"
+
+# BMv2's packet-in device manager: message types, and packed header int type, port, more.
+(PORT_ADD, PORT_REMOVE, PORT_SET_STATUS, PACKET_IN, PACKET_OUT, INFO_REQ,
+ INFO_REP) = range(7)
+PACKET_HEADER = struct.Struct("<iii")
+INFO_STATUS_NOT_SUPPORTED = 1
+
+#: BMv2's warning when ``--nanolog`` is given to a build without the event logger.
+NO_BMELOG_WARNING = ("Warning: you requested the nanomsg event logger, but bmv2 was compiled "
+                     "without -DBMELOG, and the event logger cannot be activated")
+
+__all__ = [
+    "STANDIN_KEY", "COMPILER_NAME", "PACKET_HEADER", "PORT_ADD", "PORT_REMOVE",
+    "PORT_SET_STATUS", "PACKET_IN", "PACKET_OUT", "INFO_REQ", "INFO_REP",
+    "install_standins", "standin_json", "StandinIds", "translate_trace", "p4c_main",
+    "switch_main", "main",
+]
+
+
+# -- the JSON ------------------------------------------------------------------------------------
+
+def _main_blocks(program) -> list[str]:
+    """The type names of the ``V1Switch(...) main`` blocks (parser, verify, ingress,
+    egress, compute, deparser)."""
+    from sfclab.p4 import ast as A
+
+    for d in program.find(A.Instance):
+        if isinstance(d.type, A.NamedType) and d.type.name == "V1Switch":
+            return [a.func.name for a in d.args
+                    if isinstance(a, A.Call) and isinstance(a.func, A.TypeName)]
+    return []
+
+
+def _header_names(switch) -> list[str]:
+    """Header instances as the model's extract / emit events name them: the path
+    without its first part (``hdr.ethernet`` -> ``ethernet``, ``hdr.mpls[0]`` ->
+    ``mpls[0]``), headers first, then any in the metadata struct."""
+    from sfclab.targets.model.storage import HeaderRef, StackRef, StructRef
+
+    out: list[str] = []
+
+    def walk(ref) -> None:
+        if isinstance(ref, HeaderRef):
+            out.append(ref.path.split(".", 1)[-1])
+        elif isinstance(ref, StackRef):
+            for e in ref.elems:
+                out.append(e.path.split(".", 1)[-1])
+        elif isinstance(ref, StructRef):
+            for m in ref.members.values():
+                walk(m)
+
+    walk(switch.hdr_ref)
+    walk(switch.meta_ref)
+    return list(dict.fromkeys(out))
+
+
+def standin_json(text: str, switch, program_name: str = "program.p4") -> dict[str, Any]:
+    """The stand-in's BMv2-JSON-shaped document for *text*, compiled as *switch*."""
+    from sfclab.p4.names import qualified_objects
+
+    blocks = _main_blocks(switch.program)
+    egress_control = blocks[3] if len(blocks) == 6 else None
+    control_of = {o.name: o.path[0] for o in qualified_objects(switch.program)
+                  if o.kind == "table" and o.path}
+    actions = [{"name": name, "id": i,
+                "runtime_data": [{"name": p, "bitwidth": w} for p, w in info.params]}
+               for i, (name, info) in enumerate(switch.actions.items())]
+    action_ids = {a["name"]: a["id"] for a in actions}
+    ingress: list[tuple[str, Any]] = []
+    egress: list[tuple[str, Any]] = []
+    for name, tbl in switch.tables.items():
+        where = egress if egress_control and control_of.get(name) == egress_control else ingress
+        where.append((name, tbl))
+    tables: dict[str, list[dict]] = {"ingress": [], "egress": []}
+    next_id = 0
+    for pipe, members in (("ingress", ingress), ("egress", egress)):
+        for name, tbl in members:
+            names = list(tbl.actions)           # qualified action names
+            tables[pipe].append({
+                "name": name, "id": next_id,
+                "key": [{"name": k.name, "match_type": k.kind} for k in tbl.keys] or [{}],
+                "actions": names,
+                "action_ids": [action_ids[n] for n in names if n in action_ids],
+            })
+            next_id += 1
+    return {
+        "program": program_name,
+        "__meta__": {"version": [2, 23], "compiler": COMPILER_NAME},
+        STANDIN_KEY: text,
+        "headers": [{"name": h, "id": i} for i, h in enumerate(_header_names(switch))],
+        "parsers": [{"name": "parser", "id": 0}],
+        "deparsers": [{"name": "deparser", "id": 0}],
+        "actions": actions,
+        "pipelines": [
+            {"name": "ingress", "id": 0, "tables": tables["ingress"], "conditionals": []},
+            {"name": "egress", "id": 1, "tables": tables["egress"], "conditionals": []},
+        ],
+        "checksums": [],
+    }
+
+
+@dataclass
+class StandinIds:
+    """Name -> id maps the switch stand-in reads back from the JSON it runs."""
+
+    actions: dict[str, int] = field(default_factory=dict)
+    tables: dict[str, int] = field(default_factory=dict)
+    headers: dict[str, int] = field(default_factory=dict)
+    pipelines: dict[str, int] = field(default_factory=dict)
+    parser: int = 0
+    deparser: int = 0
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> StandinIds:
+        ids = cls()
+        ids.actions = {a["name"]: a["id"] for a in doc.get("actions", ())}
+        ids.headers = {h["name"]: h["id"] for h in doc.get("headers", ())}
+        for p in doc.get("pipelines", ()):
+            ids.pipelines[p["name"]] = p["id"]
+            for t in p.get("tables", ()):
+                ids.tables[t["name"]] = t["id"]
+        if doc.get("parsers"):
+            ids.parser = doc["parsers"][0]["id"]
+        if doc.get("deparsers"):
+            ids.deparser = doc["deparsers"][0]["id"]
+        return ids
+
+
+def decode_standin_json(blob: bytes) -> tuple[dict[str, Any], str]:
+    """The stand-in JSON document and the program text in it; :class:`ValueError`
+    (saying what is wrong) for anything else."""
+    try:
+        doc = json.loads(blob)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"the p4_device_config is not a BMv2 JSON document ({e})") from None
+    if not isinstance(doc, dict):
+        raise ValueError("the p4_device_config is not a BMv2 JSON object")
+    text = doc.get(STANDIN_KEY)
+    if not isinstance(text, str) or not text.strip():
+        compiler = (doc.get("__meta__") or {}).get("compiler", "unknown")
+        raise ValueError(f"the stand-in simple_switch_grpc runs only BMv2 JSON written by the "
+                         f"stand-in p4c-bm2-ss (with the P4 program under {STANDIN_KEY!r}); "
+                         f"this one has none (compiler: {compiler})")
+    return doc, text
+
+
+# -- event translation ---------------------------------------------------------------------------
+
+#: Model trace event kinds with no event-logger message (BMv2 has none, or the
+#: stand-in has no ids for them; recirculate/resubmit are inferred by sfclab from
+#: the next PARSER_START, a drop from a packet with no PACKET_OUT).
+SKIPPED_KINDS = frozenset({"condition", "checksum", "note", "nf", "parser_state",
+                           "recirculate", "resubmit", "clone", "digest", "drop"})
+
+
+def translate_trace(trace, ids: StandinIds, *, switch_id: int, packet_id: int
+                    ) -> tuple[list[bytes], list[str]]:
+    """Event-logger messages for one packet's model trace, and what had to be left out
+    (names without an id in the JSON), one sentence each."""
+    from sfclab.targets import bmv2_events as E
+
+    msgs: list[bytes] = []
+    missing: list[str] = []
+
+    def put(type_: int, *fields: int) -> None:
+        msgs.append(E.pack_message(type_, *fields, switch_id=switch_id, packet_id=packet_id))
+
+    def lookup(kind: str, table: dict[str, int], name: str) -> int | None:
+        got = table.get(name)
+        if got is None:
+            missing.append(f"{kind} {name!r} has no id in the JSON: its event is skipped")
+        return got
+
+    deparsing = False
+    for ev in trace.events:
+        k = ev.kind
+        if k in SKIPPED_KINDS:
+            continue
+        if k == "packet_in":
+            put(E.PACKET_IN, int(ev.value))
+        elif k == "parser_start":
+            put(E.PARSER_START, ids.parser)
+        elif k == "parser_done":
+            put(E.PARSER_DONE, ids.parser)
+        elif k == "extract":
+            if (h := lookup("header", ids.headers, ev.name)) is not None:
+                put(E.PARSER_EXTRACT, h)
+        elif k in ("pipeline_start", "pipeline_done"):
+            if (p := lookup("pipeline", ids.pipelines, ev.name)) is not None:
+                put(E.PIPELINE_START if k == "pipeline_start" else E.PIPELINE_DONE, p)
+        elif k in ("table_hit", "table_miss"):
+            if (t := lookup("table", ids.tables, ev.name)) is not None:
+                if k == "table_hit":
+                    put(E.TABLE_HIT, t, 0)
+                else:
+                    put(E.TABLE_MISS, t)
+        elif k == "action":
+            if (a := lookup("action", ids.actions, ev.name)) is not None:
+                put(E.ACTION_EXECUTE, a)
+        elif k == "deparser_emit":
+            if not deparsing:
+                put(E.DEPARSER_START, ids.deparser)
+                deparsing = True
+            if (h := lookup("header", ids.headers, ev.name)) is not None:
+                put(E.DEPARSER_EMIT, h)
+        elif k == "deparser_done":
+            if not deparsing:
+                put(E.DEPARSER_START, ids.deparser)
+            put(E.DEPARSER_DONE, ids.deparser)
+            deparsing = False
+        elif k == "packet_out":
+            put(E.PACKET_OUT, int(ev.value))
+    return msgs, missing
+
+
+# -- p4c-bm2-ss ----------------------------------------------------------------------------------
+
+class _ArgError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _ArgError(message)
+
+
+_POS = re.compile(r"^<string>:(\d+):(\d+):\s*")
+
+
+def _p4c_error(program: str, exc: BaseException) -> str:
+    """*exc* as p4c prints an error: ``FILE(LINE): error: message`` (then the rest)."""
+    line = getattr(exc, "line", 0) or 0
+    msg = getattr(exc, "message", None) or str(exc)
+    m = _POS.match(msg)
+    if m:
+        line = line or int(m.group(1))
+        msg = msg[m.end():]
+    lines = msg.splitlines() or [type(exc).__name__]
+    head = f"{program}({line or 1}): error: {lines[0]}"
+    rest = lines[1:]
+    context = getattr(exc, "context", "")
+    if context and not rest:
+        rest = context.splitlines()
+    hint = getattr(exc, "hint", "")
+    if hint and not any(r.startswith("hint:") for r in rest):
+        rest.append(f"hint: {hint}")
+    return "\n".join([head, *rest])
+
+
+def p4c_main(argv: list[str]) -> int:
+    """``p4c-bm2-ss`` as sfclab's :func:`~sfclab.codegen.p4c.run_p4c` calls it."""
+    ap = _Parser(prog="p4c-bm2-ss", add_help=False)
+    ap.add_argument("--arch", default="v1model")
+    ap.add_argument("--std", default="p4-16")
+    ap.add_argument("--target", default="bmv2")
+    ap.add_argument("-o", dest="out")
+    ap.add_argument("--p4runtime-files", default="")
+    ap.add_argument("--version", action="store_true")
+    ap.add_argument("-h", "--help", action="store_true")
+    ap.add_argument("program", nargs="?")
+    try:
+        args = ap.parse_args(argv)
+    except _ArgError as e:
+        print(f"p4c-bm2-ss: error: {e}", file=sys.stderr)
+        return 1
+    if args.help:
+        print("usage: p4c-bm2-ss [--arch v1model] [--std p4-16] [-o OUT.json] "
+              "[--p4runtime-files FILES] PROGRAM.p4\n"
+              f"({COMPILER_NAME}: checks the program with sfclab's model switch)")
+        return 0
+    if args.version:
+        print(f"p4c-bm2-ss\nVersion {P4C_VERSION}")
+        return 0
+    if args.program is None:
+        print("error: No input files specified", file=sys.stderr)
+        return 1
+    if args.arch != "v1model" or args.std not in ("p4-16", "p416"):
+        print(f"error: the stand-in p4c-bm2-ss compiles v1model P4_16 only "
+              f"(got --arch {args.arch} --std {args.std})", file=sys.stderr)
+        return 1
+    try:
+        text = Path(args.program).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"error: cannot read {args.program}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
+        return 1
+
+    from sfclab.codegen.p4info import build_p4info, p4info_json, p4info_text
+    from sfclab.targets.model import ModelSwitch
+
+    try:
+        # a newline keeps ModelSwitch from taking a one-line program for a file name
+        switch = ModelSwitch(text if "\n" in text else text + "\n")
+        info = build_p4info(switch.program)
+        doc = standin_json(text, switch, args.program)
+    except Exception as e:          # the program's errors, whatever raises them
+        print(_p4c_error(args.program, e), file=sys.stderr)
+        return 1
+    out = Path(args.out) if args.out else Path(Path(args.program).with_suffix(".json").name)
+    try:
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        for name in filter(None, args.p4runtime_files.split(",")):
+            path = Path(name)
+            if path.suffix == ".json":
+                path.write_text(p4info_json(info))
+            elif path.suffix == ".bin":
+                path.write_bytes(info.SerializeToString())
+            else:
+                path.write_text(p4info_text(info))
+    except OSError as e:
+        print(f"error: cannot write the output: {e.strerror}: {e.filename}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- simple_switch_grpc --------------------------------------------------------------------------
+
+SWITCH_HELP = """\
+Usage: SWITCH_NAME [options] <path to JSON config file>
+({compiler} companion: sfclab's model switch behind BMv2's interfaces)
+Options:
+  -h [ --help ]                Display this help message
+  -i [ --interface ] arg       <port-num>@<interface-name>: Attach network
+                               interface <interface-name> as port <port-num>
+                               (accepted, not attached by the stand-in)
+  --use-files arg              Read/write packets from files (not supported by
+                               the stand-in)
+  --packet-in arg              Enable receiving packet on this (nanomsg) socket.
+                               The --interface options will be ignored.
+  --thrift-port arg            TCP port on which to run the Thrift runtime
+                               server (accepted, not served)
+  --device-id arg              Device ID, used to identify the device in IPC
+                               messages (default 0)
+  --nanolog arg                IPC socket to use for nanomsg pub/sub logs
+  --log-console                Enable logging on stdout
+  --log-file arg               Enable logging to given file
+  --log-level arg              Set log level, supported values are 'trace',
+                               'debug', 'info', 'warn', 'error', off'
+  --log-flush                  If used with '--log-file', the logger will
+                               flush to disk after every log message
+  --notifications-addr arg     Specify the nanomsg address to use for
+                               notifications (accepted, not used)
+  -v [ --version ]             Display version information
+  --no-p4                      Enable the switch to start without an input
+                               config
+
+Target specific options (after --):
+  --grpc-server-addr arg       Bind gRPC server to given address
+                               [default is 0.0.0.0:9559]
+  --cpu-port arg               Choose a numerical value for the CPU port
+"""
+
+_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+
+
+def _switch_args(argv: list[str]):
+    if "--" in argv:
+        i = argv.index("--")
+        main_args, target_args = argv[:i], argv[i + 1:]
+    else:
+        main_args, target_args = argv, []
+    ap = _Parser(prog="simple_switch_grpc", add_help=False, allow_abbrev=False)
+    ap.add_argument("-h", "--help", action="store_true")
+    ap.add_argument("-v", "--version", action="store_true")
+    ap.add_argument("-i", "--interface", action="append", default=[])
+    ap.add_argument("--use-files")
+    ap.add_argument("--packet-in")
+    ap.add_argument("--thrift-port", type=int)
+    ap.add_argument("--device-id", type=int, default=0)
+    ap.add_argument("--nanolog")
+    ap.add_argument("--log-console", action="store_true")
+    ap.add_argument("--log-file")
+    ap.add_argument("--log-level", choices=_LEVELS)
+    ap.add_argument("--log-flush", action="store_true")
+    ap.add_argument("--notifications-addr")
+    ap.add_argument("--no-p4", action="store_true")
+    ap.add_argument("json", nargs="?")
+    tp = _Parser(prog="simple_switch_grpc --", add_help=False, allow_abbrev=False)
+    tp.add_argument("--grpc-server-addr", default="0.0.0.0:9559")
+    tp.add_argument("--cpu-port", type=int)
+    return ap.parse_args(main_args), tp.parse_args(target_args)
+
+
+class _Log:
+    """Log lines to stdout (flushed) and to ``--log-file`` when given."""
+
+    def __init__(self, path: str | None, level: str | None) -> None:
+        self.file = open(path, "a") if path else None     # noqa: SIM115 - closed in close()
+        self.quiet = level in ("warn", "error", "off")
+        self.lock = threading.Lock()
+
+    def __call__(self, msg: str, *, info: bool = False) -> None:
+        """A line of the stand-in's own; *info* lines (one per packet) follow --log-level."""
+        if not (info and self.quiet):
+            self.raw(f"stand-in simple_switch_grpc: {msg}")
+
+    def raw(self, line: str) -> None:
+        with self.lock:
+            print(line, flush=True)
+            if self.file is not None:
+                self.file.write(line + "\n")
+                self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _make_server_class():
+    from finsy.proto import p4r, rpc_code
+
+    from sfclab.targets import bmv2_events as E
+    from sfclab.targets.model.p4rt import P4RuntimeModelServer
+    from sfclab.targets.model.p4rt.codec import _fail
+
+    class StandinBmv2Server(P4RuntimeModelServer):
+        """The model's P4Runtime server taking the stand-in BMv2 JSON as device config,
+        publishing event-logger messages and transmitting packets on the packet-in socket."""
+
+        def __init__(self, *, device_id: int, cpu_port: int, log: _Log) -> None:
+            super().__init__(device_id=device_id, cpu_port=cpu_port)
+            self.log = log
+            self.events = None              # pynng.Pub0, when --nanolog is on
+            self.transmit = None            # callable(port, bytes), when --packet-in is on
+            self._next_packet_id = 0
+            self._ids_lock = threading.Lock()
+
+        def _verify(self, config):
+            try:
+                doc, text = decode_standin_json(config.p4_device_config)
+            except ValueError as e:
+                _fail(rpc_code.INVALID_ARGUMENT, str(e))
+            inner = p4r.ForwardingPipelineConfig()
+            inner.CopyFrom(config)
+            inner.p4_device_config = text.encode()
+            pl = super()._verify(inner)
+            pl.config = config              # Get… gives the JSON back, as BMv2 does
+            pl.standin_ids = StandinIds.from_json(doc)
+            return pl
+
+        def _activate(self, pl) -> None:
+            super()._activate(pl)
+            self.log(f"pipeline committed ({len(pl.switch.tables)} tables)")
+            if self.events is not None:
+                self._publish([E.pack_message(E.CONFIG_CHANGE, switch_id=self.device_id)])
+
+        def packet_id(self) -> int:
+            with self._ids_lock:
+                pid = self._next_packet_id
+                self._next_packet_id += 1
+                return pid
+
+        def deliver(self, result) -> None:
+            """Packet-ins and digests to the controller (the model's server), then the
+            packet's events on the event logger, then its data-plane outputs."""
+            super().deliver(result)
+            pid = self.packet_id()
+            if self.events is not None and self.active is not None:
+                msgs, missing = translate_trace(result.trace, self.active.standin_ids,
+                                                switch_id=self.device_id, packet_id=pid)
+                for m in missing:
+                    self.log(f"packet {pid}: {m}")
+                self._publish(msgs)
+            for port, data in result.outputs:
+                if port == self.cpu_port:
+                    self.log(f"packet {pid}: out on the CPU port {port} (to the controller, "
+                             f"{len(data)} bytes)", info=True)
+                    continue
+                self.log(f"packet {pid}: out on port {port} ({len(data)} bytes)", info=True)
+                if self.transmit is not None:
+                    self.transmit(port, data)
+            if not result.outputs:
+                self.log(f"packet {pid}: dropped ({result.drop_reason})", info=True)
+
+        def _publish(self, msgs: list[bytes]) -> None:
+            for m in msgs:
+                try:
+                    self.events.send(m)
+                except Exception as e:      # noqa: BLE001 - a closed socket at exit
+                    self.log(f"event logger: cannot publish: {e}")
+                    return
+
+    return StandinBmv2Server
+
+
+class _PacketIn:
+    """BMv2's packet-in device manager: a PAIR socket the switch listens on."""
+
+    def __init__(self, pynng, address: str, server, log: _Log) -> None:
+        self.pynng = pynng
+        self.server = server
+        self.log = log
+        self.sock = pynng.Pair0(recv_timeout=100, send_timeout=1000, recv_buffer_size=1024,
+                                send_buffer_size=1024)
+        self.sock.listen(address)
+        self.out: queue.Queue = queue.Queue()
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._receive, daemon=True, name="packet-in"),
+                        threading.Thread(target=self._send, daemon=True, name="packet-out")]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def transmit(self, port: int, data: bytes) -> None:
+        self.out.put(PACKET_HEADER.pack(PACKET_OUT, port, len(data)) + bytes(data))
+
+    def _send(self) -> None:
+        while True:
+            msg = self.out.get()
+            if msg is None:
+                return
+            try:
+                self.sock.send(msg)
+            except self.pynng.Timeout:
+                _, port, _ = PACKET_HEADER.unpack_from(msg)
+                self.log(f"packet-in socket: no peer took the message for port {port}: dropped")
+            except self.pynng.Closed:
+                return
+
+    def _receive(self) -> None:
+        pynng = self.pynng
+        while not self.stop.is_set():
+            try:
+                msg = self.sock.recv()
+            except pynng.Timeout:
+                continue
+            except pynng.Closed:
+                return
+            try:
+                self._handle(bytes(msg))
+            except Exception as e:      # noqa: BLE001 - one bad message must not stop the loop
+                self.log(f"packet-in socket: error handling a message: {e!r}")
+
+    def _handle(self, msg: bytes) -> None:
+        if len(msg) < PACKET_HEADER.size:
+            self.log(f"packet-in socket: message of {len(msg)} bytes, shorter than its header")
+            return
+        type_, port, more = PACKET_HEADER.unpack_from(msg)
+        if type_ in (PORT_ADD, PORT_REMOVE, PORT_SET_STATUS):
+            return
+        if type_ == INFO_REQ:
+            self.out.put(PACKET_HEADER.pack(INFO_REP, port, more)
+                         + struct.pack("<i", INFO_STATUS_NOT_SUPPORTED))
+            return
+        if type_ != PACKET_IN:
+            self.log(f"packet-in socket: invalid message type {type_} received")
+            return
+        data = msg[PACKET_HEADER.size:PACKET_HEADER.size + max(more, 0)]
+        server = self.server
+        self.log(f"packet in on port {port} ({len(data)} bytes)", info=True)
+        with server._lock:
+            if server.switch is None:
+                self.log(f"packet in on port {port} dropped: no pipeline is configured")
+                return
+            try:
+                result = server.switch.process(port, data)
+            except Exception as e:      # noqa: BLE001 - a bad port, a model limitation
+                self.log(f"packet in on port {port} dropped: the model cannot run it: {e}")
+                return
+            server.deliver(result)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.out.put(None)
+        for t in self.threads:
+            if t.is_alive():
+                t.join(2)
+        self.sock.close()
+
+
+def switch_main(argv: list[str]) -> int:
+    """``simple_switch_grpc`` with the command line sfclab builds."""
+    if "-h" in argv or "--help" in argv:
+        print(SWITCH_HELP.format(compiler=COMPILER_NAME), end="")
+        return 0
+    try:
+        args, targs = _switch_args(argv)
+    except _ArgError as e:
+        print(f"Error while parsing command line arguments: {e}", flush=True)
+        return 1
+    if args.version:
+        print(SWITCH_VERSION)
+        return 0
+    if args.use_files is not None:
+        print("stand-in: --use-files is not supported (use --packet-in)", flush=True)
+        return 1
+    for spec in args.interface:
+        port, _, name = spec.partition("@")
+        if not port.isdigit() or not name:
+            print(f"Error while parsing command line arguments: bad interface {spec!r} "
+                  f"(expected <port-num>@<interface-name>)", flush=True)
+            return 1
+    if args.json is not None:
+        print("stand-in: a JSON on the command line is not supported: start with --no-p4 and "
+              "push the program with P4Runtime", flush=True)
+        return 1
+    if not args.no_p4:
+        print("Error: you need to provide a JSON config file or use --no-p4", flush=True)
+        return 1
+    log = _Log(args.log_file, args.log_level)
+    try:
+        return _run_switch(args, targs, log)
+    finally:
+        log.close()
+
+
+def _run_switch(args, targs, log: _Log) -> int:
+    try:
+        import pynng
+    except ImportError:
+        pynng = None
+    if args.packet_in and pynng is None:
+        log("--packet-in needs pynng (pip install pynng)")
+        return 1
+    cpu_port = targs.cpu_port
+    if cpu_port is None:
+        log("no --cpu-port: the model's CPU port stays 255 (a real BMv2 would have none)")
+        cpu_port = 255
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    server = _make_server_class()(device_id=args.device_id, cpu_port=cpu_port, log=log)
+    pin: _PacketIn | None = None
+    try:
+        if args.nanolog:
+            if pynng is None:
+                log.raw(NO_BMELOG_WARNING)
+            else:
+                # nng's PUB drops what a slow subscriber's queue cannot take: a deep queue
+                server.events = pynng.Pub0(send_buffer_size=8192)
+                server.events.listen(args.nanolog)
+                log(f"event logger on {args.nanolog}")
+        if args.packet_in:
+            pin = _PacketIn(pynng, args.packet_in, server, log)
+            server.transmit = pin.transmit
+            if args.interface:
+                log("--packet-in given: the -i interfaces are ignored")
+            log(f"packet-in socket on {args.packet_in}")
+        elif args.interface:
+            log("the -i interfaces are not attached (the stand-in moves packets only "
+                "through --packet-in)")
+        if args.thrift_port is not None:
+            log(f"--thrift-port {args.thrift_port}: no Thrift server in the stand-in")
+        if args.notifications_addr:
+            log(f"--notifications-addr {args.notifications_addr}: no notifications are sent")
+        try:
+            address = server.start(targs.grpc_server_addr)
+        except Exception as e:          # noqa: BLE001 - a busy port, a bad address
+            log(f"cannot serve P4Runtime on {targs.grpc_server_addr}: {e}")
+            return 1
+        if pin is not None:
+            pin.start()
+        log(f"serving P4Runtime on {address} (device {args.device_id}, CPU port {cpu_port})")
+        while not stop.wait(0.2):
+            pass
+        log("SIGTERM: stopping")
+        return 0
+    except Exception as e:              # noqa: BLE001 - a socket that cannot listen …
+        log(f"error: {e}")
+        return 1
+    finally:
+        server.stop()
+        if pin is not None:
+            pin.close()
+        if server.events is not None:
+            server.events.close()
+
+
+# -- entry points --------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("p4c", "switch"):
+        print("usage: standin_bmv2.py {p4c|switch} ARGS...", file=sys.stderr)
+        return 2
+    tool, rest = argv[0], argv[1:]
+    return p4c_main(rest) if tool == "p4c" else switch_main(rest)
+
+
+_LAUNCHER = """\
+#!{python}
+# {what}: the sfclab test suite's stand-in (sfclab's model inside; see standin_bmv2.py).
+import sys
+sys.path.insert(0, {here!r})
+import standin_bmv2
+sys.exit(standin_bmv2.main([{tool!r}, *sys.argv[1:]]))
+"""
+
+
+def install_standins(directory: Path) -> tuple[Path, Path]:
+    """Write ``simple_switch_grpc`` and ``p4c-bm2-ss`` executables into *directory*
+    (created if needed); returns ``(switch, p4c)``, ready for ``SFCLAB_BMV2`` and
+    ``SFCLAB_P4C``."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, tool in (("simple_switch_grpc", "switch"), ("p4c-bm2-ss", "p4c")):
+        path = d / name
+        path.write_text(_LAUNCHER.format(python=sys.executable, what=name, here=str(HERE),
+                                         tool=tool))
+        os.chmod(path, 0o755)
+        out.append(path)
+    return out[0], out[1]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
