@@ -70,13 +70,13 @@ class Bmv2Switch:
             except TargetError as e:
                 self.notes.append(f"no traces from the switch: {e.message}"
                                   + (f" ({e.hint})" if e.hint else ""))
+        self._ports_error: str | None = None
         try:
             self._ports = open_ports(bmv2.ports)
         except TargetError as e:
-            self.notes.append(f"packets cannot be sent: {e.message}"
-                              + (f" ({e.hint})" if e.hint else ""))
-        self._ports_error = None if self._ports is not None or bmv2.ports.mode == "none" \
-            else self.notes[-1]
+            self._ports_error = (f"packets cannot be sent: {e.message}"
+                                 + (f" ({e.hint})" if e.hint else ""))
+            self.notes.append(self._ports_error)
 
     @classmethod
     def open(cls, url: str = "bmv2", *, timeout: float = 15.0) -> Bmv2Switch:
@@ -124,14 +124,16 @@ class Bmv2Switch:
         self._pending = build
         return build.device_config(), compiler_p4info(build.p4info_path)
 
-    def _adopt(self) -> None:
-        """The pushed program is running: its names read the event logger."""
-        if self._pending is None:
+    def _adopt(self, gen: Generated) -> None:
+        """After a push or update: if *gen*'s program was compiled and now runs, its
+        names read the event logger."""
+        build, self._pending = self._pending, None
+        if build is None or self.session.generated is not gen:
             return
-        self.build, self._pending = self._pending, None
-        self.bmv2.config = self.build.device_config()
-        self.bmv2.json_path, self.bmv2.p4info_path = self.build.json_path, self.build.p4info_path
-        self._names = self.build.names()
+        self.build = build
+        self.bmv2.config = build.device_config()
+        self.bmv2.json_path, self.bmv2.p4info_path = build.json_path, build.p4info_path
+        self._names = build.names()
         if self._events is not None:
             self._events.names = self._names
 
@@ -143,15 +145,13 @@ class Bmv2Switch:
         try:
             return self.session.push(gen)
         finally:
-            self._adopt() if self.session.generated is gen else None
-            self._pending = None
+            self._adopt(gen)
 
     def update(self, gen: Generated, *, allow_reload: bool = False):
         try:
             return self.session.update(gen, allow_reload=allow_reload)
         finally:
-            self._adopt() if self.session.generated is gen else None
-            self._pending = None
+            self._adopt(gen)
 
     def occupancy(self):
         return self.session.occupancy()

@@ -195,3 +195,16 @@ def test_errors(bmv2, standins, tmp_path):
             assert "packet_in=" in e.value.hint
     finally:
         owned.stop()
+
+
+def test_a_reload_recompiles_and_traces_read_the_new_program(bmv2):
+    bmv2.push(generate(sfclab.compile(CHAIN)))
+    first = bmv2.build
+    new = generate(sfclab.compile("chain web match tcp.dport == 80: monitor -> l3fwd"))
+    with pytest.raises(TargetError):
+        bmv2.update(new)                                 # a new NF type needs a reload
+    assert bmv2.build is first
+    bmv2.update(new, allow_reload=True)
+    assert bmv2.build is not first
+    [cp] = packets_for(new.composition.compiled.chains["web"], 1)
+    assert bmv2.send(cp.port, cp.packet).trace.nfs() == ["monitor", "l3fwd"]
