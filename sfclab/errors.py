@@ -28,6 +28,7 @@ __all__ = [
     "ChainError",
     "ChainSyntaxError",
     "ChainValidationError",
+    "TopologyError",
     "P4Error",
     "P4SyntaxError",
     "UnsupportedP4Error",
@@ -149,6 +150,11 @@ class ChainSyntaxError(ChainError):
 
 class ChainValidationError(ChainError):
     """The chain text is well-formed but means something sfclab cannot run."""
+
+
+class TopologyError(SourceError):
+    """A topology (``%%topology`` text, a ``.topo`` file, a generator's arguments or a
+    networkx graph) is wrong: unknown node, a port used twice, no route …"""
 
 
 class P4Error(SourceError):

@@ -18,10 +18,11 @@ from .model import (
     linear_chain,
 )
 from .paths import service_paths
+from .topology import Host, Link, Server, Switch, Topology
 from .validate import validate
 
 __all__ = [
     "Chain", "ChainSet", "Condition", "Decision", "ServicePath", "Classifier", "FieldMatch",
     "FIELDS", "HeaderField", "resolve_field", "EDGE_KINDS", "TERMINALS", "linear_chain",
-    "service_paths", "validate",
+    "service_paths", "validate", "Topology", "Switch", "Host", "Server", "Link",
 ]

@@ -168,7 +168,12 @@ class ServicePath:
 
 @dataclass(eq=False)
 class Chain:
-    """One service function chain: a name, a classifier, a weight and a graph."""
+    """One service function chain: a name, a classifier, a weight and a graph.
+
+    ``ingress`` and ``egress`` say where the chain's traffic enters and leaves a
+    network of switches (a host or server name, or ``SWITCH:PORT``; see
+    :meth:`sfclab.ir.topology.Topology.endpoint`); ``None`` means "not said"
+    (on one switch they do not matter; network placement picks defaults)."""
 
     name: str
     graph: nx.DiGraph
@@ -177,6 +182,8 @@ class Chain:
     line: int = 0
     column: int = 0
     source: str = ""
+    ingress: str | None = None
+    egress: str | None = None
 
     def nf_nodes(self) -> list[str]:
         """NF instances in a topological order (loop edges ignored), ties by name."""
@@ -206,7 +213,7 @@ class Chain:
              round(d.get("share", 1.0), 9))
             for u, v, d in g.edges(data=True)
         ))
-        return (self.name, self.match, self.weight, nodes, edges)
+        return (self.name, self.match, self.weight, nodes, edges, self.ingress, self.egress)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Chain) and self.signature() == other.signature()
