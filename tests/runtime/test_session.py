@@ -43,25 +43,38 @@ def test_push_installs_everything_and_reads_back(target):
     assert occ["SfcIngress.rewinder"].size >= 2
 
 
-def test_a_failed_push_takes_back_what_it_wrote(target):
+def _tagger(*entries):
+    """A chain set whose NF ``tagger`` has *entries* as its example entries."""
     cat = sfclab.catalog.copy()
     cat.add_source("""control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
         action tag(bit<6> dscp) { hdr.ipv4.dscp = dscp; }
         table tags { key = { hdr.ipv4.ttl : exact; } actions = { tag; NoAction; }
                      default_action = NoAction(); size = 16; }
         apply { if (hdr.ipv4.isValid()) { tags.apply(); } }
-    }""", manifest={"entries": [
-        {"table": "tags", "match": {"hdr.ipv4.ttl": 64}, "action": "tag", "params": {"dscp": 10}},
-        {"table": "tags", "match": {"hdr.ipv4.ttl": 300}, "action": "tag",   # 300: not 8 bits
-         "params": {"dscp": 10}}]})
-    compiled = sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat), catalog=cat)
+    }""", manifest={"entries": [{"table": "tags", "match": {"hdr.ipv4.ttl": ttl},
+                                 "action": "tag", "params": {"dscp": 10}} for ttl in entries]})
+    return generate(sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat),
+                                   catalog=cat))
+
+
+def test_a_failed_push_takes_back_what_it_wrote(target):
     with pytest.raises(RuntimeWriteError) as info:
-        target.push(generate(compiled))
+        target.push(_tagger(*range(17)))          # the table holds 16: the switch refuses one
     (failure,) = info.value.failures
-    assert failure.code == "OUT_OF_RANGE" and "8 bits" in failure.message
+    assert failure.code == "RESOURCE_EXHAUSTED"
     assert "tags" in failure.entity
     assert "were taken back" in info.value.message
     assert target.session.read_entries() == []     # nothing of the batch is left
+
+
+def test_an_entry_that_does_not_fit_the_program_is_refused_before_anything_changes(target):
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    before = target.session.read_entries()
+    with pytest.raises(TargetError, match="value 300 does not fit in 8 bits"):
+        target.push(_tagger(64, 300))
+    assert target.session.read_entries() == before        # the old program runs on
+    assert target.session.generated is a
 
 
 def test_a_chain_changes_by_entries_only(target):
