@@ -38,7 +38,7 @@ from .compose import TERMINALS, Composition, InitKey
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
-           "canonical_match", "make_entry", "INGRESS"]
+           "canonical_match", "make_entry", "p4info_fields", "INGRESS"]
 
 #: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
@@ -492,14 +492,27 @@ def canonical(e: TableEntry, fields: Mapping[str, tuple[str, int]]) -> TableEntr
     return replace(e, match=tuple(match))
 
 
+def p4info_fields(info) -> dict[str, dict[str, tuple[str, int]]]:
+    """Each table's match fields in a P4Info, in key order: ``{table: {name: (kind,
+    width)}}`` (what :func:`canonical` takes)."""
+    from finsy.proto import p4i
+
+    mf = p4i.MatchField
+    kinds = {mf.EXACT: "exact", mf.LPM: "lpm", mf.TERNARY: "ternary", mf.RANGE: "range",
+             mf.OPTIONAL: "optional"}
+    return {t.preamble.name: {f.name: (kinds.get(f.match_type, "unspecified"), f.bitwidth)
+                              for f in t.match_fields} for t in info.tables}
+
+
 def make_entry(table: str, match: Mapping[str, object], kinds: Mapping[str, str], action: str,
                params: Mapping[str, object] | None = None, priority: int | None = None, *,
                group: str = "", note: str = "") -> TableEntry:
     """An entry from values as written (:func:`match_value`, :func:`parse_value`); *kinds*
     gives each match field's kind.
 
-    >>> make_entry("r", {"dst": "0.0.0.0/0"}, {"dst": "lpm"}, "set_nexthop", {"port": 1})
-    TableEntry(table='r', match=(), action='set_nexthop', params=(('port', 1),), priority=None, group='', note='')
+    >>> e = make_entry("r", {"dst": "0.0.0.0/0"}, {"dst": "lpm"}, "set_nexthop", {"port": 1})
+    >>> e.match, e.params
+    ((), (('port', 1),))
     """
     out = []
     for k, v in match.items():

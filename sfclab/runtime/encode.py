@@ -18,15 +18,11 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4i, p4r
 
-from ..codegen.entries import Exact, Lpm, Match, Range, TableEntry, Ternary, canonical
+from ..codegen.entries import (Exact, Lpm, Match, Range, TableEntry, Ternary, canonical,
+                               p4info_fields)
 from ..errors import CompileError, TargetError, did_you_mean
 
 __all__ = ["P4InfoIndex", "encode_value", "decode_value", "multicast_update"]
-
-_KIND = {p4i.MatchField.EXACT: "exact", p4i.MatchField.LPM: "lpm",
-         p4i.MatchField.TERNARY: "ternary", p4i.MatchField.RANGE: "range",
-         p4i.MatchField.OPTIONAL: "optional"}
-
 
 def encode_value(v: int) -> bytes:
     """The canonical P4Runtime bytestring of *v* (shortest big-endian, at least one byte).
@@ -45,8 +41,8 @@ def multicast_update(kind: str, group_id: int, ports: Iterable[int] = ()) -> p4r
     """An INSERT / MODIFY / DELETE of multicast group *group_id*, one replica per port
     (instance 0, in ``egress_port``, which every P4Runtime server reads).
 
-    >>> u = multicast_update("INSERT", 7, [2, 3])
-    >>> [r.egress_port for r in u.entity.packet_replication_engine_entry.multicast_group_entry.replicas]
+    >>> g = multicast_update("INSERT", 7, [2, 3]).entity.packet_replication_engine_entry
+    >>> [r.egress_port for r in g.multicast_group_entry.replicas]
     [2, 3]
     """
     u = p4r.Update(type=p4r.Update.Type.Value(kind))
@@ -74,6 +70,7 @@ class P4InfoIndex:
         self.actions = {a.preamble.name: a for a in self.info.actions}
         self.tables_by_id = {t.preamble.id: t for t in self.info.tables}
         self.actions_by_id = {a.preamble.id: a for a in self.info.actions}
+        self._fields = p4info_fields(self.info)
 
     def table(self, name: str) -> p4i.Table:
         t = self.tables.get(name)
@@ -91,12 +88,8 @@ class P4InfoIndex:
 
     def fields(self, table: str) -> dict[str, tuple[str, int]]:
         """The table's match fields in key order: ``{name: (kind, bitwidth)}``."""
-        out = self._fields.get(table)
-        if out is None:
-            out = self._fields[table] = {f.name: (_KIND.get(f.match_type, "unspecified"),
-                                                  f.bitwidth)
-                                         for f in self.table(table).match_fields}
-        return out
+        self.table(table)
+        return self._fields[table]
 
     def canonical(self, e: TableEntry) -> TableEntry:
         """*e* as the switch holds it and reads it back (don't-care fields left out, an

@@ -43,10 +43,11 @@ class ModelTarget:
         self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port)
         self.server.start(address)
         self.client = Client(self.server.address, device_id=device_id).connect()
-        self.session = Session(self.client, lambda g: g.program.text.encode(), ports=self.ports)
+        self.session = Session(self.client, lambda g: g.program.text.encode(),
+                               ports=self.switch_ports)
         self.results: list = []
 
-    def ports(self) -> tuple[int, ...]:
+    def switch_ports(self) -> tuple[int, ...]:
         """The switch's data-plane ports (what a flood floods out of)."""
         return self._ports
 
