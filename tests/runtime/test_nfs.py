@@ -12,9 +12,6 @@ are built with scapy, which also recomputes every checksum.
 
 from __future__ import annotations
 
-import zlib
-from socket import inet_aton
-
 import pytest
 from scapy.contrib.mpls import MPLS
 from scapy.layers.inet import ICMP, IP, TCP, UDP
@@ -26,6 +23,8 @@ from sfclab.codegen import CodegenOptions, generate
 from sfclab.runtime.encode import multicast_update
 from sfclab.runtime.replication import FLOOD_GROUP_BASE
 from sfclab.targets.model import ModelTarget
+
+from nf_packets import assert_checksums_valid, crc16, crc32, flow_key
 
 CPU = 255                                   # ModelTarget's CPU port
 HOST_MAC, SWITCH_MAC = "00:00:00:00:00:01", "00:00:00:00:00:02"
@@ -91,44 +90,6 @@ def tcp(src="10.0.0.1", dst="10.0.1.5", sport=1234, dport=80, flags="S", ttl=64,
 def udp(src="10.0.0.1", dst="10.0.1.5", sport=1234, dport=53, tos=0, **eth_kw):
     return eth(**eth_kw) / IP(src=src, dst=dst, tos=tos) / UDP(sport=sport, dport=dport) / \
         b"hello"
-
-
-def with_checksums_recomputed(frame: bytes) -> bytes:
-    """*frame* with its (outer) IPv4 and TCP/UDP checksums recomputed by scapy; a UDP
-    checksum of 0 ("none") stays 0."""
-    p = Ether(frame)
-    if IP in p:
-        del p[IP].chksum
-    if TCP in p:
-        del p[TCP].chksum
-    if UDP in p and p[UDP].chksum != 0:
-        del p[UDP].chksum
-    return bytes(p)
-
-
-def assert_checksums_valid(frame: bytes) -> None:
-    assert with_checksums_recomputed(frame) == frame
-
-
-def flow_key(p) -> bytes:
-    """The 5-tuple as the NFs hash it: src, dst, proto, sport, dport (13 bytes)."""
-    ip, l4 = p[IP], p[IP].payload
-    return (inet_aton(ip.src) + inet_aton(ip.dst) + bytes([ip.proto])
-            + l4.sport.to_bytes(2, "big") + l4.dport.to_bytes(2, "big"))
-
-
-def crc32(data: bytes) -> int:
-    return zlib.crc32(data) & 0xFFFFFFFF
-
-
-def crc16(data: bytes) -> int:
-    """CRC-16/ARC (BMv2's crc16): reflected polynomial 0x8005, initial value 0."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
 
 
 def test_the_reference_hashes_are_the_standard_ones():

@@ -161,3 +161,64 @@ def test_a_script_ends_without_closing_its_lab(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[1]", done.stderr
+
+
+# --- flood's replication groups and entries, written by the session -------------------------
+
+FLOODING = ("chain bcast match eth.dst == ff:ff:ff:ff:ff:ff: flood -> l3fwd\n"
+            "chain web match tcp.dport == 80: firewall -> l3fwd")
+BCAST = Ether(dst="ff:ff:ff:ff:ff:ff") / IP(dst="10.0.1.9") / TCP(dport=99)
+
+
+def _flood_state(target):
+    s = target.session
+    return ([(g.id, g.ports) for g in s.read_groups()],
+            sorted((e for e in s.read_entries() if e.table.endswith("flood_groups")), key=repr))
+
+
+def test_flood_groups_stay_while_chains_change(target):
+    target.push(generate(sfclab.compile(FLOODING)))
+    state = _flood_state(target)
+    assert len(state[0]) == 9 and len(state[1]) == 8 + 1        # + flood's example entry
+    plan = target.update(_on(target, FLOODING.replace("firewall -> l3fwd", "l3fwd")))
+    assert plan.kind == "entries" and plan.changed == ["web"]
+    assert _flood_state(target) == state
+    assert sorted(target.send(3, BCAST).ports) == [1, 2, 4, 5, 6, 7, 8]
+
+
+def test_new_ports_rewrite_the_flood_groups_and_entries(target):
+    gen = generate(sfclab.compile(FLOODING))
+    target.push(gen)
+    target.session.ports = [2, 3, 4]
+    plan = target.session.plan(gen)
+    assert plan.kind == "entries" and plan.writes == 4 + 5 + 5   # groups 1, 2..4; 5 groups and
+    target.update(gen)                                          # 5 entries of ports 1, 5..8
+    groups, entries = _flood_state(target)
+    assert groups == [(1, (2, 3, 4)), (0x4002, (3, 4)), (0x4003, (2, 4)), (0x4004, (2, 3))]
+    assert len(entries) == 3 + 1
+    assert sorted(target.send(3, BCAST).ports) == [2, 4]
+    assert sorted(target.send(7, BCAST).ports) == [2, 3, 4]         # not a port: group 1
+    assert target.session.plan(gen).kind == "none"
+
+
+def test_a_reload_without_flood_leaves_no_groups(target):
+    target.push(generate(sfclab.compile(FLOODING)))
+    plan = target.update(generate(sfclab.compile(A)), allow_reload=True)
+    assert plan.kind == "reload"
+    assert target.session.read_groups() == [] and target.session.groups == {}
+
+
+def test_without_a_port_set_no_flood_groups_are_written_and_the_session_says_so(target):
+    target.session.ports = None
+    target.push(generate(sfclab.compile(FLOODING)))
+    assert target.session.read_groups() == []
+    (note,) = target.session.notes
+    assert "ports are unknown" in note and "session.ports" in note
+    assert target.send(3, BCAST).dropped
+
+
+def test_ports_that_are_not_switch_ports_are_refused(target):
+    target.session.ports = [1, 600]
+    with pytest.raises(TargetError, match="port 600 is not a switch port"):
+        target.push(generate(sfclab.compile(FLOODING)))
+    assert target.session.generated is None
