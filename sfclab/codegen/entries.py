@@ -432,38 +432,49 @@ def canonical_match(kind: str, width: int, m: Match, where: str = "") -> Match |
     >>> canonical_match("ternary", 8, Exact(6)), canonical_match("range", 8, Range(0, 255))
     (Ternary(value=6, mask=255), None)
     """
+    try:
+        return _canonical_match(kind, width, m)
+    except CompileError as e:
+        if where:
+            e.message = f"{where}: {e.message}"
+            e.args = (e.message,)
+        raise
+
+
+def _canonical_match(kind: str, width: int, m: Match) -> Match | None:
     top = (1 << width) - 1
-    where = f"{where}: " if where else ""
 
     def fits(v: int, what: str = "value") -> int:
         if not 0 <= v <= top:
-            raise CompileError(f"{where}{what} {v} does not fit in {width} bits",
+            raise CompileError(f"{what} {v} does not fit in {width} bits",
                                hint=f"use 0 .. {top}")
         return v
 
     if isinstance(m, Exact):
         v = fits(m.value)
-        return {"exact": m, "optional": m, "lpm": Lpm(v, width), "ternary": Ternary(v, top),
-                "range": Range(v, v)}.get(kind, m)
+        if kind in ("exact", "optional"):
+            return m
+        return (Lpm(v, width) if kind == "lpm" else Ternary(v, top) if kind == "ternary"
+                else Range(v, v) if kind == "range" else m)
     if kind == "lpm" and isinstance(m, Lpm):
         if not 0 <= m.prefix_len <= width:
-            raise CompileError(f"{where}prefix length {m.prefix_len} is not in 0..{width}")
+            raise CompileError(f"prefix length {m.prefix_len} is not in 0..{width}")
         mask = top ^ ((1 << (width - m.prefix_len)) - 1)
         if fits(m.value) & ~mask:
-            raise CompileError(f"{where}{m} has bits set beyond the prefix",
+            raise CompileError(f"{m} has bits set beyond the prefix",
                                hint=f"use {m.value & mask}/{m.prefix_len}")
         return m if m.prefix_len else None
     if kind == "ternary" and isinstance(m, Ternary):
         if fits(m.value) & ~fits(m.mask, "mask"):
-            raise CompileError(f"{where}value 0x{m.value:x} has bits outside mask 0x{m.mask:x}",
+            raise CompileError(f"value 0x{m.value:x} has bits outside mask 0x{m.mask:x}",
                                hint=f"use 0x{m.value & m.mask:x} &&& 0x{m.mask:x}")
         return m if m.mask else None
     if kind == "range" and isinstance(m, Range):
         if fits(m.low) > fits(m.high):
-            raise CompileError(f"{where}range {m.low}..{m.high} is empty",
+            raise CompileError(f"range {m.low}..{m.high} is empty",
                                hint="write low..high with low <= high")
         return None if (m.low, m.high) == (0, top) else m
-    raise CompileError(f"{where}a {kind} field cannot take the match {m}",
+    raise CompileError(f"a {kind} field cannot take the match {m}",
                        hint={"exact": "give a value", "optional": "give a value, or leave it "
                              "out (don't care)"}.get(kind, f"write a {kind} match"))
 
@@ -471,13 +482,16 @@ def canonical_match(kind: str, width: int, m: Match, where: str = "") -> Match |
 def canonical(e: TableEntry, fields: Mapping[str, tuple[str, int]]) -> TableEntry:
     """*e* with every match in its canonical form for its table, whose match *fields*
     are ``{name: (kind, width)}`` (a P4Info's), in the table's order; CompileError
-    for a field the table does not have, an exact field left out, or a bad value."""
+    for a field the table does not have, an exact field left out, or a bad value.
+    An entry already canonical is returned as it is."""
     given = dict(e.match)
-    unknown = [k for k in given if k not in fields]
-    if unknown:
-        raise CompileError(f"table {e.table} has no match field {unknown[0]!r}",
-                           hint=did_you_mean(unknown[0], fields) or
-                           f"its fields: {', '.join(fields) or 'none'}")
+    if len(given) != len(e.match) or not given.keys() <= fields.keys():
+        unknown = [k for k in given if k not in fields]
+        if unknown:
+            raise CompileError(f"table {e.table} has no match field {unknown[0]!r}",
+                               hint=did_you_mean(unknown[0], fields) or
+                               f"its fields: {', '.join(fields) or 'none'}")
+        raise CompileError(f"table {e.table}: a match field is given twice")
     match = []
     for name, (kind, width) in fields.items():
         m = given.get(name)
@@ -486,10 +500,15 @@ def canonical(e: TableEntry, fields: Mapping[str, tuple[str, int]]) -> TableEntr
                 raise CompileError(f"table {e.table}: exact field {name!r} needs a value",
                                    hint="exact fields are never left out")
             continue
-        c = canonical_match(kind, width, m, f"table {e.table}, {name}")
+        try:
+            c = _canonical_match(kind, width, m)
+        except CompileError as err:
+            raise CompileError(f"table {e.table}, {name}: {err.message}", hint=err.hint) \
+                from None
         if c is not None:
             match.append((name, c))
-    return replace(e, match=tuple(match))
+    match_t = tuple(match)
+    return e if match_t == e.match else replace(e, match=match_t)
 
 
 def p4info_fields(info) -> dict[str, dict[str, tuple[str, int]]]:
