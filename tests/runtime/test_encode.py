@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import pytest
 from finsy.proto import p4r
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
 
+import sfclab
+from sfclab.codegen import generate
 from sfclab.codegen.entries import Exact, Lpm, Range, TableEntry, Ternary, make_entry
 from sfclab.errors import CompileError, TargetError
 from sfclab.runtime.encode import P4InfoIndex
+from sfclab.targets.model import ModelTarget
 
 from p4rt_rig import entity, update
 
@@ -158,3 +163,35 @@ def test_an_action_parameter_wider_than_declared_is_refused(index):
                    {"port": 512})
     with pytest.raises(TargetError, match="port=512 does not fit in 9 bits"):
         index.table_entry(e)
+
+
+def test_a_manifest_may_write_a_dont_care_or_leave_an_lpm_key_out():
+    """A user's NF manifest: ``"*"``, ``"0 &&& 0"`` or no value for a non-exact key all
+    push as the omitted field, and the switch matches every packet there."""
+    cat = sfclab.catalog.copy()
+    cat.add_source("""control steer(inout headers_t hdr, inout sfc_meta_t sfc) {
+        action to(port_t port) { sfc.egress_port = port; sfc.egress_valid = 1; }
+        table by_dst { key = { hdr.ipv4.dst_addr : lpm; hdr.ipv4.protocol : ternary; }
+                       actions = { to; NoAction; } default_action = NoAction(); size = 8; }
+        apply { if (hdr.ipv4.isValid()) { by_dst.apply(); } }
+    }""", manifest={"entries": [
+        {"table": "by_dst", "match": {"hdr.ipv4.dst_addr": "*"}, "action": "to",
+         "params": {"port": 4}, "priority": 1},
+        {"table": "by_dst", "match": {"hdr.ipv4.dst_addr": "10.0.0.0/8",
+                                      "hdr.ipv4.protocol": "0 &&& 0"},
+         "action": "to", "params": {"port": 5}, "priority": 2},
+        {"table": "by_dst", "match": {"hdr.ipv4.protocol": "17 &&& 0xff"}, "action": "to",
+         "params": {"port": 6}, "priority": 3}]})
+    gen = generate(sfclab.compile(sfclab.parse("chain s: steer", catalog=cat), catalog=cat))
+    with ModelTarget() as t:
+        assert t.push(gen) == 2 + 3
+        back = sorted((e.priority, e.match) for e in t.session.read_entries()
+                      if e.table.endswith("by_dst"))
+        assert back == [(1, ()), (2, (("hdr.ipv4.dst_addr", Lpm(0x0a000000, 8)),)),
+                        (3, (("hdr.ipv4.protocol", Ternary(17, 0xff)),))]
+        def port(ip):
+            return t.send(1, Ether() / ip / b"x").ports
+
+        assert port(IP(dst="11.0.0.1") / TCP()) == [4]
+        assert port(IP(dst="10.0.0.1") / TCP()) == [5]
+        assert port(IP(dst="10.0.0.1") / UDP()) == [6]
