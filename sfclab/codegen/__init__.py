@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..errors import CompileError, did_you_mean
 from .compose import CodegenOptions, Composition, compose
 from .emitter import EmittedProgram, P4Emitter
-from .entries import TableEntry, all_entries, groups
+from .entries import TableEntry, all_entries, canonical, groups, p4info_fields
 from .v1model import V1ModelEmitter
 
 __all__ = ["generate", "Generated", "CodegenOptions", "EMITTERS", "emitter_for", "write_outputs"]
@@ -92,10 +92,11 @@ def write_outputs(gen: Generated, out_dir) -> list:
     except OSError as e:
         raise CompileError(f"cannot create {out}: {e.strerror}") from None
     info = build_p4info(gen.program.program, arch=gen.arch)
+    fields = p4info_fields(info)        # entries as a P4Runtime server takes them
     files = {
         "program.p4": gen.program.text,
         "p4info.txt": p4info_text(info),
-        "entries.json": json.dumps({g: [e.to_dict() for e in es]
+        "entries.json": json.dumps({g: [canonical(e, fields[e.table]).to_dict() for e in es]
                                     for g, es in gen.groups().items()}, indent=2) + "\n",
         "plan.txt": gen.plan() + "\n",
     }

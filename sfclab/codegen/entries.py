@@ -10,6 +10,12 @@
 Entries use the program's fully qualified names, so they mean the same thing to
 the embedded model, to BMv2 and to a P4Runtime client (``to_finsy``).
 
+A "don't care" match is *omitted*, as P4Runtime requires (a ``/0`` prefix, a
+ternary mask of 0, a range over the whole field, an optional wildcard): an
+entry never holds one, whoever made it (:func:`match_value` reads one as None,
+:class:`TableEntry` drops ``Lpm(0, 0)`` / ``Ternary(0, 0)``, and
+:func:`canonical` the full ranges once the field widths are known).
+
 >>> from sfclab.compiler import compile
 >>> from sfclab.codegen.compose import compose
 >>> es = chain_entries(compose(compile("chain a match tcp.dport == 80: firewall -> nat")))
@@ -21,17 +27,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from ..errors import CompileError
+from ..errors import CompileError, did_you_mean
 from ..ir.classifier import FieldMatch
 from ..ir.fields import FIELDS
 from ..ir.model import Condition
 from .compose import TERMINALS, Composition, InitKey
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
-           "nf_entries", "all_entries", "parse_value", "INGRESS"]
+           "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
+           "canonical_match", "make_entry", "p4info_fields", "INGRESS"]
 
 #: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
@@ -93,9 +100,27 @@ class Range:
 Match = Exact | Lpm | Ternary | Range
 
 
+def _dont_care(m: Match) -> bool:
+    """Whether *m* matches every value whatever the field's width (``/0``, mask 0); a
+    value outside such a match is refused."""
+    if isinstance(m, Lpm) and m.prefix_len == 0 or isinstance(m, Ternary) and m.mask == 0:
+        if (m.value if isinstance(m, Lpm) else m.value & ~m.mask):
+            raise CompileError(f"the match {m} has bits set beyond its "
+                               f"{'prefix' if isinstance(m, Lpm) else 'mask'}",
+                               hint="a don't-care match is 0/0 (or leave the field out)")
+        return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class TableEntry:
-    """One entry: fully qualified table and action names, match by field name."""
+    """One entry: fully qualified table and action names, match by field name.
+
+    Don't-care matches are left out (P4Runtime omits them on the wire):
+
+    >>> TableEntry("t", (("dst", Lpm(0, 0)),), "a") == TableEntry("t", (), "a")
+    True
+    """
 
     table: str
     match: tuple[tuple[str, Match], ...]
@@ -104,6 +129,11 @@ class TableEntry:
     priority: int | None = None
     group: str = ""
     note: str = ""
+
+    def __post_init__(self) -> None:
+        if any(_dont_care(m) for _, m in self.match):
+            object.__setattr__(self, "match",
+                               tuple((k, m) for k, m in self.match if not _dont_care(m)))
 
     def to_finsy(self):
         """The entry as a finsy ``P4TableEntry`` (encode it with the program's P4Schema)."""
@@ -173,17 +203,18 @@ def _key_alternatives(key: InitKey, terms: list[FieldMatch]) -> list[Match | Non
     if not terms:
         return [None]
     if key.kind == "range":
-        rs = [(0, (1 << key.width) - 1)]
+        top = (1 << key.width) - 1
+        rs = [(0, top)]
         for t in terms:
             rs = _intersect(rs, _term_ranges(t, key.width))
-        return [Range(a, b) for a, b in rs]
+        return [None if (a, b) == (0, top) else Range(a, b) for a, b in rs]
     value, mask = 0, 0
     for t in terms:
         m = t.effective_mask
         if (value ^ t.value) & mask & m:
             return []                                   # contradicting terms: never matches
         value, mask = (value & ~m) | (t.value & m), mask | m
-    return [Ternary(value, mask)]
+    return [Ternary(value & mask, mask) if mask else None]
 
 
 def _initializer_entries(comp: Composition) -> list[TableEntry]:
@@ -263,10 +294,11 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
                 ranges = _complement(ranges, top)
         chain = b.path.rpartition("/")[0]
         for lo, hi in ranges:
+            cond_match = () if (lo, hi) == (0, top) else ((key, Range(lo, hi)),)
             out.append(TableEntry(
                 _tbl(comp, f"slot{b.slot}_branch"),
-                (("hdr.sfc.path_id", Exact(b.path_num)), ("hdr.sfc.state", Exact(b.state)),
-                 (key, Range(lo, hi))),
+                (("hdr.sfc.path_id", Exact(b.path_num)), ("hdr.sfc.state", Exact(b.state)))
+                + cond_match,
                 f"{INGRESS}.take_branch", (("path_id", b.target_num), ("bitmap", b.bitmap)),
                 1, f"chain:{chain}", f"{b.path} after {b.node}: {b.kind} -> {b.target}"))
     return out
@@ -335,18 +367,183 @@ def parse_value(v: int | str) -> int:
                            hint="use a number, 0x…, an IPv4/IPv6 address or a MAC") from None
 
 
-def _match_value(kind: str, v: int | str) -> Match:
+_DONT_CARE = ("*", "_")
+
+
+def match_value(kind: str, v: object) -> Match | None:
+    """A match value as a manifest or a user writes it, for a field of match *kind*;
+    None for a don't-care match (the field is left out of the entry).
+
+    Text: ``"10.0.0.0/8"`` (lpm), ``"10 &&& 0xfff"`` (ternary), ``"1500..65535"``
+    (range), a value alone (all bits), ``"*"`` (don't care); or a pair ``(value,
+    prefix_len)``, ``(value, mask)``, ``(low, high)``, or a :data:`Match`.
+
+    >>> match_value("lpm", "10.0.0.0/8"), match_value("lpm", "0.0.0.0/0")
+    (Lpm(value=167772160, prefix_len=8), None)
+    >>> match_value("ternary", "0 &&& 0"), match_value("range", (1, 5))
+    (None, Range(low=1, high=5))
+    """
+    if isinstance(v, (Exact, Lpm, Ternary, Range)):
+        m: Match = v
+    elif isinstance(v, str) and v.strip() in _DONT_CARE:
+        if kind == "exact":
+            raise CompileError("an exact field has no don't-care value",
+                               hint="give it a value: exact fields are never left out")
+        return None
+    elif isinstance(v, tuple):
+        if len(v) != 2 or kind not in ("lpm", "ternary", "range"):
+            raise CompileError(f"cannot read {v!r} as a {kind} match",
+                               hint="(value, prefix_len), (value, mask) or (low, high)")
+        a, b = parse_value(v[0]), v[1]
+        m = (Lpm(a, _prefix_len(b)) if kind == "lpm" else
+             Ternary(a, parse_value(b)) if kind == "ternary" else Range(a, parse_value(b)))
+    else:
+        m = _match_text(kind, v)
+    return None if _dont_care(m) else m
+
+
+def _prefix_len(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)) or not str(v).strip().isdigit():
+        raise CompileError(f"the prefix length {v!r} is not a number",
+                           hint="write the prefix as 10.0.0.0/8")
+    return int(v)
+
+
+def _match_text(kind: str, v: object) -> Match:
     s = str(v)
-    if kind == "lpm":
+    if kind == "lpm" and "/" in s:
         addr, _, plen = s.partition("/")
-        return Lpm(parse_value(addr), int(plen))
-    if kind == "ternary":
+        return Lpm(parse_value(addr), _prefix_len(plen))
+    if kind == "ternary" and "&&&" in s:
         val, _, mask = s.partition("&&&")
         return Ternary(parse_value(val), parse_value(mask))
-    if kind == "range":
+    if kind == "range" and ".." in s:
         lo, _, hi = s.partition("..")
         return Range(parse_value(lo), parse_value(hi))
-    return Exact(parse_value(v))
+    return Exact(parse_value(v))          # all bits: canonical() gives it the field's form
+
+
+def canonical_match(kind: str, width: int, m: Match, where: str = "") -> Match | None:
+    """*m* in the one form a P4Runtime server accepts for a *kind* field of *width*
+    bits (and reads back): an :class:`Exact` value of a ternary field gets the full
+    mask, of an lpm field the full prefix, of a range field a one-value range; a
+    don't-care match gives None (omit the field).  Bad values raise CompileError.
+
+    >>> canonical_match("ternary", 8, Exact(6)), canonical_match("range", 8, Range(0, 255))
+    (Ternary(value=6, mask=255), None)
+    """
+    try:
+        return _canonical_match(kind, width, m)
+    except CompileError as e:
+        if where:
+            e.message = f"{where}: {e.message}"
+            e.args = (e.message,)
+        raise
+
+
+def _canonical_match(kind: str, width: int, m: Match) -> Match | None:
+    top = (1 << width) - 1
+
+    def fits(v: int, what: str = "value") -> int:
+        if not 0 <= v <= top:
+            raise CompileError(f"{what} {v} does not fit in {width} bits",
+                               hint=f"use 0 .. {top}")
+        return v
+
+    if isinstance(m, Exact):
+        v = fits(m.value)
+        if kind in ("exact", "optional"):
+            return m
+        return (Lpm(v, width) if kind == "lpm" else Ternary(v, top) if kind == "ternary"
+                else Range(v, v) if kind == "range" else m)
+    if kind == "lpm" and isinstance(m, Lpm):
+        if not 0 <= m.prefix_len <= width:
+            raise CompileError(f"prefix length {m.prefix_len} is not in 0..{width}")
+        mask = top ^ ((1 << (width - m.prefix_len)) - 1)
+        if fits(m.value) & ~mask:
+            raise CompileError(f"{m} has bits set beyond the prefix",
+                               hint=f"use {m.value & mask}/{m.prefix_len}")
+        return m if m.prefix_len else None
+    if kind == "ternary" and isinstance(m, Ternary):
+        if fits(m.value) & ~fits(m.mask, "mask"):
+            raise CompileError(f"value 0x{m.value:x} has bits outside mask 0x{m.mask:x}",
+                               hint=f"use 0x{m.value & m.mask:x} &&& 0x{m.mask:x}")
+        return m if m.mask else None
+    if kind == "range" and isinstance(m, Range):
+        if fits(m.low) > fits(m.high):
+            raise CompileError(f"range {m.low}..{m.high} is empty",
+                               hint="write low..high with low <= high")
+        return None if (m.low, m.high) == (0, top) else m
+    raise CompileError(f"a {kind} field cannot take the match {m}",
+                       hint={"exact": "give a value", "optional": "give a value, or leave it "
+                             "out (don't care)"}.get(kind, f"write a {kind} match"))
+
+
+def canonical(e: TableEntry, fields: Mapping[str, tuple[str, int]]) -> TableEntry:
+    """*e* with every match in its canonical form for its table, whose match *fields*
+    are ``{name: (kind, width)}`` (a P4Info's), in the table's order; CompileError
+    for a field the table does not have, an exact field left out, or a bad value.
+    An entry already canonical is returned as it is."""
+    given = dict(e.match)
+    if len(given) != len(e.match) or not given.keys() <= fields.keys():
+        unknown = [k for k in given if k not in fields]
+        if unknown:
+            raise CompileError(f"table {e.table} has no match field {unknown[0]!r}",
+                               hint=did_you_mean(unknown[0], fields) or
+                               f"its fields: {', '.join(fields) or 'none'}")
+        raise CompileError(f"table {e.table}: a match field is given twice")
+    match = []
+    for name, (kind, width) in fields.items():
+        m = given.get(name)
+        if m is None:
+            if kind == "exact":
+                raise CompileError(f"table {e.table}: exact field {name!r} needs a value",
+                                   hint="exact fields are never left out")
+            continue
+        try:
+            c = _canonical_match(kind, width, m)
+        except CompileError as err:
+            raise CompileError(f"table {e.table}, {name}: {err.message}", hint=err.hint) \
+                from None
+        if c is not None:
+            match.append((name, c))
+    match_t = tuple(match)
+    return e if match_t == e.match else replace(e, match=match_t)
+
+
+def p4info_fields(info) -> dict[str, dict[str, tuple[str, int]]]:
+    """Each table's match fields in a P4Info, in key order: ``{table: {name: (kind,
+    width)}}`` (what :func:`canonical` takes)."""
+    from finsy.proto import p4i
+
+    mf = p4i.MatchField
+    kinds = {mf.EXACT: "exact", mf.LPM: "lpm", mf.TERNARY: "ternary", mf.RANGE: "range",
+             mf.OPTIONAL: "optional"}
+    return {t.preamble.name: {f.name: (kinds.get(f.match_type, "unspecified"), f.bitwidth)
+                              for f in t.match_fields} for t in info.tables}
+
+
+def make_entry(table: str, match: Mapping[str, object], kinds: Mapping[str, str], action: str,
+               params: Mapping[str, object] | None = None, priority: int | None = None, *,
+               group: str = "", note: str = "") -> TableEntry:
+    """An entry from values as written (:func:`match_value`, :func:`parse_value`); *kinds*
+    gives each match field's kind.
+
+    >>> e = make_entry("r", {"dst": "0.0.0.0/0"}, {"dst": "lpm"}, "set_nexthop", {"port": 1})
+    >>> e.match, e.params
+    ((), (('port', 1),))
+    """
+    out = []
+    for k, v in match.items():
+        if k not in kinds:
+            raise CompileError(f"table {table} has no match field {k!r}",
+                               hint=did_you_mean(k, kinds) or f"its fields: {', '.join(kinds)}")
+        m = match_value(kinds[k], v)
+        if m is not None:
+            out.append((k, m))
+    return TableEntry(table, tuple(out), action,
+                      tuple((k, parse_value(v)) for k, v in (params or {}).items()),
+                      priority, group, note)
 
 
 def nf_entries(comp: Composition) -> list[TableEntry]:
@@ -360,15 +557,12 @@ def nf_entries(comp: Composition) -> list[TableEntry]:
     out = []
     for slot in comp.slots:
         d = defs[slot.nf]
+        own = {a.name for a in d.control.actions()} if d.control is not None else set()
         for e in d.entries:
-            kinds = dict(d.table(e.table).keys)
-            match = tuple((k, _match_value(kinds[k], v)) for k, v in e.match.items())
-            prefix = f"{INGRESS}.{slot.instance}"
-            out.append(TableEntry(_tbl(comp, f"{slot.instance}.{e.table}"), match,
-                                  f"{prefix}.{e.action}",
-                                  tuple((k, parse_value(v)) for k, v in e.params.items()),
-                                  e.priority, f"nf:{slot.instance}",
-                                  f"example entry of {d.name}"))
+            action = f"{INGRESS}.{slot.instance}.{e.action}" if e.action in own else e.action
+            out.append(make_entry(_tbl(comp, f"{slot.instance}.{e.table}"), e.match,
+                                  dict(d.table(e.table).keys), action, e.params, e.priority,
+                                  group=f"nf:{slot.instance}", note=f"example entry of {d.name}"))
     return out
 
 

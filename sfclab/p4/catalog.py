@@ -287,12 +287,12 @@ def _check_entries(d: NFDefinition, tables: tuple[TableSpec, ...]) -> None:
                 raise CatalogError(f"{where}: {t.name!r} has no key {k!r}",
                                    hint=f"its keys: {', '.join(keys)}")
             mark = {"lpm": "/", "ternary": "&&&", "range": ".."}.get(kind)
-            if mark and mark not in str(v):
-                raise CatalogError(f"{where}: {kind} key {k!r} needs a value with {mark!r}, "
-                                   f"not {v!r}")
-        missing = [k for k, kind in t.keys if kind in ("exact", "lpm") and k not in e.match]
+            if mark and mark not in str(v) and str(v).strip() != "*":
+                raise CatalogError(f"{where}: {kind} key {k!r} needs a value with {mark!r} "
+                                   f"(or \"*\": don't care), not {v!r}")
+        missing = [k for k, kind in t.keys if kind == "exact" and k not in e.match]
         if missing:
-            raise CatalogError(f"{where}: exact/lpm keys {missing} need a value")
+            raise CatalogError(f"{where}: exact keys {missing} need a value")
         if t.needs_priority and e.priority is None:
             raise CatalogError(f"{where}: table {t.name!r} has ternary/range keys: give a priority")
         params = [p.name for p in actions[e.action].params] if e.action in actions else []

@@ -12,25 +12,36 @@ its chain, never a mix.  A chain whose entries change gets fresh data-plane path
 ids (its new branch and rewinder entries are unreachable until installed);
 then the initializer is flipped to them; only then are the old entries
 removed.  Unchanged chains keep their ids and entries.
+
+The switch's ports (*ports*: the target's, or given) make ``flood`` work out of
+the box: one multicast group per ingress port and the ``flood_groups`` entries
+that pick it (:mod:`.replication`) are written with the rest, kept when chains
+change and rewritten when the ports do.  Every entry is kept as the switch reads
+it back (:meth:`~.encode.P4InfoIndex.canonical`: don't-care fields left out).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ..codegen import Generated
-from ..codegen.entries import Exact, TableEntry
-from ..errors import RuntimeWriteError, TargetError, UpdateFailure
+from ..codegen.entries import Exact, TableEntry, make_entry
+from ..errors import CompileError, RuntimeWriteError, TargetError, UpdateFailure
 from .client import Client
-from .encode import P4InfoIndex
+from .encode import P4InfoIndex, multicast_update
+from .replication import MulticastGroup, flood_config, port_set
 
-__all__ = ["Session", "UpdatePlan", "Occupancy", "MAX_PATH_ID"]
+__all__ = ["Session", "UpdatePlan", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
 
 #: The SFC header's path id is 16 bits.
 MAX_PATH_ID = (1 << 16) - 1
 _BATCH = 512
+#: The :class:`Occupancy` row of the packet replication engine's multicast groups.
+PRE_GROUPS = "packet replication engine: multicast groups"
+#: Multicast group ids BMv2's P4Runtime server takes (1..32767).
+_MAX_GROUPS = (1 << 15) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +101,24 @@ class Session:
     """One switch running sfclab's program, driven over P4Runtime."""
 
     def __init__(self, client: Client, device_config: Callable[[Generated], object], *,
-                 grace: float = 0.0) -> None:
+                 grace: float = 0.0,
+                 ports: Callable[[], Iterable[int] | None] | Iterable[int] | None = None
+                 ) -> None:
         """*device_config(gen)* gives the target's ``p4_device_config`` bytes, or a pair
-        (bytes, P4Info) when a compiler wrote the P4Info to push (p4c's ids win)."""
+        (bytes, P4Info) when a compiler wrote the P4Info to push (p4c's ids win).
+        *ports*: the switch's data-plane ports (or a function giving them), which a
+        ``flood`` floods out of; None: unknown, no flood groups are written."""
         self.client = client
         self.device_config = device_config
         self.grace = grace                # wait before removing old entries (packets in flight)
+        self.ports = ports
         self.generated: Generated | None = None
         self.index: P4InfoIndex | None = None
         self.installed: dict[tuple, TableEntry] = {}
+        #: The multicast groups written (flood's), by id.
+        self.groups: dict[int, MulticastGroup] = {}
+        #: What the last push or update could not do (no port set for a flood …).
+        self.notes: list[str] = []
         self._chain_sig: dict[str, tuple] = {}
         self._chain_ids: dict[str, dict[str, int]] = {}     # chain -> path id string -> dp id
         self._next_id = 1
@@ -114,13 +134,30 @@ class Session:
             config, info = config
         if info is None:
             info = build_p4info(gen.program.program, arch=gen.arch)
-        self.client.set_pipeline(info, config)
-        self.generated, self.index = gen, P4InfoIndex(info)
+        saved = (self.generated, self.index, self.installed, self.groups, self._chain_sig,
+                 self._chain_ids, self._next_id)
+        self.index = P4InfoIndex(info)
         self.installed, self._chain_sig, self._chain_ids, self._next_id = {}, {}, {}, 1
-        target = self._target(gen)
-        self._apply([("INSERT", e) for e in target.values()])
-        self.installed = dict(target)
+        self.groups = {}
+        try:                # entries that do not fit the program: refused before any change
+            target, groups = self._target(gen)
+            steps = ([("INSERT", g) for g in groups.values()]
+                     + [("INSERT", e) for e in target.values()])
+            updates = [self._update(kind, e) for kind, e in steps]
+            self.client.set_pipeline(info, config)
+        except BaseException:
+            (self.generated, self.index, self.installed, self.groups, self._chain_sig,
+             self._chain_ids, self._next_id) = saved
+            raise
+        self.generated = gen
+        self._apply(steps, updates)
+        self.installed, self.groups = dict(target), groups
         return len(target)
+
+    def switch_ports(self) -> tuple[int, ...] | None:
+        """The switch's data-plane ports, as :attr:`ports` gives them (None: unknown)."""
+        ports = self.ports() if callable(self.ports) else self.ports
+        return None if ports is None else port_set(ports)
 
     # -- ids and the target entry set ----------------------------------------------------------
     def _path_names(self, gen: Generated) -> dict[int, str]:
@@ -139,13 +176,35 @@ class Session:
             sig.append((e.table, match, e.action, params, prio))
         return tuple(sorted(sig, key=repr))
 
-    def _target(self, gen: Generated, plan: UpdatePlan | None = None) -> dict[tuple, TableEntry]:
-        names = self._path_names(gen)
+    def _target(self, gen: Generated, plan: UpdatePlan | None = None
+                ) -> tuple[dict[tuple, TableEntry], dict[int, MulticastGroup]]:
+        """Every entry *gen* needs on the switch, canonical, by key; and the multicast
+        groups."""
+        self.notes = []
+        flood, groups = self._flood(gen)
         out: dict[tuple, TableEntry] = {}
+        for e in self._entries(gen, plan) + flood:
+            c = self.index.canonical(e)
+            out[_key(c)] = c
+        return out, {g.id: g for g in groups}
+
+    def _flood(self, gen: Generated) -> tuple[list[TableEntry], list[MulticastGroup]]:
+        ports = self.switch_ports()
+        if ports is None:
+            if flood_config(gen.composition, [1])[0]:
+                self.notes.append("flood: the switch's ports are unknown, so no flood groups "
+                                  "are written (a flood is dropped); give the ports "
+                                  "(session.ports = [1, 2, …]) and push again")
+            return [], []
+        return flood_config(gen.composition, ports)
+
+    def _entries(self, gen: Generated, plan: UpdatePlan | None) -> list[TableEntry]:
+        """*gen*'s entries, chain entries with the data-plane path ids of their chain."""
+        names = self._path_names(gen)
+        out: list[TableEntry] = []
         for group, entries in gen.groups().items():
             if not group.startswith("chain:"):
-                for e in entries:
-                    out[_key(e)] = e
+                out += entries
                 continue
             chain = group[len("chain:"):]
             sig = self._signature(gen, entries)
@@ -158,9 +217,7 @@ class Session:
                 self._chain_sig[chain] = sig
             ids = {num: self._chain_ids[chain][names[num]] for e in entries
                    for num in _path_ids(e)}
-            for e in entries:
-                e2 = _remap(e, ids)
-                out[_key(e2)] = e2
+            out += [_remap(e, ids) for e in entries]
         return out
 
     def _alloc(self) -> int:
@@ -187,12 +244,12 @@ class Session:
                  self._next_id)
         plan = UpdatePlan("entries")
         try:
-            target = self._target(gen, plan)
+            target, groups = self._target(gen, plan)
         finally:
             self._chain_sig, self._chain_ids, self._next_id = saved
         chains = {g[len("chain:"):] for g in gen.groups() if g.startswith("chain:")}
         plan.removed = sorted(set(self._chain_sig) - chains)
-        plan.writes = len(self._diff(target))
+        plan.writes = len(self._diff(target)) + len(self._diff_groups(groups))
         if not plan.writes:
             plan.kind = "none"
         return plan
@@ -221,22 +278,24 @@ class Session:
         if plan.kind == "none":
             self.generated = gen
             return plan
-        target = self._target(gen)
+        target, groups = self._target(gen)
         for chain in plan.removed:
             self._chain_sig.pop(chain, None)
             self._chain_ids.pop(chain, None)
         steps = self._diff(target)
+        pre = self._diff_groups(groups)
         init = [s for s in steps if s[1].table.endswith(".initializer")]
         rest = [s for s in steps if not s[1].table.endswith(".initializer")]
-        first = [s for s in rest if s[0] == "INSERT"]                 # new paths: unreachable yet
+        # new groups and paths first (unreachable yet), old ones last (unreachable by then)
+        first = [s for s in pre if s[0] != "DELETE"] + [s for s in rest if s[0] == "INSERT"]
         flip = [s for s in init if s[0] != "DELETE"] + [s for s in init if s[0] == "DELETE"]
-        last = [s for s in rest if s[0] != "INSERT"]                  # old paths: unreachable now
+        last = [s for s in rest if s[0] != "INSERT"] + [s for s in pre if s[0] == "DELETE"]
         self._apply(first)
         self._apply(flip)
         if last and self.grace:
             time.sleep(self.grace)
         self._apply(last)
-        self.installed, self.generated = dict(target), gen
+        self.installed, self.groups, self.generated = dict(target), groups, gen
         return plan
 
     def _diff(self, target: dict[tuple, TableEntry]) -> list[tuple[str, TableEntry]]:
@@ -250,13 +309,32 @@ class Session:
         out += [("DELETE", e) for k, e in self.installed.items() if k not in target]
         return out
 
+    def _diff_groups(self, groups: dict[int, MulticastGroup]
+                     ) -> list[tuple[str, MulticastGroup]]:
+        out: list[tuple[str, MulticastGroup]] = []
+        for i, g in groups.items():
+            old = self.groups.get(i)
+            if old is None or old.ports != g.ports:
+                out.append(("INSERT" if old is None else "MODIFY", g))
+        out += [("DELETE", g) for i, g in self.groups.items() if i not in groups]
+        return out
+
     # -- transactions --------------------------------------------------------------------------
-    def _apply(self, steps: list[tuple[str, TableEntry]]) -> None:
-        """Write *steps* in batches; if any update fails, undo the ones that worked."""
-        done: list[tuple[str, TableEntry]] = []
+    def _update(self, kind: str, obj: TableEntry | MulticastGroup):
+        if isinstance(obj, MulticastGroup):
+            return multicast_update(kind, obj.id, obj.ports)
+        return self.index.update(kind, obj)
+
+    def _apply(self, steps: list[tuple[str, TableEntry | MulticastGroup]],
+               updates: list | None = None) -> None:
+        """Write *steps* (encoded: *updates*) in batches; if any update fails, undo the
+        ones that worked.  An entry that does not fit the program is refused first."""
+        done: list[tuple[str, TableEntry | MulticastGroup]] = []
+        updates_all = updates if updates is not None else \
+            [self._update(kind, e) for kind, e in steps]
         for i in range(0, len(steps), _BATCH):
             batch = steps[i:i + _BATCH]
-            updates = [self.index.update(kind, e) for kind, e in batch]
+            updates = updates_all[i:i + _BATCH]
             try:
                 self.client.write(updates, describe=lambda k, b=batch: f"{b[k][0]} {b[k][1]}")
             except RuntimeWriteError as err:
@@ -270,16 +348,17 @@ class Session:
                                         hint="see each failed update below") from None
             done += batch
 
-    def _undo(self, done: list[tuple[str, TableEntry]]) -> None:
+    def _undo(self, done: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
         inverse = {"INSERT": "DELETE", "DELETE": "INSERT"}
         undo = []
         for kind, e in reversed(done):
             if kind == "MODIFY":
-                old = self.installed.get(_key(e))
+                old = (self.groups.get(e.id) if isinstance(e, MulticastGroup)
+                       else self.installed.get(_key(e)))
                 if old is not None:
-                    undo.append(self.index.update("MODIFY", old))
+                    undo.append(self._update("MODIFY", old))
             else:
-                undo.append(self.index.update(inverse[kind], e))
+                undo.append(self._update(inverse[kind], e))
         if undo:
             self.client.write(undo)
 
@@ -317,13 +396,61 @@ class Session:
         ent.table_entry.table_id = self.index.table(table).preamble.id if table else 0
         return [self.index.decode(e.table_entry) for e in self.client.read([ent])]
 
+    def read_groups(self) -> list[MulticastGroup]:
+        """The multicast groups as the switch has them."""
+        from finsy.proto import p4r
+
+        ent = p4r.Entity()
+        ent.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 0
+        out = []
+        for e in self.client.read([ent]):
+            g = e.packet_replication_engine_entry.multicast_group_entry
+            ports = sorted(int.from_bytes(r.port, "big") if r.port else r.egress_port
+                           for r in g.replicas)
+            mine = self.groups.get(g.multicast_group_id)
+            out.append(MulticastGroup(g.multicast_group_id, tuple(ports),
+                                      mine.note if mine is not None else ""))
+        return sorted(out, key=lambda g: g.id)
+
     def occupancy(self) -> list[Occupancy]:
-        """Entries per table against its size, read from the switch."""
+        """Entries per table against its size, read from the switch; and the multicast
+        groups (row :data:`PRE_GROUPS`) when there are any."""
         counts: dict[str, int] = {}
         for e in self.read_entries():
             counts[e.table] = counts.get(e.table, 0) + 1
-        return [Occupancy(t.preamble.name, counts.get(t.preamble.name, 0), t.size)
+        rows = [Occupancy(t.preamble.name, counts.get(t.preamble.name, 0), t.size)
                 for t in self.index.info.tables]
+        groups = self.read_groups()
+        if groups:
+            rows.append(Occupancy(PRE_GROUPS, len(groups), _MAX_GROUPS))
+        return rows
+
+    # -- entries of the user's own -------------------------------------------------------------
+    def entry(self, table: str, match: Mapping[str, object] | None = None, action: str = "",
+              params: Mapping[str, object] | None = None, priority: int | None = None
+              ) -> TableEntry:
+        """An entry of the pushed program from values as written: ``{"hdr.ipv4.dst_addr":
+        "10.0.0.0/8"}`` (``"0.0.0.0/0"``, ``"0 &&& 0"``, ``"*"``: don't care, left out),
+        ``(value, prefix_len)`` pairs … (:func:`~sfclab.codegen.entries.match_value`)."""
+        if self.index is None:
+            raise TargetError("nothing is pushed yet", hint="push a compiled chain set first")
+        try:
+            e = make_entry(table, match or {}, {k: kind for k, (kind, _) in
+                                                self.index.fields(table).items()},
+                           action, params, priority, group="user")
+        except CompileError as err:
+            raise TargetError(err.message, hint=err.hint) from None
+        if action:
+            self.index.action(action)
+        return self.index.canonical(e)
+
+    def insert(self, *entries: TableEntry) -> None:
+        """Write entries of your own (a failed batch writes nothing); a later update
+        leaves them alone."""
+        self._apply([("INSERT", e) for e in entries])
+
+    def delete(self, *entries: TableEntry) -> None:
+        self._apply([("DELETE", e) for e in entries])
 
 
 def chain_entries(entries: Iterable[TableEntry], chain: str) -> list[TableEntry]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..codegen import Generated
 from ..errors import TargetError
 from ..runtime.client import Client
+from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
 from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
 from .bmv2_events import EventSubscriber, NameMap, decode_events
@@ -60,7 +61,8 @@ class Bmv2Switch:
         self._events: EventSubscriber | None = None
         self._ports = None
         self.client = Client(bmv2.grpc_address, device_id=bmv2.device_id).connect()
-        self.session = Session(self.client, self._device_config, grace=0.1)
+        self.session = Session(self.client, self._device_config, grace=0.1,
+                               ports=self.switch_ports)
         if bmv2.nanolog:
             # Subscribe now: PUB/SUB drops what is published before the connection is
             # up, and compiling the first program gives it time to come up.
@@ -102,6 +104,13 @@ class Bmv2Switch:
     @property
     def address(self) -> str:
         return self.bmv2.grpc_address
+
+    def switch_ports(self) -> tuple[int, ...] | None:
+        """The switch's data-plane ports, which a flood floods out of: its interfaces (veth,
+        pcap); on its packet-in socket, which takes any port, 1..8; None: unknown."""
+        if self.bmv2.ports.mode == "packet-in":
+            return DEFAULT_PORTS
+        return tuple(self.bmv2.ports.ports) or None
 
     def __repr__(self) -> str:
         how = "owned" if self.bmv2.owned else "attached"

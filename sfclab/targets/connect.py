@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..codegen import Generated
 from ..errors import TargetError, did_you_mean
 from ..runtime.client import Client
+from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
 
 __all__ = ["open_target", "RemoteTarget", "SCHEMES"]
@@ -58,10 +59,18 @@ class RemoteTarget:
         self.ports = ports
         self.results: list = []
         self.client = Client(address, device_id=device_id).connect()
-        self.session = Session(self.client, device_config, grace=0.1 if kind != "model" else 0)
+        self.session = Session(self.client, device_config, grace=0.1 if kind != "model" else 0,
+                               ports=self.switch_ports)
 
     def __repr__(self) -> str:
         return f"<RemoteTarget {self.kind}://{self.address}>"
+
+    def switch_ports(self) -> tuple[int, ...] | None:
+        """The data-plane ports a flood floods out of: the veth ports given, a model's
+        1..8, else None (unknown: no flood groups are written)."""
+        if self.ports is not None:
+            return tuple(self.ports.peers)
+        return DEFAULT_PORTS if self.kind == "model" else None
 
     def push(self, gen: Generated) -> int:
         if gen.arch != self.arch:

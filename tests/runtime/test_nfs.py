@@ -3,16 +3,14 @@ ipsec have no P4: they run on a server only).
 
 Each test composes a small chain (the NF alone, or with a forwarder or the branch
 that exposes its metadata), pushes it with empty NF tables
-(``CodegenOptions(nf_entries="none")``), installs the entries it needs and checks
+(``CodegenOptions(nf_entries="none")``), writes the entries it needs over
+P4Runtime (``Session.entry`` / ``insert``, as a user would) and checks
 what comes out to the byte: outputs and ports, drops, the branch the NF's
 metadata picks, registers, counters, digests and packet-ins.  Expected packets
 are built with scapy, which also recomputes every checksum.
 """
 
 from __future__ import annotations
-
-import zlib
-from socket import inet_aton
 
 import pytest
 from scapy.contrib.mpls import MPLS
@@ -22,7 +20,11 @@ from scapy.layers.vxlan import VXLAN
 
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
+from sfclab.runtime.encode import multicast_update
+from sfclab.runtime.replication import FLOOD_GROUP_BASE
 from sfclab.targets.model import ModelTarget
+
+from nf_packets import assert_checksums_valid, crc16, crc32, flow_key
 
 CPU = 255                                   # ModelTarget's CPU port
 HOST_MAC, SWITCH_MAC = "00:00:00:00:00:01", "00:00:00:00:00:02"
@@ -54,10 +56,11 @@ class Rig:
         return out
 
     def add(self, nf: str, table: str, match, action: str, params=None, *, priority=None):
-        """Install the entry in every slot of *nf* (fully qualified names)."""
-        for inst in self.instances(nf):
-            self.sw.insert(f"{inst}.{table}", match, f"{inst}.{action}", params or {},
-                           priority=priority)
+        """Write the entry over P4Runtime in every slot of *nf* (fully qualified names;
+        values as a user writes them: ``("0.0.0.0", 0)`` is a don't care, left out)."""
+        session = self.target.session
+        session.insert(*(session.entry(f"{inst}.{table}", match, f"{inst}.{action}", params,
+                                       priority) for inst in self.instances(nf)))
 
     def name(self, nf: str, obj: str) -> str:
         """The fully qualified name of a register, counter or meter of *nf*'s only slot."""
@@ -87,44 +90,6 @@ def tcp(src="10.0.0.1", dst="10.0.1.5", sport=1234, dport=80, flags="S", ttl=64,
 def udp(src="10.0.0.1", dst="10.0.1.5", sport=1234, dport=53, tos=0, **eth_kw):
     return eth(**eth_kw) / IP(src=src, dst=dst, tos=tos) / UDP(sport=sport, dport=dport) / \
         b"hello"
-
-
-def with_checksums_recomputed(frame: bytes) -> bytes:
-    """*frame* with its (outer) IPv4 and TCP/UDP checksums recomputed by scapy; a UDP
-    checksum of 0 ("none") stays 0."""
-    p = Ether(frame)
-    if IP in p:
-        del p[IP].chksum
-    if TCP in p:
-        del p[TCP].chksum
-    if UDP in p and p[UDP].chksum != 0:
-        del p[UDP].chksum
-    return bytes(p)
-
-
-def assert_checksums_valid(frame: bytes) -> None:
-    assert with_checksums_recomputed(frame) == frame
-
-
-def flow_key(p) -> bytes:
-    """The 5-tuple as the NFs hash it: src, dst, proto, sport, dport (13 bytes)."""
-    ip, l4 = p[IP], p[IP].payload
-    return (inet_aton(ip.src) + inet_aton(ip.dst) + bytes([ip.proto])
-            + l4.sport.to_bytes(2, "big") + l4.dport.to_bytes(2, "big"))
-
-
-def crc32(data: bytes) -> int:
-    return zlib.crc32(data) & 0xFFFFFFFF
-
-
-def crc16(data: bytes) -> int:
-    """CRC-16/ARC (BMv2's crc16): reflected polynomial 0x8005, initial value 0."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
 
 
 def test_the_reference_hashes_are_the_standard_ones():
@@ -250,7 +215,6 @@ def l2(target):
                       " flood => output; }")
     rig.add("l2fwd", "mac_table", {"hdr.ethernet.dst_addr": "00:00:00:00:00:0b"}, "forward",
             {"port": 2})
-    rig.sw.set_multicast_group(1, [1, 2, 3])
     return rig
 
 
@@ -261,20 +225,37 @@ def test_l2fwd_forwards_a_known_mac_out_of_its_port(l2):
     assert r.trace.nfs() == ["l2fwd"]
 
 
-def test_l2fwd_miss_sets_flood_flag_and_flood_copies_leave_every_replica_port(l2):
+@pytest.mark.parametrize("ingress", [1, 4, 8])
+def test_l2fwd_miss_floods_out_of_every_port_but_the_ingress_port(l2, ingress):
+    """Push wrote the flood groups: the model's ports are 1..8."""
     p = eth(dst_mac="00:00:00:00:00:0c") / IP(dst="10.0.0.2") / b"x"
-    r = l2.send(p, port=4)
+    r = l2.send(p, port=ingress)
     assert r.trace.nfs() == ["l2fwd", "flood"]
-    assert sorted(r.outputs) == [(1, bytes(p)), (2, bytes(p)), (3, bytes(p))]
+    assert sorted(r.outputs) == [(q, bytes(p)) for q in range(1, 9) if q != ingress]
 
 
-def test_flood_picks_the_group_of_the_vlan(l2):
-    l2.add("flood", "flood_groups", {"vlan_id": 10}, "set_mcast_grp", {"grp": 10}, priority=1)
-    l2.sw.set_multicast_group(10, [5, 6])
+def test_flood_from_a_port_outside_the_port_set_takes_the_all_ports_group(l2):
+    p = eth(dst_mac="00:00:00:00:00:0c") / IP(dst="10.0.0.2") / b"x"
+    assert sorted(l2.send(p, port=20).ports) == list(range(1, 9))
+
+
+def test_flood_floods_out_of_the_ports_the_target_has():
+    with ModelTarget(ports=[2, 5, 7]) as t:
+        Rig(t, "chain f: flood")
+        r = t.send(5, tcp())
+        assert sorted(r.ports) == [2, 7]
+        assert [(g.id, g.ports) for g in t.session.read_groups()] == \
+            [(1, (2, 5, 7)), (FLOOD_GROUP_BASE + 2, (5, 7)), (FLOOD_GROUP_BASE + 5, (2, 7)),
+             (FLOOD_GROUP_BASE + 7, (2, 5))]
+
+
+def test_flood_picks_the_group_of_the_vlan_over_the_port_default(l2):
+    l2.add("flood", "flood_groups", {"vlan_id": 10}, "set_mcast_grp", {"grp": 10}, priority=10)
+    l2.target.client.write([multicast_update("INSERT", 10, [5, 6])])
     tagged = eth(dst_mac="00:00:00:00:00:0c") / Dot1Q(vlan=10) / IP(dst="10.0.0.2") / b"x"
     assert sorted(l2.send(tagged, port=4).outputs) == [(5, bytes(tagged)), (6, bytes(tagged))]
     other = eth(dst_mac="00:00:00:00:00:0c") / Dot1Q(vlan=11) / IP(dst="10.0.0.2") / b"x"
-    assert sorted(l2.send(other, port=4).ports) == [1, 2, 3]       # default: group 1
+    assert sorted(l2.send(other, port=4).ports) == [1, 2, 3, 5, 6, 7, 8]
 
 
 # --- heavy_hitter -----------------------------------------------------------------------------

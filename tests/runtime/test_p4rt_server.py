@@ -181,11 +181,23 @@ BAD_WRITES = {
     "field given twice": (lambda r: [update("INSERT", _with(
         r.entry("l2", {"dst": 1}, "fwd", {"port": 1}),
         lambda te: te.match.add().CopyFrom(te.match[0])))], [C.INVALID_ARGUMENT]),
-    # priorities
+    "optional value wider than the field": (lambda r: [update("INSERT", r.entry(
+        "acl", {"protocol": 256}, "acl_deny", priority=1))], [C.OUT_OF_RANGE]),
+    # priorities: a table with a ternary, range or optional field needs one on every entry
+    # (even one whose fields are all omitted), an exact / lpm table takes none
     "missing priority": (lambda r: [update("INSERT", r.entry(
         "acl", {"protocol": 17}, "acl_deny"))], [C.INVALID_ARGUMENT]),
+    "missing priority, ternary": (lambda r: [update("INSERT", r.entry(
+        "acl", {"src": (0x0a000000, 0xff000000)}, "acl_deny"))], [C.INVALID_ARGUMENT]),
+    "missing priority, range": (lambda r: [update("INSERT", r.entry(
+        "acl", {"ttl": (1, 9)}, "acl_deny"))], [C.INVALID_ARGUMENT]),
+    "missing priority, every field omitted": (lambda r: [update("INSERT", r.entry(
+        "acl", {}, "acl_deny"))], [C.INVALID_ARGUMENT]),
     "extra priority": (lambda r: [update("INSERT", r.entry(
         "l2", {"dst": 1}, "fwd", {"port": 1}, priority=5))], [C.INVALID_ARGUMENT]),
+    "extra priority, lpm": (lambda r: [update("INSERT", r.entry(
+        "routes", {"dst": (0x0b000000, 8)}, "fwd", {"port": 1}, priority=5))],
+        [C.INVALID_ARGUMENT]),
     # actions
     "action not in the table": (lambda r: [update("INSERT", r.entry(
         "l2", {"dst": 1}, "acl_permit"))], [C.INVALID_ARGUMENT]),
@@ -271,6 +283,12 @@ BAD_WRITES = {
                                                   [C.NOT_FOUND]),
     "multicast group with a replica twice": (lambda r: [update("INSERT", mc_group(8, 4, 4))],
                                              [C.INVALID_ARGUMENT]),
+    # BMv2's server (PI) keeps group ids from 32768 up for its clone sessions
+    "multicast group id 32768": (lambda r: [update("INSERT", mc_group(1 << 15, 4))],
+                                 [C.OUT_OF_RANGE]),
+    "multicast group replica without a port": (lambda r: [update("INSERT", _with(
+        mc_group(9), lambda pre: pre.multicast_group_entry.replicas.add(instance=1)))],
+        [C.INVALID_ARGUMENT]),
     "clone session 0": (lambda r: [update("INSERT", clone_session(0, 1))], [C.INVALID_ARGUMENT]),
     "clone session INSERT twice": (lambda r: [update("INSERT", clone_session(5, 1))],
                                    [C.ALREADY_EXISTS]),
@@ -614,6 +632,29 @@ def test_read_write_symmetry(primary):
     # MODIFY without an action leaves the entry as it is
     r.ok(update("MODIFY", r.entry("l2", {"dst": 0x0c})))
     assert r.read(entity(r.entry("l2")))[0].table_entry == back.table_entry
+
+
+def test_omitted_fields_are_dont_care_matches(primary):
+    """A /0, a zero mask, a full range, an optional wildcard: the field is left out; the
+    entry matches everything there, ranks as prefix length 0 in an lpm table, and reads
+    back with the field still left out."""
+    r = primary
+    default_route = r.entry("routes", {}, "fwd", {"port": 5})           # 0.0.0.0/0
+    catch_all = r.entry("acl", {}, "acl_deny", priority=1)
+    r.ok(update("INSERT", default_route),
+         update("INSERT", r.entry("routes", {"dst": (0x0a000000, 8)}, "fwd", {"port": 2})),
+         update("INSERT", catch_all),
+         update("INSERT", r.entry("acl", {"ttl": (60, 70)}, "acl_permit", priority=2)))
+    by_table = {}
+    for e in r.read(entity(p4r.TableEntry())):
+        by_table.setdefault(e.table_entry.table_id, []).append(e.table_entry)
+    assert default_route in by_table[r.tid("routes")]
+    assert catch_all in by_table[r.tid("acl")]
+    ip = {"src": "172.16.0.1", "ttl": 30}
+    assert send(r.server, 1, frame(0x0a, ip={**ip, "dst": "10.1.2.3"})).dropped  # acl: deny
+    ip["ttl"] = 64                                     # the ttl entry outranks the catch-all
+    assert send(r.server, 1, frame(0x0a, ip={**ip, "dst": "10.1.2.3"})).ports == [2]
+    assert send(r.server, 1, frame(0x0a, ip={**ip, "dst": "11.1.2.3"})).ports == [5]
 
 
 # --- counters, registers, meters, replication ----------------------------------------------------

@@ -43,25 +43,38 @@ def test_push_installs_everything_and_reads_back(target):
     assert occ["SfcIngress.rewinder"].size >= 2
 
 
-def test_a_failed_push_takes_back_what_it_wrote(target):
+def _tagger(*entries):
+    """A chain set whose NF ``tagger`` has *entries* as its example entries."""
     cat = sfclab.catalog.copy()
     cat.add_source("""control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
         action tag(bit<6> dscp) { hdr.ipv4.dscp = dscp; }
         table tags { key = { hdr.ipv4.ttl : exact; } actions = { tag; NoAction; }
                      default_action = NoAction(); size = 16; }
         apply { if (hdr.ipv4.isValid()) { tags.apply(); } }
-    }""", manifest={"entries": [
-        {"table": "tags", "match": {"hdr.ipv4.ttl": 64}, "action": "tag", "params": {"dscp": 10}},
-        {"table": "tags", "match": {"hdr.ipv4.ttl": 300}, "action": "tag",   # 300: not 8 bits
-         "params": {"dscp": 10}}]})
-    compiled = sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat), catalog=cat)
+    }""", manifest={"entries": [{"table": "tags", "match": {"hdr.ipv4.ttl": ttl},
+                                 "action": "tag", "params": {"dscp": 10}} for ttl in entries]})
+    return generate(sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat),
+                                   catalog=cat))
+
+
+def test_a_failed_push_takes_back_what_it_wrote(target):
     with pytest.raises(RuntimeWriteError) as info:
-        target.push(generate(compiled))
+        target.push(_tagger(*range(17)))          # the table holds 16: the switch refuses one
     (failure,) = info.value.failures
-    assert failure.code == "OUT_OF_RANGE" and "8 bits" in failure.message
+    assert failure.code == "RESOURCE_EXHAUSTED"
     assert "tags" in failure.entity
     assert "were taken back" in info.value.message
     assert target.session.read_entries() == []     # nothing of the batch is left
+
+
+def test_an_entry_that_does_not_fit_the_program_is_refused_before_anything_changes(target):
+    a = generate(sfclab.compile(A))
+    target.push(a)
+    before = target.session.read_entries()
+    with pytest.raises(TargetError, match="value 300 does not fit in 8 bits"):
+        target.push(_tagger(64, 300))
+    assert target.session.read_entries() == before        # the old program runs on
+    assert target.session.generated is a
 
 
 def test_a_chain_changes_by_entries_only(target):
@@ -148,3 +161,64 @@ def test_a_script_ends_without_closing_its_lab(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[1]", done.stderr
+
+
+# --- flood's replication groups and entries, written by the session -------------------------
+
+FLOODING = ("chain bcast match eth.dst == ff:ff:ff:ff:ff:ff: flood -> l3fwd\n"
+            "chain web match tcp.dport == 80: firewall -> l3fwd")
+BCAST = Ether(dst="ff:ff:ff:ff:ff:ff") / IP(dst="10.0.1.9") / TCP(dport=99)
+
+
+def _flood_state(target):
+    s = target.session
+    return ([(g.id, g.ports) for g in s.read_groups()],
+            sorted((e for e in s.read_entries() if e.table.endswith("flood_groups")), key=repr))
+
+
+def test_flood_groups_stay_while_chains_change(target):
+    target.push(generate(sfclab.compile(FLOODING)))
+    state = _flood_state(target)
+    assert len(state[0]) == 9 and len(state[1]) == 8 + 1        # + flood's example entry
+    plan = target.update(_on(target, FLOODING.replace("firewall -> l3fwd", "l3fwd")))
+    assert plan.kind == "entries" and plan.changed == ["web"]
+    assert _flood_state(target) == state
+    assert sorted(target.send(3, BCAST).ports) == [1, 2, 4, 5, 6, 7, 8]
+
+
+def test_new_ports_rewrite_the_flood_groups_and_entries(target):
+    gen = generate(sfclab.compile(FLOODING))
+    target.push(gen)
+    target.session.ports = [2, 3, 4]
+    plan = target.session.plan(gen)
+    assert plan.kind == "entries" and plan.writes == 4 + 5 + 5   # groups 1, 2..4; 5 groups and
+    target.update(gen)                                          # 5 entries of ports 1, 5..8
+    groups, entries = _flood_state(target)
+    assert groups == [(1, (2, 3, 4)), (0x4002, (3, 4)), (0x4003, (2, 4)), (0x4004, (2, 3))]
+    assert len(entries) == 3 + 1
+    assert sorted(target.send(3, BCAST).ports) == [2, 4]
+    assert sorted(target.send(7, BCAST).ports) == [2, 3, 4]         # not a port: group 1
+    assert target.session.plan(gen).kind == "none"
+
+
+def test_a_reload_without_flood_leaves_no_groups(target):
+    target.push(generate(sfclab.compile(FLOODING)))
+    plan = target.update(generate(sfclab.compile(A)), allow_reload=True)
+    assert plan.kind == "reload"
+    assert target.session.read_groups() == [] and target.session.groups == {}
+
+
+def test_without_a_port_set_no_flood_groups_are_written_and_the_session_says_so(target):
+    target.session.ports = None
+    target.push(generate(sfclab.compile(FLOODING)))
+    assert target.session.read_groups() == []
+    (note,) = target.session.notes
+    assert "ports are unknown" in note and "session.ports" in note
+    assert target.send(3, BCAST).dropped
+
+
+def test_ports_that_are_not_switch_ports_are_refused(target):
+    target.session.ports = [1, 600]
+    with pytest.raises(TargetError, match="port 600 is not a switch port"):
+        target.push(generate(sfclab.compile(FLOODING)))
+    assert target.session.generated is None

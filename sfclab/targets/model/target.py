@@ -18,9 +18,12 @@ their traces.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ...codegen import Generated
 from ...errors import TargetError
 from ...runtime.client import Client
+from ...runtime.replication import DEFAULT_PORTS, port_set
 from ...runtime.session import Session
 from .p4rt import P4RuntimeModelServer
 
@@ -33,12 +36,20 @@ class ModelTarget:
     kind = "model"
 
     def __init__(self, *, address: str = "127.0.0.1:0", device_id: int = 1,
-                 cpu_port: int = 255) -> None:
+                 cpu_port: int = 255, ports: Iterable[int] = DEFAULT_PORTS) -> None:
+        """*ports*: the data-plane ports a ``flood`` floods out of (1..8 by default; the
+        model takes packets on any port)."""
+        self._ports = port_set(ports, cpu_port)
         self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port)
         self.server.start(address)
         self.client = Client(self.server.address, device_id=device_id).connect()
-        self.session = Session(self.client, lambda g: g.program.text.encode())
+        self.session = Session(self.client, lambda g: g.program.text.encode(),
+                               ports=self.switch_ports)
         self.results: list = []
+
+    def switch_ports(self) -> tuple[int, ...]:
+        """The switch's data-plane ports (what a flood floods out of)."""
+        return self._ports
 
     @property
     def address(self) -> str:

@@ -11,6 +11,9 @@ from .pipeline import _DigestState, _Pipeline
 
 __all__ = ["EntityWritesMixin"]
 
+#: The first multicast group / clone session id a P4Runtime write may not use.
+_FIRST_RESERVED = 1 << 15
+
 
 class EntityWritesMixin:
     """Writes of counters, meters, registers, PRE and digest entries."""
@@ -152,6 +155,10 @@ class EntityWritesMixin:
         if ident == 0:
             _fail(rpc_code.INVALID_ARGUMENT, f"{what} id 0 is reserved (it is the wildcard "
                                              f"of reads)")
+        if ident >= _FIRST_RESERVED:
+            # BMv2's P4Runtime server (PI) keeps ids from 32768 up for its clone sessions
+            _fail(rpc_code.OUT_OF_RANGE if kind == "multicast_group_entry"
+                  else rpc_code.INVALID_ARGUMENT, f"{what} id {ident} is not in 1..32767")
         exists = ident in store
         if op == _U.INSERT and exists:
             _fail(rpc_code.ALREADY_EXISTS, f"{what} {ident} already exists")
@@ -166,7 +173,11 @@ class EntityWritesMixin:
             for r in g.replicas:
                 if r.backup_replicas:
                     _fail(rpc_code.UNIMPLEMENTED, "the model has no backup replicas")
-                port = (decode_int(r.port, 32, f"{what} {ident}: port") if r.port
+                given = r.WhichOneof("port_kind")
+                if given is None:
+                    _fail(rpc_code.INVALID_ARGUMENT, f"{what} {ident}: a replica without a "
+                                                     f"port")
+                port = (decode_int(r.port, 32, f"{what} {ident}: port") if given == "port"
                         else r.egress_port)
                 if (port, r.instance) in seen:
                     _fail(rpc_code.INVALID_ARGUMENT, f"{what} {ident}: replica (port {port}, "
@@ -174,14 +185,8 @@ class EntityWritesMixin:
                 seen.add((port, r.instance))
                 reps.append((port, r.instance))
             if kind == "multicast_group_entry":
-                if ident >= 1 << 16:
-                    _fail(rpc_code.INVALID_ARGUMENT, f"multicast group id {ident} is not in "
-                                                     f"1..65535")
                 sw.set_multicast_group(ident, reps)
             else:
-                if ident >= 1 << 15:
-                    _fail(rpc_code.INVALID_ARGUMENT, f"clone session id {ident} is not in "
-                                                     f"1..32767")
                 sw.set_clone_session(ident, reps)
             store[ident] = type(g)()
             store[ident].CopyFrom(g)
