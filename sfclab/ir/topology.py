@@ -46,13 +46,44 @@ from ..errors import TopologyError, did_you_mean
 
 __all__ = [
     "Switch", "Host", "Server", "Link", "Topology", "NODE_KINDS",
-    "line", "ring", "leaf_spine", "fat_tree", "GENERATORS",
+    "line", "ring", "leaf_spine", "fat_tree", "GENERATORS", "MAX_PORTS", "split_endpoint",
 ]
 
 #: Kinds of node a topology has.
 NODE_KINDS = ("switch", "host", "server")
 #: Architectures a switch may have.
 SWITCH_ARCHS = ("v1model", "tna")
+#: Front-panel ports a switch may have: a port number is 9 bits, and 511 is the
+#: drop port on v1model.
+MAX_PORTS = 510
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and (name[0].isalpha() or name[0] == "_") and \
+        all(ch.isalnum() or ch in "_-." for ch in name)
+
+
+def split_endpoint(spec: str) -> tuple[str, int | None]:
+    """A chain's ingress or egress as written: ``(node, None)`` for a host or server,
+    ``(switch, port)`` for ``SWITCH:PORT``.  Raises :class:`ValueError` saying what
+    is wrong with the syntax (the names are checked against a topology elsewhere).
+
+    >>> split_endpoint("h1"), split_endpoint("s4:7")
+    (('h1', None), ('s4', 7))
+    >>> split_endpoint("s4:0")
+    Traceback (most recent call last):
+    ValueError: port 0 is outside 1..510
+    """
+    name, colon, port = spec.partition(":")
+    if not _valid_name(name):
+        raise ValueError("names start with a letter and use letters, digits, _ - .")
+    if not colon:
+        return name, None
+    if not port.isdigit():
+        raise ValueError(f"the port {port!r} is not a number")
+    if not 1 <= int(port) <= MAX_PORTS:
+        raise ValueError(f"port {int(port)} is outside 1..{MAX_PORTS}")
+    return name, int(port)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
