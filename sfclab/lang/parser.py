@@ -304,17 +304,21 @@ _FRIENDLY = {
 }
 
 
-def _expected(names: set[str]) -> str:
-    p = _parser()
+def expected_text(names: set[str], parser: Lark, friendly: dict[str, str]) -> str:
+    """What a parser expected, for people: *friendly* names, or the keyword itself."""
     shown = []
     for name in sorted(names):
-        if name in _FRIENDLY:
-            shown.append(_FRIENDLY[name])
+        if name in friendly:
+            shown.append(friendly[name])
             continue
-        term = next((t for t in p.terminals if t.name == name), None)
+        term = next((t for t in parser.terminals if t.name == name), None)
         shown.append(f"`{term.pattern.value}`" if term is not None else name)
     uniq = list(dict.fromkeys(shown))
     return ", ".join(uniq[:8]) + (", …" if len(uniq) > 8 else "")
+
+
+def _expected(names: set[str]) -> str:
+    return expected_text(names, _parser(), _FRIENDLY)
 
 
 def _hint(tok: str, expected: set[str], text: str, line: int, col: int) -> str:
