@@ -398,33 +398,34 @@ def build_chain(decl: ChainDecl, catalog: NFCatalog, *, text: str = "",
 
 def build_chains(decls: list[ChainDecl], catalog: NFCatalog, *, text: str = "",
                  source: str = "<string>", into: ChainSet | None = None) -> ChainSet:
-    """Build every declaration; duplicate names are an error at the second one."""
+    """Build every declaration; duplicate names are an error at the second one, and so
+    is the weight that takes the chains' weights past 1 (weights are shares of all
+    traffic, not normalised)."""
     out = into if into is not None else ChainSet()
+    total = sum(c.weight for c in out if c.weight is not None)
     for d in decls:
         if d.name in out:
             raise ChainValidationError(f"duplicate chain name {d.name!r}", line=d.pos.line,
                                        column=d.pos.column, source=source, text=text,
                                        hint="give each chain its own name", width=d.pos.width)
         chain = build_chain(d, catalog, text=text, source=source)
-        _check_total_weight(out, d, text, source)
+        if d.weight is not None:
+            total += d.weight
+            if total > 1 + 1e-9:
+                raise _too_heavy(out, d, total, text, source)
         out.add(chain)
     return out
 
 
-def _check_total_weight(chains: ChainSet, d: ChainDecl, text: str, source: str) -> None:
-    """Weights are shares of all traffic: refuse the one that takes the sum past 1."""
-    if d.weight is None:
-        return
+def _too_heavy(chains: ChainSet, d: ChainDecl, total: float, text: str,
+               source: str) -> ChainValidationError:
     weighted = [(c.name, c.weight) for c in chains if c.weight is not None] + [(d.name, d.weight)]
-    total = sum(w for _, w in weighted)
-    if total <= 1 + 1e-9:
-        return
-    terms = " + ".join(f"{w:g} ({n})" for n, w in weighted)
-    raise ChainValidationError(
+    shown = weighted if len(weighted) <= 5 else [*weighted[:3], None, weighted[-1]]
+    terms = " + ".join("…" if t is None else f"{t[1]:g} ({t[0]})" for t in shown)
+    return ChainValidationError(
         f"the chain weights add up to {total:g}, more than all the traffic: {terms}",
         line=d.weight_pos.line, column=d.weight_pos.column, width=d.weight_pos.width,
-        source=source, text=text,
-        hint=_weight_hint(1 - total + d.weight))
+        source=source, text=text, hint=_weight_hint(1 - total + d.weight))
 
 
 def _weight_hint(room: float) -> str:
