@@ -12,10 +12,11 @@ __version__ = "0.1.0"
 
 from .errors import SfclabError
 from .ir import Chain, ChainSet, ServicePath
-from .lang import format, parse, parse_file
+from .lang import format, format_topology, parse, parse_file, parse_topology, parse_topology_file
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
-           "parse", "parse_file", "format", "compile", "catalog", "Lab", "load_ipython_extension"]
+           "parse", "parse_file", "format", "parse_topology", "parse_topology_file",
+           "format_topology", "compile", "catalog", "Lab", "load_ipython_extension"]
 
 
 def load_ipython_extension(ipython) -> None:

@@ -1,8 +1,9 @@
 """The ``sfclab`` command line.
 
 ``sfclab check FILE…`` parses and validates chain files (``.sfc`` text or
-``.json`` P4SFC intents) and prints each chain's NFs, edges and service paths,
-or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
+``.json`` P4SFC intents) and topology files (``.topo``) and prints each chain's
+NFs, edges and service paths, or each topology's switches, hosts, servers and
+links, or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
 [--explain] [--p4c]`` runs the compiler passes and the code generator;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
 model; ``sfclab model-switch`` serves the model over P4Runtime.
@@ -18,8 +19,9 @@ from pathlib import Path
 from . import __version__
 from .errors import SfclabError
 from .ir.model import Chain, ChainSet
+from .ir.topology import Topology
 
-__all__ = ["main", "describe_chain"]
+__all__ = ["main", "describe_chain", "describe_topology"]
 
 
 def describe_chain(chain: Chain, weight: float) -> str:
@@ -29,6 +31,8 @@ def describe_chain(chain: Chain, weight: float) -> str:
     if chain.match:
         lines.append(f"  match   {chain.match}")
     lines.append(f"  weight  {weight:.4g}" + ("" if chain.weight is not None else " (default)"))
+    if chain.ingress is not None or chain.egress is not None:
+        lines.append(f"  from    {chain.ingress or '(not said)'} to {chain.egress or '(not said)'}")
     nfs = chain.nf_nodes()
     lines.append(f"  NFs     {len(nfs)}: " + ", ".join(
         n if g.nodes[n]["label"].lower() == n else f"{n} ({g.nodes[n]['label']})" for n in nfs))
@@ -48,12 +52,32 @@ def describe_chain(chain: Chain, weight: float) -> str:
     return "\n".join(lines)
 
 
+def describe_topology(topo: Topology) -> str:
+    """A plain-text summary of a topology: switches, hosts, servers, links."""
+    lines = [f"topology {topo.name}"]
+    for sw in topo.switches.values():
+        used = len(topo.ports_used(sw.name))
+        lines.append(f"  switch  {sw.name}: {sw.arch}, {sw.pipes} pipe(s), {sw.stages} stages, "
+                     f"{sw.tables} tables, {used}/{sw.ports} ports linked")
+    for kind, nodes in (("host", topo.hosts), ("server", topo.servers)):
+        for n, obj in nodes.items():
+            links = topo.graph[n]
+            at = ", ".join(f"{nb}:{d['link'].port_of(nb)}" for nb, d in links.items()) or \
+                "not linked"
+            what = f"{obj.ip} {obj.mac_text}" if kind == "host" else \
+                f"runs {', '.join(obj.nfs) or 'any NF'}"
+            lines.append(f"  {kind:<7} {n}: {what}, at {at}")
+    lines.append(f"  links   {topo.graph.number_of_edges()}")
+    lines += [f"    {k}" for k in topo.links if topo.kind(k.a) == topo.kind(k.b) == "switch"]
+    return "\n".join(lines)
+
+
 def _check(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         path = Path(name)
         try:
-            chains = _load(path)
+            loaded = _load_topology(path) if path.suffix == ".topo" else _load(path)
         except SfclabError as e:
             print(e, file=sys.stderr)
             status = 1
@@ -62,10 +86,15 @@ def _check(args: argparse.Namespace) -> int:
             print(f"{name}: cannot read: {e.strerror}", file=sys.stderr)
             status = 1
             continue
-        weights = chains.weights()
-        print(f"{path}: {len(chains)} chain(s), OK")
+        if isinstance(loaded, Topology):
+            print(f"{path}: {loaded.summary()}, OK")
+            if not args.quiet:
+                print(describe_topology(loaded))
+            continue
+        weights = loaded.weights()
+        print(f"{path}: {len(loaded)} chain(s), OK")
         if not args.quiet:
-            for c in chains:
+            for c in loaded:
                 print(describe_chain(c, weights[c.name]))
     return status
 
@@ -202,11 +231,18 @@ def _load(path: Path) -> ChainSet:
     return parse_file(path)
 
 
+def _load_topology(path: Path) -> Topology:
+    from .lang import parse_topology_file
+
+    return parse_topology_file(path)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sfclab", description="Service function chains on P4 switches.")
     p.add_argument("--version", action="version", version=f"sfclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    c = sub.add_parser("check", help="parse and validate chain files (.sfc, .json)")
+    c = sub.add_parser("check", help="parse and validate chain files (.sfc, .json) and "
+                                      "topologies (.topo)")
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("-q", "--quiet", action="store_true", help="print only OK or the errors")
     c.set_defaults(run=_check)

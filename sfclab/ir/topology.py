@@ -46,13 +46,45 @@ from ..errors import TopologyError, did_you_mean
 
 __all__ = [
     "Switch", "Host", "Server", "Link", "Topology", "NODE_KINDS",
-    "line", "ring", "leaf_spine", "fat_tree", "GENERATORS",
+    "line", "ring", "leaf_spine", "fat_tree", "GENERATORS", "MAX_PORTS", "MAX_NODES",
+    "split_endpoint",
 ]
 
 #: Kinds of node a topology has.
 NODE_KINDS = ("switch", "host", "server")
 #: Architectures a switch may have.
 SWITCH_ARCHS = ("v1model", "tna")
+#: Front-panel ports a switch may have: a port number is 9 bits, and 511 is the
+#: drop port on v1model.
+MAX_PORTS = 510
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and (name[0].isalpha() or name[0] == "_") and \
+        all(ch.isalnum() or ch in "_-." for ch in name)
+
+
+def split_endpoint(spec: str) -> tuple[str, int | None]:
+    """A chain's ingress or egress as written: ``(node, None)`` for a host or server,
+    ``(switch, port)`` for ``SWITCH:PORT``.  Raises :class:`ValueError` saying what
+    is wrong with the syntax (the names are checked against a topology elsewhere).
+
+    >>> split_endpoint("h1"), split_endpoint("s4:7")
+    (('h1', None), ('s4', 7))
+    >>> split_endpoint("s4:0")
+    Traceback (most recent call last):
+    ValueError: port 0 is outside 1..510
+    """
+    name, colon, port = spec.partition(":")
+    if not _valid_name(name):
+        raise ValueError("names start with a letter and use letters, digits, _ - .")
+    if not colon:
+        return name, None
+    if not port.isdigit():
+        raise ValueError(f"the port {port!r} is not a number")
+    if not 1 <= int(port) <= MAX_PORTS:
+        raise ValueError(f"port {int(port)} is outside 1..{MAX_PORTS}")
+    return name, int(port)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +170,8 @@ class Link:
 
 
 Node = Switch | Host | Server
+#: Where each argument of an ``add_*`` call was written: name -> (line, column, width).
+Where = Mapping[str, tuple[int, int, int]]
 
 
 def _kind(obj: Node) -> str:
@@ -165,104 +199,141 @@ class Topology:
         return TopologyError(message, line=line, column=column, source=self.source or "<topology>",
                              text=self.text, hint=hint, width=width)
 
-    def _new_name(self, name: str, line: int, column: int) -> None:
-        if not name or not (name[0].isalpha() or name[0] == "_") or \
-                not all(ch.isalnum() or ch in "_-." for ch in name):
-            raise self._error(f"bad node name {name!r}", line=line, column=column,
+    @staticmethod
+    def _where(at: Where | None, key: str, line: int, column: int, width: int = 1
+               ) -> dict[str, int]:
+        """The position of argument *key* (from *at*), else the node's or link's."""
+        if at and key in at:
+            ln, col, w = at[key]
+            return {"line": ln, "column": col, "width": w}
+        return {"line": line, "column": column, "width": width}
+
+    def _new_name(self, name: str, line: int, column: int, at: Where | None) -> None:
+        where = self._where(at, "name", line, column, len(name))
+        if not _valid_name(name):
+            raise self._error(f"bad node name {name!r}", **where,
                               hint="names start with a letter and use letters, digits, _ - .")
         if name in self.graph:
-            raise self._error(f"{name!r} is defined twice", line=line, column=column,
-                              width=len(name), hint="give each switch, host and server its own name")
+            raise self._error(f"{name!r} is defined twice", **where,
+                              hint="give each switch, host and server its own name")
 
     def add_switch(self, name: str, *, arch: str = "v1model", pipes: int = 1, stages: int = 12,
-                   tables: int = 64, ports: int = 64, line: int = 0, column: int = 0) -> Switch:
-        """Add a switch (see :class:`Switch` for the budgets)."""
-        self._new_name(name, line, column)
-        if arch not in SWITCH_ARCHS:
-            raise self._error(f"switch {name!r}: unknown architecture {arch!r}", line=line,
-                              column=column, hint=did_you_mean(arch, SWITCH_ARCHS)
-                              or f"use one of {', '.join(SWITCH_ARCHS)}")
-        for what, v, low in (("pipes", pipes, 1), ("stages", stages, 1), ("tables", tables, 1),
-                             ("ports", ports, 1)):
-            if not isinstance(v, int) or v < low:
-                raise self._error(f"switch {name!r}: {what} must be a whole number ≥ {low}, "
-                                  f"not {v!r}", line=line, column=column)
-        if ports > 510:
+                   tables: int = 64, ports: int = 64, line: int = 0, column: int = 0,
+                   at: Where | None = None) -> Switch:
+        """Add a switch (see :class:`Switch` for the budgets).
+
+        *line*, *column* say where the switch's name is written; *at* maps an
+        argument's name (``"arch"``, ``"ports"`` …) to ``(line, column, width)`` of
+        its value, so that an error points at it."""
+        self._new_name(name, line, column, at)
+        if not isinstance(arch, str) or arch not in SWITCH_ARCHS:
+            raise self._error(f"switch {name!r}: unknown architecture {arch!r}",
+                              hint=did_you_mean(str(arch), SWITCH_ARCHS)
+                              or f"use one of {', '.join(SWITCH_ARCHS)}",
+                              **self._where(at, "arch", line, column, len(name)))
+        for what, v in (("pipes", pipes), ("stages", stages), ("tables", tables),
+                        ("ports", ports)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise self._error(f"switch {name!r}: {what} must be a whole number ≥ 1, "
+                                  f"not {v!r}", hint=f"e.g. `{what} 4`",
+                                  **self._where(at, what, line, column, len(name)))
+        if ports > MAX_PORTS:
             raise self._error(f"switch {name!r}: {ports} ports do not fit a 9-bit port number "
-                              f"(at most 510 front-panel ports)", line=line, column=column)
+                              f"(at most {MAX_PORTS} front-panel ports)",
+                              hint=f"use ports {MAX_PORTS} or fewer",
+                              **self._where(at, "ports", line, column, len(name)))
         sw = Switch(name=name, arch=arch, pipes=pipes, stages=stages, tables=tables, ports=ports,
                     line=line, column=column)
         self.graph.add_node(name, kind="switch", obj=sw)
         return sw
 
     def add_host(self, name: str, *, ipv4: int | str | None = None, mac: int | str | None = None,
-                 line: int = 0, column: int = 0) -> Host:
-        """Add a host; without an address it gets ``10.0.0.N`` and MAC ``00:00:00:00:00:NN``
-        (N: its number among the hosts, from 1)."""
-        self._new_name(name, line, column)
-        n = len(self.hosts) + 1
+                 line: int = 0, column: int = 0, at: Where | None = None) -> Host:
+        """Add a host; without an address it gets the lowest free ``10.0.0.N`` and
+        MAC ``00:00:00:00:00:NN`` (N ≥ 1).  *at* as in :meth:`add_switch`
+        (``"ipv4"``, ``"mac"``)."""
+        self._new_name(name, line, column, at)
+        hosts = self.hosts.values()
         try:
-            ip = int(ipaddress.IPv4Address(ipv4)) if ipv4 is not None else 0x0A000000 + n
+            ip = int(ipaddress.IPv4Address(ipv4)) if ipv4 is not None else \
+                _lowest_free(0x0A000000, {h.ipv4 for h in hosts})
         except (ipaddress.AddressValueError, ValueError):
-            raise self._error(f"host {name!r}: {ipv4!r} is not an IPv4 address", line=line,
-                              column=column, hint="write it like 10.0.0.1") from None
+            raise self._error(f"host {name!r}: {ipv4!r} is not an IPv4 address",
+                              hint="write it like 10.0.0.1",
+                              **self._where(at, "ipv4", line, column, len(name))) from None
         try:
-            m = _mac(mac) if mac is not None else n
+            m = _mac(mac) if mac is not None else _lowest_free(0, {h.mac for h in hosts})
         except ValueError:
-            raise self._error(f"host {name!r}: {mac!r} is not a MAC address", line=line,
-                              column=column, hint="write it like 00:00:00:00:00:01") from None
-        for h in self.hosts.values():
+            raise self._error(f"host {name!r}: {mac!r} is not a MAC address",
+                              hint="write it like 00:00:00:00:00:01",
+                              **self._where(at, "mac", line, column, len(name))) from None
+        for h in hosts:
             if h.ipv4 == ip:
                 raise self._error(f"host {name!r}: address {ipaddress.IPv4Address(ip)} is "
-                                  f"already {h.name!r}'s", line=line, column=column)
+                                  f"already {h.name!r}'s", hint="give each host its own address",
+                                  **self._where(at, "ipv4", line, column, len(name)))
             if h.mac == m:
                 raise self._error(f"host {name!r}: MAC {_mac_text(m)} is already {h.name!r}'s",
-                                  line=line, column=column)
+                                  hint="give each host its own MAC address",
+                                  **self._where(at, "mac", line, column, len(name)))
         host = Host(name=name, ipv4=ip, mac=m, line=line, column=column)
         self.graph.add_node(name, kind="host", obj=host)
         return host
 
     def add_server(self, name: str, *, nfs: Iterable[str] = (), line: int = 0,
-                   column: int = 0) -> Server:
+                   column: int = 0, at: Where | None = None) -> Server:
         """Add a server that runs *nfs* (NF types; empty: any NF)."""
-        self._new_name(name, line, column)
+        self._new_name(name, line, column, at)
         srv = Server(name=name, nfs=tuple(nfs), line=line, column=column)
         self.graph.add_node(name, kind="server", obj=srv)
         return srv
 
     def add_link(self, a: str, b: str, *, a_port: int | None = None, b_port: int | None = None,
                  latency_ms: float = 0.0, bandwidth_gbps: float | None = None, line: int = 0,
-                 column: int = 0) -> Link:
-        """Link *a* and *b*; a port left out is the node's lowest free one."""
-        for n in (a, b):
+                 column: int = 0, at: Where | None = None) -> Link:
+        """Link *a* and *b*; a port left out is the node's lowest free one.
+
+        *at* as in :meth:`add_switch`: ``"a"``, ``"b"``, ``"a_port"``, ``"b_port"``,
+        ``"latency_ms"``, ``"bandwidth_gbps"``."""
+        def where(key: str) -> dict[str, int]:
+            return self._where(at, key, line, column)
+
+        for end, n in (("a", a), ("b", b)):
             if n not in self.graph:
-                raise self._error(f"unknown node {n!r} in a link", line=line, column=column,
-                                  width=len(n), hint=did_you_mean(n, self.graph) or
+                raise self._error(f"unknown node {n!r} in a link", **where(end),
+                                  hint=did_you_mean(n, self.graph) or
                                   "define the switch, host or server before linking it")
         if a == b:
-            raise self._error(f"a link from {a!r} to itself", line=line, column=column)
+            raise self._error(f"a link from {a!r} to itself", **where("b"),
+                              hint="a link joins two different nodes")
         if self.graph.has_edge(a, b):
             raise self._error(f"{a!r} and {b!r} are already linked ({self.graph[a][b]['link']})",
-                              line=line, column=column,
-                              hint="one link per pair of nodes")
+                              **where("b"), hint="one link per pair of nodes")
         if self.kind(a) != "switch" and self.kind(b) != "switch":
             raise self._error(f"link {a} -- {b}: hosts and servers attach to switches",
-                              line=line, column=column)
-        if latency_ms < 0 or (bandwidth_gbps is not None and bandwidth_gbps <= 0):
-            raise self._error(f"link {a} -- {b}: latency must be ≥ 0 and bandwidth > 0",
-                              line=line, column=column)
+                              **where("b"), hint=f"link {a} to a switch: `link {a} -- s1`")
+        if latency_ms < 0:
+            raise self._error(f"link {a} -- {b}: latency must be ≥ 0, not {latency_ms}",
+                              **where("latency_ms"), hint="e.g. `latency 0.5ms`")
+        if bandwidth_gbps is not None and bandwidth_gbps <= 0:
+            raise self._error(f"link {a} -- {b}: bandwidth must be > 0, not {bandwidth_gbps}",
+                              **where("bandwidth_gbps"), hint="e.g. `bandwidth 10Gbps`")
         ports = []
-        for n, p in ((a, a_port), (b, b_port)):
+        for end, n, p in (("a", a, a_port), ("b", b, b_port)):
             used = self.ports_used(n)
+            given = p is not None
             if p is None:
                 p = next(i for i in range(self._first_port(n), 10_000) if i not in used)
             obj = self.node(n)
+            pos = where(f"{end}_port" if given else end)
             if isinstance(obj, Switch) and not 1 <= p <= obj.ports:
-                raise self._error(f"switch {n!r} has ports 1..{obj.ports}, not {p}", line=line,
-                                  column=column, hint=f"raise its ports (ports {p}) or pick another")
+                raise self._error(f"switch {n!r} has ports 1..{obj.ports}, not {p}"
+                                  + ("" if given else " (all its ports are linked)"), **pos,
+                                  hint=f"raise its ports (ports {max(p, obj.ports + 1)}) or "
+                                       f"pick a free port")
             if p in used:
-                raise self._error(f"port {p} of {n!r} is already linked to {used[p]!r}",
-                                  line=line, column=column, hint="each port takes one link")
+                raise self._error(f"port {p} of {n!r} is already linked to {used[p]!r}", **pos,
+                                  hint=_free_ports_hint(obj, used))
             ports.append(p)
         link = Link(a=a, a_port=ports[0], b=b, b_port=ports[1], latency_ms=float(latency_ms),
                     bandwidth_gbps=bandwidth_gbps, line=line, column=column)
@@ -377,7 +448,8 @@ class Topology:
             return replace(o, line=0, column=0)
 
         nodes = tuple(sorted((n, strip(d["obj"])) for n, d in self.graph.nodes(data=True)))
-        links = tuple(sorted((str(strip(d["link"])) for _, _, d in self.graph.edges(data=True))))
+        links = tuple(sorted((*sorted(((k.a, k.a_port), (k.b, k.b_port))), k.latency_ms,
+                              k.bandwidth_gbps or 0.0) for k in self.links))
         return (self.name, nodes, links)
 
     def summary(self) -> str:
@@ -433,6 +505,18 @@ class Topology:
         return t
 
 
+def _lowest_free(base: int, used: set[int]) -> int:
+    return next(base + n for n in range(1, len(used) + 2) if base + n not in used)
+
+
+def _free_ports_hint(obj: Node, used: Mapping[int, str]) -> str:
+    if not isinstance(obj, Switch):
+        return "each port takes one link; leave the port out to take a free one"
+    free = [p for p in range(1, obj.ports + 1) if p not in used][:3]
+    return ("each port takes one link; free ports: " + ", ".join(map(str, free)) + " …"
+            if free else f"all {obj.ports} ports of {obj.name!r} are linked")
+
+
 def _mac(v: int | str) -> int:
     if isinstance(v, int):
         if not 0 <= v < 1 << 48:
@@ -460,11 +544,25 @@ def _hosts_on(t: Topology, switch: str, count: int) -> None:
         t.add_link(h.name, switch)
 
 
-def _check(name: str, **values: int) -> None:
+#: The most nodes a generator makes: sfclab's embedded network, placement and views are
+#: meant for lab-sized networks (fat_tree(16) has 1,344 nodes, fat_tree(18) 1,863), and a
+#: typo such as ``fat_tree(88)`` (180,048 nodes) should be an error, not a hang.
+MAX_NODES = 2000
+
+
+def _check(name: str, *, hosts: Any = 1, nodes: int = 0, **values: Any) -> None:
+    """Refuse a generator's arguments before building anything."""
     for k, v in values.items():
-        if not isinstance(v, int) or v < 1:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise TopologyError(f"{name}(): {k} must be a whole number ≥ 1, not {v!r}",
                                 source=f"{name}()")
+    if not isinstance(hosts, int) or isinstance(hosts, bool) or hosts < 0:
+        raise TopologyError(f"{name}(): hosts must be a whole number ≥ 0, not {hosts!r}",
+                            source=f"{name}()")
+    if nodes > MAX_NODES:
+        raise TopologyError(f"{name}(): {', '.join(f'{k}={v}' for k, v in values.items())} makes "
+                            f"{nodes:,} nodes, more than sfclab's {MAX_NODES:,}",
+                            source=f"{name}()", hint="use a smaller network")
 
 
 def line(n: int, *, hosts: int = 1, **switch: Any) -> Topology:
@@ -473,7 +571,8 @@ def line(n: int, *, hosts: int = 1, **switch: Any) -> Topology:
     >>> line(2).summary()
     'topology line2: 2 switches, 2 hosts, 0 servers, 3 links'
     """
-    _check("line", n=n)
+    _check("line", n=n, hosts=hosts)
+    _check("line", n=n, nodes=n + 2 * hosts)
     t = Topology(name=f"line{n}")
     _switches(t, (f"s{i}" for i in range(1, n + 1)), switch)
     _hosts_on(t, "s1", hosts)
@@ -489,7 +588,8 @@ def ring(n: int, *, hosts: int = 1, **switch: Any) -> Topology:
     >>> ring(4).summary()
     'topology ring4: 4 switches, 4 hosts, 0 servers, 8 links'
     """
-    _check("ring", n=n)
+    _check("ring", n=n, hosts=hosts)
+    _check("ring", n=n, nodes=n * (1 + hosts))
     if n < 3:
         raise TopologyError(f"ring(): a ring needs at least 3 switches, not {n}", source="ring()",
                             hint="use line(n) for 1 or 2 switches")
@@ -508,7 +608,8 @@ def leaf_spine(spines: int, leaves: int, *, hosts: int = 2, **switch: Any) -> To
     >>> leaf_spine(2, 3).summary()
     'topology leaf_spine2x3: 5 switches, 6 hosts, 0 servers, 12 links'
     """
-    _check("leaf_spine", spines=spines, leaves=leaves)
+    _check("leaf_spine", spines=spines, leaves=leaves, hosts=hosts)
+    _check("leaf_spine", spines=spines, leaves=leaves, nodes=spines + leaves * (1 + hosts))
     t = Topology(name=f"leaf_spine{spines}x{leaves}")
     _switches(t, (f"spine{i}" for i in range(1, spines + 1)), switch)
     _switches(t, (f"leaf{i}" for i in range(1, leaves + 1)), switch)
@@ -530,6 +631,7 @@ def fat_tree(k: int, **switch: Any) -> Topology:
     (20, 16, 48)
     """
     _check("fat_tree", k=k)
+    _check("fat_tree", k=k, nodes=5 * k * k // 4 + k ** 3 // 4)
     if k % 2:
         raise TopologyError(f"fat_tree(): k must be even, not {k}", source="fat_tree()",
                             hint="k = 2, 4, 6, 8 …")

@@ -11,20 +11,38 @@ way out (``output``, ``drop`` or ``cpu``).
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ChainValidationError
 from .graphs import ancestors, descendants, find_cycle
 from .graphs import edges as _edges
 from .model import TERMINALS, Chain
 
-__all__ = ["validate"]
+__all__ = ["validate", "token_width"]
+
+
+_TOKEN = re.compile(r'"[^"\n]*"|[A-Za-z0-9_]+(?:#[0-9]+)?')
+
+
+def token_width(text: str, line: int, column: int) -> int:
+    """The width of the name (or quoted name) written at *line*, *column* of *text*.
+
+    >>> token_width('chain a { input => nat#2 => output; }', 1, 20)
+    5
+    """
+    lines = text.splitlines()
+    if not (text and 1 <= line <= len(lines) and column >= 1):
+        return 1
+    m = _TOKEN.match(lines[line - 1], column - 1)
+    return len(m.group()) if m else 1
 
 
 def _err(chain: Chain, msg: str, where: dict | None, hint: str, text: str) -> ChainValidationError:
     where = where or {}
-    return ChainValidationError(
-        msg, line=where.get("line") or chain.line, column=where.get("column") or chain.column,
-        source=chain.source, text=text, hint=hint,
-    )
+    line = where.get("line") or chain.line
+    column = where.get("column") or chain.column
+    return ChainValidationError(msg, line=line, column=column, source=chain.source, text=text,
+                                hint=hint, width=token_width(text, line, column))
 
 
 def validate(chain: Chain, *, text: str = "") -> None:

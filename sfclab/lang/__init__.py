@@ -1,4 +1,5 @@
-"""The chain language: FlexMesh-style chains, P4SC sentences and P4SFC JSON intents.
+"""The chain language (FlexMesh-style chains, P4SC sentences, P4SFC JSON intents) and
+the topology language (:func:`parse_topology`, :func:`format_topology`).
 
 All three come in through :func:`parse` and come out as one :class:`~sfclab.ir.ChainSet`::
 
@@ -23,8 +24,11 @@ from .build import build_chains
 from .format import format_chain, format_chains
 from .intent import looks_like_json, parse_intents
 from .parser import parse_decls
+from .text import source_text
+from .topology import format_topology, parse_topology, parse_topology_file
 
-__all__ = ["parse", "parse_file", "format", "format_chain", "default_catalog"]
+__all__ = ["parse", "parse_file", "format", "format_chain", "default_catalog",
+           "parse_topology", "parse_topology_file", "format_topology"]
 
 
 def default_catalog() -> NFCatalog:
@@ -42,16 +46,7 @@ def parse(text: str | bytes, *, source: str = "<string>", catalog: NFCatalog | N
     Bad input raises a :class:`~sfclab.errors.ChainError` that shows the line,
     a caret and a hint; nothing is added to *into* then.
     """
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ChainSyntaxError(f"the text is not UTF-8 (byte {e.start})", source=source,
-                                   hint="save the file as UTF-8") from None
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ChainSyntaxError("the text contains a NUL character", line=line, column=1,
-                               source=source, hint="is this a binary file?")
+    text = source_text(text, source=source, error=ChainSyntaxError)
     cat = catalog if catalog is not None else default_catalog()
     decls = parse_intents(text, source=source) if looks_like_json(text) else \
         parse_decls(text, source=source)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = ["Pos", "NFRef", "FieldRef", "Cond", "IfElse", "MultiBranch", "Stmt",
-           "MatchTerm", "LoopBack", "ChainDecl"]
+           "MatchTerm", "LoopBack", "ChainDecl", "span"]
 
 
 class Pos(NamedTuple):
@@ -19,6 +19,20 @@ class Pos(NamedTuple):
     line: int = 0
     column: int = 0
     width: int = 1
+
+
+def span(first: Pos, last: Pos) -> Pos:
+    """From the start of *first* to the end of *last* (just *first* when they are on
+    different lines: a caret marks one line).
+
+    >>> span(Pos(1, 5, 3), Pos(1, 10, 2))
+    Pos(line=1, column=5, width=7)
+    >>> span(Pos(1, 5, 3), Pos(2, 1, 2))
+    Pos(line=1, column=5, width=3)
+    """
+    if first.line != last.line or last.column < first.column:
+        return first
+    return Pos(first.line, first.column, last.column + last.width - first.column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +45,19 @@ class NFRef:
 
 @dataclass(frozen=True, slots=True)
 class FieldRef:
-    """``nf.field`` or a bare ``field``."""
+    """``nf.field`` or a bare ``field``; *pos* covers all of it, *name_pos* the field name."""
 
     nf: str | None
     name: str
     pos: Pos = Pos()
+    name_pos: Pos = Pos()
+
+    @property
+    def nf_pos(self) -> Pos:
+        """Where the NF part is written (the whole reference for a bare field)."""
+        if self.nf is None:
+            return self.pos
+        return Pos(self.pos.line, self.pos.column, len(self.nf))
 
     def __str__(self) -> str:
         return f"{self.nf}.{self.name}" if self.nf else self.name
@@ -43,10 +65,13 @@ class FieldRef:
 
 @dataclass(frozen=True, slots=True)
 class Cond:
+    """``field op value``; *pos* covers the whole condition, *value_pos* the value."""
+
     field: FieldRef
     op: str
     value: int | str
     pos: Pos = Pos()
+    value_pos: Pos = Pos()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +95,12 @@ class MultiBranch:
 
 @dataclass(frozen=True, slots=True)
 class LoopBack:
-    """P4SC ``X loop N``: after X, start over from the first NF, N runs in all."""
+    """P4SC ``X loop N``: after X, start over from the first NF, N runs in all.
+    *pos* is the ``loop`` keyword's, *bound_pos* the number's."""
 
     bound: int | None
     pos: Pos = Pos()
+    bound_pos: Pos = Pos()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +138,8 @@ class ChainDecl:
     first: list[NFRef] = field(default_factory=list)
     last: list[NFRef] = field(default_factory=list)
     attrs: dict[str, dict] = field(default_factory=dict)
+    #: Where the chain's traffic enters and leaves a network (``from … to …``).
+    ingress: str | None = None
+    egress: str | None = None
+    ingress_pos: Pos = Pos()
+    egress_pos: Pos = Pos()

@@ -16,9 +16,10 @@ from ..ir.graphs import edges as _edges
 from ..ir.classifier import Classifier, FieldMatch
 from ..ir.fields import ALIASES, FIELDS, resolve_field
 from ..ir.model import Chain, ChainSet, Condition
+from ..ir.topology import split_endpoint
 from ..ir.validate import validate
 from ..nfinfo import ENDPOINTS, GLOBAL_FIELD_ALIASES, NFCatalog
-from .ast import ChainDecl, Cond, IfElse, LoopBack, MatchTerm, MultiBranch, NFRef, Pos, Stmt
+from .ast import ChainDecl, Cond, FieldRef, IfElse, LoopBack, MatchTerm, MultiBranch, NFRef, Pos, Stmt, span
 
 __all__ = ["build_chains", "build_chain", "MAX_LOOP", "loop_runs"]
 
@@ -112,23 +113,27 @@ class _Builder:
         if s.branch is not None:
             self.pending.append((ids[-1], s.branch, s.refs[-1].pos))
 
-    def field(self, src: str, ref, pos: Pos) -> tuple[str, int]:
+    def field(self, src: str, ref: FieldRef) -> tuple[str, int]:
         """Resolve a condition's field to ``(qualified name, width)``."""
         name = GLOBAL_FIELD_ALIASES.get(ref.name, ref.name)
         std = ref.nf is not None and ref.nf.lower() == "std"
         if std or (ref.nf is None and ref.name.lower() in ALIASES):
             hf = resolve_field(f"std.{ref.name}" if std else ref.name)
             if hf is None or not hf.name.startswith("std."):
-                raise self.err(f"unknown standard field {ref}", pos, "try std.ingress_port")
+                raise self.err(f"unknown standard field {ref}", ref.name_pos,
+                               did_you_mean(f"std.{ref.name}", [f for f in FIELDS
+                                                                if f.startswith("std.")])
+                               or "try std.ingress_port")
             return hf.name, hf.width
         if ref.nf is not None:
-            owner = self.node(NFRef(ref.nf, ref.pos)) if ref.nf.lower() != "self" else src
+            owner = self.node(NFRef(ref.nf, ref.nf_pos)) if ref.nf.lower() != "self" else src
             if self.g._node[owner]["kind"] != "nf":
-                raise self.err(f"{ref.nf!r} is an end point and has no fields", pos)
+                raise self.err(f"{ref.nf!r} is an end point and has no fields", ref.nf_pos,
+                               f"test a field of an NF, e.g. {src}.global_metadata")
             info = self.catalog.resolve(self.g._node[owner]["nf"])
             width = info.field_width(name)
             if width is None:
-                raise self.err(f"NF {owner!r} does not set a field {ref.name!r}", pos,
+                raise self.err(f"NF {owner!r} does not set a field {ref.name!r}", ref.name_pos,
                                did_you_mean(ref.name, info.field_names())
                                or f"{owner} sets: {', '.join(info.field_names())}")
             return f"{owner}.{name}", width
@@ -142,14 +147,14 @@ class _Builder:
                 return f"{owner}.{name}", width
         known = [f for o in candidates if self.g._node[o]["kind"] == "nf"
                  for f in self.catalog.resolve(self.g._node[o]["nf"]).field_names()]
-        raise self.err(f"no NF up to {src!r} sets a field {ref.name!r}", pos,
+        raise self.err(f"no NF up to {src!r} sets a field {ref.name!r}", ref.name_pos,
                        did_you_mean(ref.name, known) or "name it as NF.field, e.g. "
                        f"{src}.global_metadata")
 
     def condition(self, src: str, c: Cond) -> Condition:
-        fname, width = self.field(src, c.field, c.pos)
+        fname, width = self.field(src, c.field)
         if isinstance(c.value, int) and c.value >= 1 << width:
-            raise self.err(f"{c.value} does not fit in {fname} ({_bits(width)})", c.pos,
+            raise self.err(f"{c.value} does not fit in {fname} ({_bits(width)})", c.value_pos,
                            f"the largest value is {(1 << width) - 1}")
         return Condition(fname, c.op, c.value)
 
@@ -161,15 +166,16 @@ class _Builder:
         then = src if b.then.name == "self" else self.node(b.then)
         other = src if b.other.name == "self" else self.node(b.other)
         cond = self.condition(src, b.cond)
+        both = span(b.then.pos, b.other.pos)
         if then == other:
-            raise self.err(f"both branches go to {then!r}", b.pos, f"write `{src} => {then};`")
+            raise self.err(f"both branches go to {then!r}", both, f"write `{src} => {then};`")
         before = upstream(self.g, src) | {src}
         is_loop = cond.name == "global_counter" and (then in before or other in before)
         if not is_loop:
             for v, kind in ((then, "then"), (other, "else")):
                 if v in before and cond.name != "global_counter":
                     raise self.err(f"a loop from {src!r} must test {src}.global_counter, "
-                                   f"not {cond.field}", b.cond.pos,
+                                   f"not {cond.field}", b.cond.field.pos,
                                    f"`{src} => (self : … ? {src}.global_counter < 3)`")
                 if v in before:
                     raise self.err(f"branch from {src!r} back to {v!r} makes a cycle", b.pos,
@@ -178,17 +184,21 @@ class _Builder:
                 self.edge(src, v, b.pos, kind, cond=cond, share=0.5)
             return
         if then in before and other in before:
-            raise self.err("a loop needs a way out: both branches go back", b.pos)
+            raise self.err("a loop needs a way out: both branches go back", both,
+                           f"leave the loop on one side: `{src} => (self : output ? "
+                           f"{src}.global_counter < 3)`")
         if cond.nf != src:
-            raise self.err(f"a loop from {src!r} must test {src}.global_counter", b.cond.pos)
+            raise self.err(f"a loop from {src!r} must test {src}.global_counter",
+                           b.cond.field.pos, f"`{src} => (self : … ? {src}.global_counter < 3)`")
         back, out = (then, other) if then in before else (other, then)
         if back == other:  # loop while the condition fails
             cond = Condition(cond.field, _NEG[cond.op], cond.value)
+        if not isinstance(cond.value, int):
+            raise self.err("a loop bound must be a number", b.cond.value_pos,
+                           f"e.g. `{src}.global_counter < 3`")
         self.add_loop(src, back, out, cond, b.cond.pos)
 
     def add_loop(self, src: str, back: str, out: str | None, cond: Condition, pos: Pos) -> None:
-        if not isinstance(cond.value, int):
-            raise self.err("a loop bound must be a number", pos)
         runs = loop_runs(cond)
         if runs is None:
             raise self.err(f"the loop at {src!r} never ends: {cond} holds for every count",
@@ -205,6 +215,13 @@ class _Builder:
         if b.bound is None:
             raise self.err(f"the loop at {src!r} has no bound", b.pos,
                            f"say how many runs in all: `{self.g._node[src]['label']} loop 3`")
+        if not 2 <= b.bound <= MAX_LOOP:
+            runs = "only once" if b.bound == 1 else f"{b.bound} times in all"
+            raise self.err(f"the loop at {src!r} runs {runs}: a loop runs 2 to {MAX_LOOP} "
+                           "times", b.bound_pos,
+                           "the loop counter is 8 bits wide" if b.bound > MAX_LOOP
+                           else f"`{self.g._node[src]['label']} loop 2` runs it twice; "
+                           "drop `loop` to run it once")
         starts = [n for n in self.first_nodes() if n != src] or [src]
         cond = Condition(f"{src}.global_counter", "<", b.bound)
         self.add_loop(src, starts[0], None, cond, b.pos)
@@ -219,7 +236,7 @@ class _Builder:
                 and all(nodes[p]["kind"] != "nf" for p in dag._pred[n])][:1]
 
     def multibranch(self, src: str, b: MultiBranch) -> None:
-        fname, width = self.field(src, b.field, b.field.pos)
+        fname, width = self.field(src, b.field)
         seen: dict[int | str, Pos] = {}
         groups: dict[str, list[int | str]] = {}
         before = upstream(self.g, src) | {src}
@@ -261,8 +278,11 @@ class _Builder:
         if d.weight is not None and not 0 < d.weight <= 1:
             raise self.err(f"weight {d.weight:g} is outside (0, 1]", d.weight_pos,
                            "a weight is the chain's share of traffic, e.g. `weight 0.25`")
+        for spec, pos in ((d.ingress, d.ingress_pos), (d.egress, d.egress_pos)):
+            self.endpoint(spec, pos)
         chain = Chain(d.name, self.g, match=self.classifier(d.match), weight=d.weight,
-                      line=d.pos.line, column=d.pos.column, source=self.source)
+                      line=d.pos.line, column=d.pos.column, source=self.source,
+                      ingress=d.ingress, egress=d.egress)
         validate(chain, text=self.text)
         return chain
 
@@ -307,6 +327,17 @@ class _Builder:
             e = self.g.edges[u, others[0]]
             e["kind"], e["cond"] = "exit", d["cond"]
 
+    def endpoint(self, spec: str | None, pos: Pos) -> None:
+        """``from`` / ``to``: a host or server name or ``SWITCH:PORT`` (the names are
+        checked against a topology when the chain is placed on one)."""
+        if spec is None:
+            return
+        try:
+            split_endpoint(spec)
+        except ValueError as e:
+            raise self.err(f"{spec!r} is not a host, server or switch port: {e}", pos,
+                           "write a name (`from h1`) or a switch port (`from s1:3`)") from None
+
     # -- classifier -----------------------------------------------------------------
     def classifier(self, terms: tuple[MatchTerm, ...]) -> Classifier | None:
         if not terms:
@@ -331,7 +362,8 @@ class _Builder:
         if t.kind == "ternary":
             return FieldMatch(f.name, "ternary", vals[0] & vals[1], mask=vals[1], negate=t.negate)
         if vals[0] > vals[1]:
-            raise self.err(f"empty range {t.values[0][1]}..{t.values[1][1]}", t.values[0][2],
+            raise self.err(f"empty range {t.values[0][1]}..{t.values[1][1]}",
+                           span(t.values[0][2], t.values[1][2]),
                            "write the low end first")
         return FieldMatch(f.name, "range", vals[0], high=vals[1], negate=t.negate)
 
@@ -366,12 +398,38 @@ def build_chain(decl: ChainDecl, catalog: NFCatalog, *, text: str = "",
 
 def build_chains(decls: list[ChainDecl], catalog: NFCatalog, *, text: str = "",
                  source: str = "<string>", into: ChainSet | None = None) -> ChainSet:
-    """Build every declaration; duplicate names are an error at the second one."""
+    """Build every declaration; duplicate names are an error at the second one, and so
+    is the weight that takes the chains' weights past 1 (weights are shares of all
+    traffic, not normalised)."""
     out = into if into is not None else ChainSet()
+    total = sum(c.weight for c in out if c.weight is not None)
     for d in decls:
         if d.name in out:
             raise ChainValidationError(f"duplicate chain name {d.name!r}", line=d.pos.line,
                                        column=d.pos.column, source=source, text=text,
                                        hint="give each chain its own name", width=d.pos.width)
-        out.add(build_chain(d, catalog, text=text, source=source))
+        chain = build_chain(d, catalog, text=text, source=source)
+        if d.weight is not None:
+            total += d.weight
+            if total > 1 + 1e-9:
+                raise _too_heavy(out, d, total, text, source)
+        out.add(chain)
     return out
+
+
+def _too_heavy(chains: ChainSet, d: ChainDecl, total: float, text: str,
+               source: str) -> ChainValidationError:
+    weighted = [(c.name, c.weight) for c in chains if c.weight is not None] + [(d.name, d.weight)]
+    shown = weighted if len(weighted) <= 5 else [*weighted[:3], None, weighted[-1]]
+    terms = " + ".join("…" if t is None else f"{t[1]:g} ({t[0]})" for t in shown)
+    return ChainValidationError(
+        f"the chain weights add up to {total:g}, more than all the traffic: {terms}",
+        line=d.weight_pos.line, column=d.weight_pos.column, width=d.weight_pos.width,
+        source=source, text=text, hint=_weight_hint(1 - total + d.weight))
+
+
+def _weight_hint(room: float) -> str:
+    if room <= 1e-9:
+        return "the chains before take all the traffic: lower their weights, or drop this one"
+    return (f"a weight is a share of all traffic, so the weights add up to at most 1: "
+            f"give this chain at most {room:.4g}, or lower the others")

@@ -19,7 +19,7 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 
-from .ast import ChainDecl, Cond, FieldRef, IfElse, MatchTerm, MultiBranch, NFRef, Pos, Stmt
+from .ast import ChainDecl, Cond, FieldRef, IfElse, MatchTerm, MultiBranch, NFRef, Pos, Stmt, span
 
 __all__ = ["fast_parse"]
 
@@ -41,6 +41,7 @@ _TOKENS = {
     "NAME": re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?![#\w])"),
     "SERIAL": re.compile(r"[A-Za-z_][A-Za-z0-9_]*\#[0-9]+(?!\w)"),
     "STRING": re.compile(r'"[^"\n]*"'),
+    "PORTREF": re.compile(r"[A-Za-z_][A-Za-z0-9_]*:[0-9]+(?![\w#])"),
     "NUM": re.compile(r"[0-9A-Fa-f](?:[0-9A-Za-z]|\.[0-9])*(?::[0-9A-Fa-f:.]*[0-9A-Fa-f])*"),
 }
 _PUNCT_RX = {p: re.compile(re.escape(p)) for p in _PUNCT}
@@ -145,11 +146,24 @@ class _Reader:
             raise _GiveUp
         kind, val, pos = self.take("NAME", "STRING")
         decl = ChainDecl(val[1:-1] if kind == "STRING" else val, "flexmesh", pos=pos)
-        if self.keyword("match"):
-            decl.match = self.mexpr()
-        if self.keyword("weight"):
-            _, w, wpos = self.take("INT", "NUMBER")
-            decl.weight, decl.weight_pos = float(w), wpos
+        seen: set[str] = set()
+        while (kw := self.word()) in ("match", "weight", "from", "to"):
+            if kw in seen:
+                raise _GiveUp  # lark reports the clause given twice
+            seen.add(kw)
+            self.keyword(kw)
+            if kw == "match":
+                decl.match = self.mexpr()
+            elif kw == "weight":
+                _, w, decl.weight_pos = self.take("INT", "NUMBER")
+                decl.weight = float(w)
+            else:
+                kind, val, at = self.take("PORTREF", "NAME", "STRING")
+                end = val[1:-1] if kind == "STRING" else val
+                if kw == "from":
+                    decl.ingress, decl.ingress_pos = end, at
+                else:
+                    decl.egress, decl.egress_pos = end, at
         if self.punct(":"):
             decl.style = "short"
             refs = [self.nfref()]
@@ -218,17 +232,18 @@ class _Reader:
         op = next((p for p in ("==", "!=", "<=", ">=", "<", ">") if self.punct(p)), None)
         if op is None:
             raise _GiveUp
-        kind, val, _ = self.take("INT", "HEX", "NAME")
+        kind, val, vpos = self.take("INT", "HEX", "NAME")
         self.expect(")")
-        return IfElse(a, b, Cond(f, op, _num(kind, val), f.pos), a.pos)
+        return IfElse(a, b, Cond(f, op, _num(kind, val), span(f.pos, vpos), vpos), a.pos)
 
     def field(self) -> FieldRef:
         kind, val, pos = self.take("SERIAL", "NAME")
         if self.punct("."):
-            return FieldRef(val, self.take("NAME")[1], pos)
+            _, name, npos = self.take("NAME")
+            return FieldRef(val, name, span(pos, npos), npos)
         if kind == "SERIAL":
             raise _GiveUp
-        return FieldRef(None, val, pos)
+        return FieldRef(None, val, pos, pos)
 
     def mexpr(self) -> tuple[MatchTerm, ...]:
         terms = [self.mterm()]
@@ -240,7 +255,9 @@ class _Reader:
         _, first, fpos = self.take("NAME")
         name = first
         if self.punct("."):
-            name += "." + self.take("NAME")[1]
+            _, second, spos = self.take("NAME")
+            name += "." + second
+            fpos = span(fpos, spos)
         op = "==" if self.punct("==") else "!=" if self.punct("!=") else None
         if op is None:
             raise _GiveUp

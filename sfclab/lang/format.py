@@ -26,6 +26,12 @@ def _name(name: str) -> str:
     return name if _BARE.match(name) and name not in KEYWORDS else f'"{name}"'
 
 
+def _endpoint(spec: str) -> str:
+    """``h1``, ``s1:3`` bare; anything else (``"leaf-1"``) quoted."""
+    name, colon, port = spec.partition(":")
+    return spec if _name(name) == name and (not colon or port.isdigit()) else f'"{spec}"'
+
+
 def format_chain(chain: Chain) -> str:
     g = chain.graph
     head = f"chain {_name(chain.name)}"
@@ -33,6 +39,10 @@ def format_chain(chain: Chain) -> str:
         head += f" match {chain.match}"
     if chain.weight is not None:
         head += f" weight {chain.weight!r}"
+    if chain.ingress is not None:
+        head += f" from {_endpoint(chain.ingress)}"
+    if chain.egress is not None:
+        head += f" to {_endpoint(chain.egress)}"
     lines = [head + " {"]
     order = (["input"] if "input" in g else []) + chain.nf_nodes()
     for u in order:

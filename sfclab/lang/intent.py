@@ -4,8 +4,8 @@ An intent is an object with ``NFs`` (each with ``name``, ``type`` and
 ``location``: the server it would run on), ``Links`` (pairs of NF names, as
 ``["a", "b"]`` or ``{"from": "a", "to": "b"}``; ``input`` and ``output`` may
 appear) and ``Route`` (the chain's traffic: ``{"match": "tcp.dport == 80",
-"weight": 0.5}``, or a list of NF names giving the order when there are no
-links).  A document is one intent, a list of intents, or ``{"chains": [...]}``;
+"weight": 0.5, "from": "h1", "to": "s4:7"}``, or a list of NF names giving the
+order when there are no links).  A document is one intent, a list of intents, or ``{"chains": [...]}``;
 an intent may carry a ``name`` (default ``intent1``, ``intent2`` …).
 
 >>> decls = parse_intents('{"name": "c", "NFs": [{"name": "fw1", "type": "Firewall", '
@@ -17,9 +17,10 @@ an intent may carry a ``name`` (default ``intent1``, ``intent2`` …).
 from __future__ import annotations
 
 import json
+import re
 
 from ..errors import ChainSyntaxError, ChainValidationError
-from .ast import ChainDecl, NFRef, Pos, Stmt
+from .ast import ChainDecl, MatchTerm, NFRef, Pos, Stmt
 
 __all__ = ["parse_intents", "looks_like_json"]
 
@@ -54,8 +55,8 @@ def parse_intents(text: str, *, source: str = "<json>") -> list[ChainDecl]:
 
 
 def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
-    def err(msg: str, needle: str, hint: str = "") -> ChainValidationError:
-        p = _pos_of(text, needle)
+    def err(msg: str, needle: str | Pos, hint: str = "") -> ChainValidationError:
+        p = needle if isinstance(needle, Pos) else _pos_of(text, needle)
         return ChainValidationError(msg, line=p.line, column=p.column, source=source, text=text,
                                     hint=hint, width=p.width)
 
@@ -100,21 +101,54 @@ def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
         decl.stmts.append(Stmt((refs[str(a)], refs[str(b)]), None, refs[str(a)].pos))
     if isinstance(route, dict):
         if "weight" in route:
-            decl.weight = float(route["weight"])
-            decl.weight_pos = _pos_of(text, '"weight"')
+            decl.weight_pos = _value_pos(text, "weight")
+            try:
+                decl.weight = float(route["weight"])
+            except (TypeError, ValueError):
+                raise err(f'intent {name!r}: "weight" must be a number', decl.weight_pos,
+                          '"Route": {"weight": 0.5}') from None
         if route.get("match"):
             decl.match = _match(str(route["match"]), text, source)
+        for key in ("from", "to"):
+            if key in route:
+                end = route[key]
+                at = _value_pos(text, key)
+                if not isinstance(end, str):
+                    raise err(f'intent {name!r}: "{key}" names a host or a switch port', at,
+                              '"Route": {"from": "h1", "to": "s4:7"}')
+                if key == "from":
+                    decl.ingress, decl.ingress_pos = end, at
+                else:
+                    decl.egress, decl.egress_pos = end, at
     return decl
 
 
-def _match(expr: str, text: str, source: str):
+def _value_pos(text: str, key: str) -> Pos:
+    """Where the value of ``"key": value`` is written (the key's place if not found)."""
+    m = re.compile(rf'"{re.escape(key)}"\s*:\s*("[^"\n]*"|[^\s,}}\]]+)').search(text)
+    if m is None:
+        return _pos_of(text, f'"{key}"')
+    return _pos_of(text, m.group(1), m.start(1))
+
+
+#: Where the expression starts in the chain text ``_match`` parses it as.
+_MATCH_AT = len("chain _ match ") + 1
+
+
+def _match(expr: str, text: str, source: str) -> tuple[MatchTerm, ...]:
     from .parser import parse_decls
+
+    p = _pos_of(text, expr)
+
+    def moved(pos: Pos) -> Pos:
+        return Pos(p.line, p.column + max(0, pos.column - _MATCH_AT), pos.width)
 
     try:
         (d,) = parse_decls(f"chain _ match {expr} {{ }}")
     except ChainSyntaxError as e:
-        p = _pos_of(text, expr)
         raise ChainSyntaxError(f'in "match": {e.message}', line=p.line,
-                               column=p.column + max(0, e.column - 15), source=source, text=text,
-                               hint=e.hint) from None
-    return d.match
+                               column=moved(Pos(e.line, e.column)).column, width=e.width,
+                               source=source, text=text, hint=e.hint) from None
+    return tuple(MatchTerm(t.field, t.negate, t.kind,
+                           tuple((k, v, moved(vp)) for k, v, vp in t.values), moved(t.pos))
+                 for t in d.match)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 from importlib import resources
 
 from lark import Lark, Token, Transformer
@@ -19,12 +20,12 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import ChainError, ChainSyntaxError
 from .fastparse import fast_parse
 from .ast import (ChainDecl, Cond, FieldRef, IfElse, LoopBack, MatchTerm, MultiBranch, NFRef, Pos,
-                  Stmt)
+                  Stmt, span)
 
 __all__ = ["parse_decls", "strip_comments", "KEYWORDS"]
 
-KEYWORDS = frozenset({"chain", "match", "weight", "self", "before", "then", "or", "and",
-                      "branch_end", "first", "last", "loop", "request", "End_of_Request"})
+KEYWORDS = frozenset({"chain", "match", "weight", "from", "to", "self", "before", "then", "or",
+                      "and", "branch_end", "first", "last", "loop", "request", "End_of_Request"})
 
 
 _SPECIAL = re.compile(r'["()#\n]|//')
@@ -77,9 +78,20 @@ def _pos(tok: Token) -> Pos:
     return Pos(tok.line or 0, tok.column or 0, max(1, len(tok)))
 
 
+def _name(tok: Token) -> str:
+    return tok[1:-1] if tok.type == "STRING" else str(tok)
+
+
 def _ref(tok: Token) -> NFRef:
-    name = tok[1:-1] if tok.type == "STRING" else str(tok)
-    return NFRef(name, _pos(tok))
+    return NFRef(_name(tok), _pos(tok))
+
+
+class _Head(NamedTuple):
+    """A chain head clause: its keyword token, its value and the token to point at."""
+
+    keyword: Token
+    value: object
+    at: Token
 
 
 def _num(tok: Token) -> int | str:
@@ -112,13 +124,15 @@ class _ToAst(Transformer):
         return NFRef("self", _pos(tok)) if isinstance(tok, Token) else tok
 
     def field(self, c):
+        name = _pos(c[-1])
         if len(c) == 2:
-            return FieldRef(str(c[0]), str(c[1]), _pos(c[0]))
-        return FieldRef(None, str(c[0]), _pos(c[0]))
+            return FieldRef(str(c[0]), str(c[1]), span(_pos(c[0]), name), name)
+        return FieldRef(None, str(c[0]), name, name)
 
     def cond(self, c):
         f, op, val = c
-        return Cond(f, str(op), _num(val), f.pos)
+        vpos = _pos(val)
+        return Cond(f, str(op), _num(val), span(f.pos, vpos), vpos)
 
     def ifelse(self, c):
         a, b, cond = c
@@ -139,7 +153,7 @@ class _ToAst(Transformer):
 
     # -- classifier --
     def mfield(self, c):
-        return (".".join(str(t) for t in c), _pos(c[0]))
+        return (".".join(str(t) for t in c), span(_pos(c[0]), _pos(c[-1])))
 
     def mv_exact(self, c):
         return _mvalue("exact", c)
@@ -160,24 +174,41 @@ class _ToAst(Transformer):
     def mexpr(self, c):
         return tuple(c)
 
+    # -- head clauses: (keyword token, value, value position) --
     def match_clause(self, c):
-        return ("match", c[0])
+        return _Head(c[0], c[1], c[0])
 
     def weight_clause(self, c):
-        return ("weight", float(c[0]), _pos(c[0]))
+        return _Head(c[0], float(c[1]), c[1])
+
+    def from_clause(self, c):
+        return _Head(c[0], _name(c[1]), c[1])
+
+    to_clause = from_clause
 
     def _decl(self, c, style):
         name_tok = c[0]
-        name = name_tok[1:-1] if name_tok.type == "STRING" else str(name_tok)
-        decl = ChainDecl(name, style, pos=_pos(name_tok))
-        rest = []
+        decl = ChainDecl(_name(name_tok), style, pos=_pos(name_tok))
+        rest, seen = [], set()
         for item in c[1:]:
-            if isinstance(item, tuple) and item and item[0] == "match":
-                decl.match = item[1]
-            elif isinstance(item, tuple) and item and item[0] == "weight":
-                decl.weight, decl.weight_pos = item[1], item[2]
-            else:
+            if not isinstance(item, _Head):
                 rest.append(item)
+                continue
+            kw = str(item.keyword)
+            if kw in seen:
+                raise ChainSyntaxError(f"`{kw}` is given twice in chain {decl.name!r}",
+                                       line=item.keyword.line, column=item.keyword.column,
+                                       width=len(kw), hint=f"keep one `{kw}` clause")
+            seen.add(kw)
+            at = _pos(item.at)
+            if kw == "match":
+                decl.match = item.value
+            elif kw == "weight":
+                decl.weight, decl.weight_pos = item.value, at
+            elif kw == "from":
+                decl.ingress, decl.ingress_pos = item.value, at
+            else:
+                decl.egress, decl.egress_pos = item.value, at
         return decl, rest
 
     def chain_block(self, c):
@@ -209,9 +240,9 @@ class _ToAst(Transformer):
         return _Sentence(str(c[1]), [c[0]])
 
     def s_loop(self, c):
-        bound = int(c[1]) if len(c) > 1 else None
-        s = _Sentence("loop", [c[0]], bound)
-        return s
+        ref, kw, *n = c
+        bound = LoopBack(int(n[0]) if n else None, _pos(kw), _pos(n[0]) if n else _pos(kw))
+        return _Sentence("loop", [ref], bound)
 
     def end_request(self, c):
         return "EOR"
@@ -238,7 +269,7 @@ def _request_stmts(decl: ChainDecl, s: _Sentence) -> None:
     elif s.kind == "last":
         decl.last.append(s.refs[0])
     else:  # loop
-        decl.stmts.append(Stmt((s.refs[0],), LoopBack(s.extra, s.pos), s.pos))
+        decl.stmts.append(Stmt((s.refs[0],), s.extra, s.pos))
 
 
 def _group(items: list) -> list[ChainDecl]:
@@ -269,20 +300,25 @@ _FRIENDLY = {
     "HEX": "a number", "NUMBER": "a number", "IPV4": "an IPv4 address", "IPV6": "an IPv6 address",
     "MAC": "a MAC address", "CMP": "a comparison (== != < <= > >=)", "EQOP": "== or !=",
     "SELF": "self", "FIRST": "first", "LAST": "last", "EOR": "End_of_Request",
+    "PORTREF": "a switch port (s1:3)",
 }
 
 
-def _expected(names: set[str]) -> str:
-    p = _parser()
+def expected_text(names: set[str], parser: Lark, friendly: dict[str, str]) -> str:
+    """What a parser expected, for people: *friendly* names, or the keyword itself."""
     shown = []
     for name in sorted(names):
-        if name in _FRIENDLY:
-            shown.append(_FRIENDLY[name])
+        if name in friendly:
+            shown.append(friendly[name])
             continue
-        term = next((t for t in p.terminals if t.name == name), None)
+        term = next((t for t in parser.terminals if t.name == name), None)
         shown.append(f"`{term.pattern.value}`" if term is not None else name)
     uniq = list(dict.fromkeys(shown))
     return ", ".join(uniq[:8]) + (", …" if len(uniq) > 8 else "")
+
+
+def _expected(names: set[str]) -> str:
+    return expected_text(names, _parser(), _FRIENDLY)
 
 
 def _hint(tok: str, expected: set[str], text: str, line: int, col: int) -> str:
@@ -302,6 +338,15 @@ def _hint(tok: str, expected: set[str], text: str, line: int, col: int) -> str:
         return "this `}` closes nothing: is there one too many?"
     if tok == "" and "RBRACE" in expected:
         return "close the chain with `}`"
+    if "PORTREF" in expected:
+        return "after `from` and `to` name a host (`from h1`) or a switch port, written " \
+               "without spaces (`to s4:7`)"
+    if {"WEIGHT", "FROM", "TO"} <= expected and "->" in src[col - 1:]:
+        head = before.rstrip()
+        return f"put a `:` before the NFs: `{head}: {src[col - 1:].strip()}`"
+    if {"WEIGHT", "FROM", "TO"} <= expected:
+        return "a chain head is `chain NAME [match …] [weight W] [from A] [to B]`, then " \
+               "`{ … }` or `: a -> b`"
     if re.search(r"\bthen\b", src) and not re.search(r"\bor\b", src):
         return "a P4SC branch is `A then B or C [and branch_end=D]`"
     if "?" in src and "(" in src and tok in (")", ";", ":"):
@@ -327,8 +372,12 @@ def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> li
         items = _parser().parse(clean)
     except UnexpectedInput as e:
         raise _syntax_error(e, text, source) from None
-    except VisitError as e:  # an error raised inside the transformer
+    except ChainError as e:  # raised by the transformer, which runs inside the parser
+        e.text, e.source = text, source
+        raise
+    except VisitError as e:
         if isinstance(e.orig_exc, ChainError):
+            e.orig_exc.text, e.orig_exc.source = text, source
             raise e.orig_exc from None
         raise ChainSyntaxError(f"cannot read the chain text: {e.orig_exc}", source=source,
                                text=text) from None
@@ -360,7 +409,27 @@ def _syntax_error(e: UnexpectedInput, text: str, source: str) -> ChainSyntaxErro
     assert isinstance(e, UnexpectedToken)
     tok = str(e.token)
     expected = set(e.expected or ())
+    if tok in ("->", "=>") and "BEFORE" in expected:
+        return _headless(text, line, col, source)
     what = f"keyword {tok!r}" if tok in KEYWORDS else repr(tok)
     return ChainSyntaxError(f"unexpected {what}; expected {_expected(expected)}",
                             line=line, column=col, source=source, text=text,
                             hint=_hint(tok, expected, text, line, col), width=max(1, len(tok)))
+
+
+def _headless(text: str, line: int, column: int, source: str) -> ChainSyntaxError:
+    """``firewall -> nat -> l3fwd`` with no ``chain NAME:`` before it (the arrow at
+    *line*, *column*)."""
+    src = strip_comments(text).splitlines()[line - 1]
+    start = max(src.rfind(";", 0, column - 1), src.rfind("}", 0, column - 1)) + 1
+    end = src.find(";", column - 1)
+    body = src[start:] if end < 0 else src[start:end]
+    col = start + len(body) - len(body.lstrip()) + 1
+    body = body.strip()
+    first = re.match(r'"[^"]*"|[^\s=-]+', body)
+    arrow = " -> ".join(x.strip() for x in re.split(r"->|=>", body))
+    return ChainSyntaxError(f"`{body}` is not a chain on its own: it needs a name",
+                            line=line, column=col, source=source, text=text,
+                            width=len(first.group()) if first else 1,
+                            hint=f"write the one-line form `chain NAME: {arrow}` "
+                                 f"(or `chain NAME {{ {arrow.replace('->', '=>')}; }}`)")

@@ -118,3 +118,42 @@ def test_user_catalogue():
     assert [p.terminal for p in chains.paths()] == ["drop", "output"]
     with pytest.raises(ChainError, match="unknown NF 'DPIL'"):
         sfclab.parse("chain a: DPIL", catalog=load_default())
+
+
+@pytest.mark.parametrize("text", [
+    "chain web match tcp.dport == 80 weight 0.5 from h1 to s4:7 { input => nat => output; }",
+    "chain web to s4:7 weight 0.5 from h1 match tcp.dport == 80 { input => nat => output; }",
+    "chain web match tcp.dport == 80 weight 0.5 from h1 to s4:7: nat",
+    "request web match tcp.dport == 80 weight 0.5 from h1 to s4:7:\nNAT first\nNAT last",
+    '{"name": "web", "NFs": [{"name": "n", "type": "NAT"}], "Links": [], '
+    '"Route": {"match": "tcp.dport == 80", "weight": 0.5, "from": "h1", "to": "s4:7"}}',
+])
+def test_ingress_and_egress_in_every_style(text):
+    chains = sfclab.parse(text)
+    web = chains["web"]
+    assert (web.ingress, web.egress) == ("h1", "s4:7")
+    assert [p.nfs for p in chains.paths()] == [("nat",)]
+    assert sfclab.parse(sfclab.format(chains)) == chains
+    assert "from h1 to s4:7" in sfclab.format(chains)
+
+
+def test_ingress_and_egress_are_optional_and_part_of_equality():
+    plain = sfclab.parse("chain a: nat")["a"]
+    assert (plain.ingress, plain.egress) == (None, None)
+    assert sfclab.parse("chain a to h2: nat")["a"].egress == "h2"
+    assert sfclab.parse("chain a from h1: nat")["a"] != plain
+    quoted = sfclab.parse('chain a from "leaf-1" to "spine.2:12": nat')
+    assert (quoted["a"].ingress, quoted["a"].egress) == ("leaf-1", "spine.2:12")
+    assert sfclab.parse(sfclab.format(quoted)) == quoted
+
+
+def test_from_and_to_are_keywords_but_quoted_names_still_work():
+    chain = sfclab.parse('chain "to": nat')["to"]
+    assert sfclab.format(sfclab.parse('chain "to": nat')).startswith('chain "to" {')
+    assert chain.nf_nodes() == ["nat"]
+
+
+def test_the_weight_error_says_what_is_left():
+    with pytest.raises(ChainError) as info:
+        sfclab.parse("chain a weight 0.7: nat\nchain b weight 0.6: lb")
+    assert "give this chain at most 0.3" in info.value.hint

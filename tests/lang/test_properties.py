@@ -57,6 +57,10 @@ def chain_text(draw, name: str) -> str:
         head += f" match tcp.dport == {port} && ipv4.dst == 10.{draw(st.integers(0, 255))}.0.0/16"
     if draw(st.booleans()):
         head += f" weight {draw(st.sampled_from([0.1, 0.25, 0.3]))}"
+    ends = st.sampled_from(["h1", "h9", "srv_2", "s1:3", "s4:7", '"leaf-1"', '"spine.2:12"'])
+    clauses = [f" from {draw(ends)}"] if draw(st.booleans()) else []
+    clauses += [f" to {draw(ends)}"] if draw(st.booleans()) else []
+    head += "".join(draw(st.permutations(clauses)))
     return head + " {\n    " + "\n    ".join(stmts) + "\n}"
 
 
@@ -87,7 +91,8 @@ def test_random_bytes_raise_only_chain_errors(data: bytes):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from([*"chain {}()=>:;?@#.&!<>-0123456789abfx\n\"/,",
                                   "chain", "=>", "self", "before", "then", "or", "match", "weight",
-                                  "End_of_Request", "loop", "nat", "firewall", " "]),
+                                  "End_of_Request", "loop", "nat", "firewall", " ", "from", "to",
+                                  "s1:3", "h1"]),
                 max_size=40).map("".join))
 def test_chain_like_noise_raises_only_chain_errors(text: str):
     try:
@@ -128,7 +133,8 @@ def test_fast_path_reads_chains_exactly_as_lark_does(text: str):
 def test_fast_path_never_disagrees_with_lark(seed: str, data):
     i = data.draw(st.integers(0, len(seed)))
     j = data.draw(st.integers(i, min(len(seed), i + 8)))
-    text = seed[:i] + data.draw(st.text(alphabet="ab1:.@#=>()\"; ", max_size=5)) + seed[j:]
+    text = seed[:i] + data.draw(st.text(alphabet="ab1:.@#=>()\"; ", max_size=5)
+                                | st.sampled_from([" from h1", " to s1:3", " from", "to "])) + seed[j:]
     try:
         fast, slow = _both(text)
     except ChainError:
