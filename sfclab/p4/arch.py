@@ -65,6 +65,7 @@ class Declarations:
     match_kinds: frozenset[str]
     values: frozenset[str]          # every other name a program may use (consts, actions …)
     typedefs: Mapping[str, A.Node] = field(default_factory=dict)   # name -> bit<W>
+    errors: frozenset[str] = frozenset()                            # error { … } members
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,10 @@ def _declarations(name: str, defines: tuple[tuple[str, int], ...]) -> Declaratio
     values = set(f.values) | {d.name for d in prog.decls if isinstance(d, (A.ConstDecl,
                                                                             A.ActionDecl))}
     typedefs = {n: A.BitType(w) for n, w in f.typedefs.items()}
+    errors = frozenset(m for d in prog.decls if isinstance(d, A.ErrorDecl) for m in d.members)
     return Declarations(MappingProxyType(externs), MappingProxyType(functions),
                         MappingProxyType(enums), kinds, frozenset(values),
-                        MappingProxyType(typedefs))
+                        MappingProxyType(typedefs), errors)
 
 
 def _core_types(f: ArchFile) -> frozenset[str]:
@@ -133,6 +135,8 @@ _CORE = ArchFile(
         (None, "extern packet_out { void emit<T>(in T hdr); }"),
         (None, "extern void verify(in bool check, in error toSignal);"),
         (None, "match_kind { exact, ternary, lpm }"),
+        (None, "error { NoError, PacketTooShort, NoMatch, StackOutOfBounds, HeaderTooShort, "
+               "ParserTimeout, ParserInvalidArgument }"),
     ),
 )
 
@@ -246,6 +250,8 @@ _TNA = ArchFile(
         "L1ExclusionId_t": 16, "L2ExclusionId_t": 9}),
     decls=(
         (None, "match_kind { range, selector, atcam_partition_index }"),
+        (None, "error { CounterRange, Timeout, PhvOwner, MultiWrite, IbufOverflow, "
+               "IbufUnderflow }"),
         (None, "enum MeterType_t { PACKETS, BYTES }"),
         (None, "enum bit<8> MeterColor_t { GREEN = 8w0, YELLOW = 8w1, RED = 8w3 }"),
         (None, "enum CounterType_t { PACKETS, BYTES, PACKETS_AND_BYTES }"),

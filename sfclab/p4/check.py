@@ -73,6 +73,7 @@ class Env:
         self.enums.update({k: tuple(m for m, _ in e.members) for k, e in d.enums.items()})
         self.types.update(d.enums)
         self.match_kinds.update({k: f.name for k in d.match_kinds})
+        self.errors |= d.errors
         self.values |= d.values | set(d.functions)
         self.types.update(d.typedefs)
         current = {**{k: v for k, v in f.defines.items() if v is not None}, **defines}
@@ -111,10 +112,6 @@ class Env:
                 self.types[d.name] = d.type
 
 
-_CORE_ERRORS = {"NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
-                "ParserTimeout", "ParserInvalidArgument"}
-
-
 def arch_of(prog: A.Program) -> str:
     """The architecture a program includes (``v1model``, ``tna``), or ``""``."""
     for inc in prog.find(A.Include):
@@ -131,7 +128,7 @@ def environment(prog: A.Program, *, base: Path | None = None,
     (an NF's library includes) and its own top-level declarations.  *portable*: a
     program that includes no architecture (an NF) may use the match kinds every
     architecture declares."""
-    env = Env(errors=set(_CORE_ERRORS))
+    env = Env()
     env.add_arch(ARCH_FILES["core.p4"], {})
     defines: dict[str, A.Define] = {}
     seen: set[str] = set()

@@ -11,13 +11,15 @@ access is in a TNA program, :data:`PORTABLE` in an NF written against
 ``sfc_api.p4``.
 
 >>> from sfclab.p4 import parse_p4
->>> prog = parse_p4('''extern R<T> { R(bit<32> n); T read(in bit<8> i); void write(in bit<8> i, in T v); }
+>>> prog = parse_p4('''extern R<T> { R(bit<32> n); T read(in bit<8> i);
+...                             void write(in bit<8> i, in T v); }
 ... control c(inout bit<8> x) {
 ...     R<bit<8>>(4) r;
 ...     apply { x = r.read(0); if (x == 1) { r.write(0, 2); } }
 ... }''')
 >>> kinds = Accesses(direct={"R": {"read", "write"}})
->>> [(r, [s.label for s in sites]) for r, sites in register_accesses(prog.controls()[0], prog, kinds).items()]
+>>> found = register_accesses(prog.controls()[0], prog, kinds)
+>>> [(r, [s.label for s in sites]) for r, sites in found.items()]
 [('r', ['r.read', 'r.write'])]
 """
 

@@ -263,7 +263,8 @@ class Checker:
 
     def type_member(self, e: A.Member) -> None:
         owner = e.expr.name  # type: ignore[attr-defined]
-        members = (tuple(self.env.errors) if owner == "error" else self.env.enums.get(owner))
+        members = (tuple(sorted(self.env.errors)) if owner == "error"
+                   else self.env.enums.get(owner))
         if members is not None and e.name not in members:
             _err(e, f"{owner}.{e.name}: {owner} has no member '{e.name}'",
                  f"its members: {', '.join(members)}")
@@ -406,14 +407,14 @@ class Checker:
             return self._field(self.type_of(e.expr), e.name)
         if isinstance(e, A.Index):
             base = self.type_of(e.expr)
-            return base.elem if isinstance(base, A.StackType) else None  # type: ignore[attr-defined]
+            return base.elem if isinstance(base, A.StackType) else None
         if isinstance(e, A.Binary):
             if e.op in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
                 return A.BoolType()
             left, right = self.type_of(e.left), self.type_of(e.right)
             if e.op == "++":
                 ok = isinstance(left, A.BitType) and isinstance(right, A.BitType)
-                return A.BitType(left.width + right.width) if ok else None  # type: ignore[union-attr]
+                return A.BitType(left.width + right.width) if ok else None  # type: ignore
             if e.op in ("<<", ">>"):
                 return left
             return left if left is not None else right
@@ -434,7 +435,8 @@ class Checker:
         if target is None:
             return None
         ext, binding, _ = target
-        methods = [m for m in ext.methods if m.name == f.name and m.ret is not None]  # type: ignore[union-attr]
+        name = f.name  # type: ignore[union-attr]
+        methods = [m for m in ext.methods if m.name == name and m.ret is not None]
         if len(methods) != 1 or methods[0].type_params:
             return None
         return self.norm(_subst(methods[0].ret, binding))

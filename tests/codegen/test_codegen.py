@@ -221,8 +221,8 @@ def test_v1model_inlines_a_register_action_as_read_body_write():
     text = generate(compiled, arch="v1model").program.text
     body = text[text.index("control bump_nf"):]
     assert "bit<32> bump_value;\n    bit<32> bump_rv;\n    bit<4> bump_index;" in body
-    assert ("cells.read(bump_value, bump_index);\n        {\n            bump_value = bump_value + 2;"
-            in body)
+    assert ("cells.read(bump_value, bump_index);\n        {\n"
+            "            bump_value = bump_value + 2;" in body)
     assert "cells.write(bump_index, bump_value);\n        n = bump_rv;" in body
     assert "bump_index = i + 1;" in body
     with pytest.raises(CompileError, match=r"'cells' is accessed 2 times on one packet path: "
@@ -250,20 +250,41 @@ LIBRARY_STATEFUL = ["stateful_firewall", "heavy_hitter", "monitor", "qos", "mac_
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("nf", sorted(sfclab.catalog.definition(n).name for n in sfclab.catalog.names()
+@pytest.mark.parametrize("nf", sorted(sfclab.catalog.definition(n).name
+                                      for n in sfclab.catalog.names()
                                       if sfclab.catalog.definition(n).has_p4))
 def test_every_library_nf_passes_the_architecture_checks(nf: str, arch: str):
     """Alone and mid-chain, on both architectures: what p4c / p4test would refuse
     (specialisations, arguments, declaration order, TNA's one access) is refused here."""
     from sfclab.p4.check import check_program
 
-    before, after = ("nat" if nf == "firewall" else "firewall"), ("l2fwd" if nf == "l3fwd" else "l3fwd")
+    before = "nat" if nf == "firewall" else "firewall"
+    after = "l2fwd" if nf == "l3fwd" else "l3fwd"
     for chain in (f"chain c: {nf}", f"chain c: {before} -> {nf} -> {after}"):
         gen = generate(sfclab.compile(chain, arch=arch))
         env = check_program(gen.program.program, text=gen.program.text)
         assert env.arch == arch
         assert ("#define V1MODEL_VERSION 20200408\n#include <v1model.p4>" in gen.program.text) == (
             arch == "v1model")
+
+
+@pytest.mark.parametrize("golden", sorted(FIXTURES.glob("*.p4")), ids=lambda p: p.name)
+def test_every_golden_program_passes_the_architecture_checks(golden: Path):
+    from sfclab.p4 import check_program, parse_p4_file
+
+    env = check_program(parse_p4_file(golden))
+    assert env.arch == golden.suffixes[0].lstrip(".")
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.sfc"))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_generates_a_checked_program(path: Path, arch: str):
+    ports = CodegenOptions(bindings={"p1": 1, "p2": 2, "p3": 3})      # flexmesh_fig9's case ports
+    gen = generate(sfclab.compile(path.read_text(), arch=arch), options=ports)  # _finish checks
+    assert gen.program.program is not None and gen.arch == arch
 
 
 def test_the_stateful_library_nfs_are_all_checked():

@@ -155,8 +155,8 @@ def test_the_defines_an_architecture_file_reads_are_parsed_and_printed():
     assert to_p4(prog) == V1_2020
     assert check_program(prog).defines == {"V1MODEL_VERSION": 20200408}
     assert ARCH_FILES["tna.p4"].defines == {"__TARGET_TOFINO__": None}
-    assert arch_of(parse_p4("#include <core.p4>\n#define __TARGET_TOFINO__ 1\n#include <tna.p4>\n"))\
-        == "tna"
+    tna = parse_p4("#include <core.p4>\n#define __TARGET_TOFINO__ 1\n#include <tna.p4>\n")
+    assert arch_of(tna) == "tna"
 
 
 @pytest.mark.parametrize("src, cls, message", [
@@ -164,7 +164,8 @@ def test_the_defines_an_architecture_file_reads_are_parsed_and_printed():
     ("#define V1MODEL_VERSION new\n", UnsupportedP4Error, "needs an integer value"),
     (V1 + "#define V1MODEL_VERSION 20200408\n", P4Error,
      "comes after #include <v1model.p4>, which reads it"),
-    ("#include <core.p4>\n#define V1MODEL_VERSION 20200408\n", P4Error, "no included file reads it"),
+    ("#include <core.p4>\n#define V1MODEL_VERSION 20200408\n", P4Error,
+     "no included file reads it"),
     ("#include <core.p4>\n#define __TARGET_TOFINO__ 1\n#include <v1model.p4>\n", P4Error,
      "#define __TARGET_TOFINO__: no included file reads it"),
     ("#define V1MODEL_VERSION 20200408\n#define V1MODEL_VERSION 20180101\n#include <v1model.p4>\n",
@@ -233,7 +234,8 @@ RA = ("Register<bit<32>, bit<4>>(16) r;\n"
 ])
 def test_tna_refuses_a_register_touched_twice_on_one_path(apply, lines):
     err = _refused(_control(TNA, RA, apply))
-    assert err.message == f"control 'Ctl': register 'r' is accessed 2 times on one packet path: {lines}"
+    assert err.message == ("control 'Ctl': register 'r' is accessed 2 times on one packet path: "
+                           + lines)
     assert "one RegisterAction" in err.hint
 
 
