@@ -20,12 +20,29 @@ const bit<2> SFC_RED = 2;
  *   v = r.read(i);      (a statement: assignment of the read to a variable or field)
  *   r.write(i, v);
  *   v = r.add(i, d);    (adds d to the cell and gives the new value: one access, so
- *                        Tofino can do it in a single RegisterAction) */
+ *                        Tofino can do it in a single RegisterAction)
+ * One packet may access a register once on Tofino: a register both read and
+ * written takes one SfcRegisterAction (below) instead of a read and a write. */
 extern SfcRegister<T, I> {
     SfcRegister(bit<32> size);
     T read(in I index);
     void write(in I index, in T value);
     T add(in I index, in T delta);
+}
+
+/* One read-modify-write of a register cell, Tofino's RegisterAction: `apply`
+ * gets the cell (`value`, written back when it returns) and sets the result
+ * (`rv`); its body may read the NF's headers, sfc fields and variables
+ * declared before it.  One packet may touch each register once, so a register
+ * that is read and written goes through one of these (p4/README.md):
+ *   SfcRegisterAction<bit<32>, bit<12>, bit<32>>(count) bump = {
+ *       void apply(inout bit<32> value, out bit<32> rv) { value = value + 1; rv = value; }
+ *   };
+ *   n = bump.execute(i);        (or `bump.execute(i);` when the result is not needed) */
+extern SfcRegisterAction<T, I, U> {
+    SfcRegisterAction(SfcRegister<T, I> reg);
+    U execute(in I index);
+    abstract void apply(inout T value, @optional out U rv);
 }
 
 /* `size` counters indexed by I.      c.count(i); */

@@ -8,6 +8,11 @@
  * count in the current window exceeds the limit the packet gets verdict 1 and
  * is dropped; otherwise verdict 0.
  *
+ * Each register is touched once per packet, by one read-modify-write
+ * (SfcRegisterAction, Tofino's RegisterAction): `roll_window` moves the start
+ * to now when the window has passed and says so; `count_packet` restarts the
+ * count at 1 in a new window, else adds 1, and gives the count.
+ *
  * The limit comes from the `limits` table (ternary on source/destination, so
  * it can be set per host or per subnet), else SFW_DEFAULT_LIMIT packets per
  * window.  The controller can migrate the state by reading and writing the two
@@ -29,9 +34,32 @@ control stateful_firewall(inout headers_t hdr, inout sfc_meta_t sfc) {
     bit<16> l4_dport = 0;
     bit<12> flow_idx = 0;
     bit<32> now = 0;
-    bit<32> win_start = 0;
+    bit<1> new_window = 0;
     bit<32> pkt_count = 0;
     bit<32> pkt_limit = SFW_DEFAULT_LIMIT;
+
+    /* 1 when the packet opens a new window (the cell then holds now). */
+    SfcRegisterAction<bit<32>, bit<12>, bit<1>>(window_start) roll_window = {
+        void apply(inout bit<32> value, out bit<1> rv) {
+            rv = 0;
+            if (now - value >= SFW_WINDOW_US) {
+                value = now;
+                rv = 1;
+            }
+        }
+    };
+
+    /* The packets of the current window, this one included. */
+    SfcRegisterAction<bit<32>, bit<12>, bit<32>>(window_count) count_packet = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            if (new_window == 1) {
+                value = 1;
+            } else {
+                value = value + 1;
+            }
+            rv = value;
+        }
+    };
 
     action set_limit(bit<32> limit) {
         pkt_limit = limit;
@@ -61,14 +89,8 @@ control stateful_firewall(inout headers_t hdr, inout sfc_meta_t sfc) {
             flow_idx = flow_hash.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
                                       l4_sport, l4_dport});
             now = sfc.timestamp[31:0];
-            win_start = window_start.read(flow_idx);
-            pkt_count = window_count.read(flow_idx);
-            if (now - win_start >= SFW_WINDOW_US) {
-                window_start.write(flow_idx, now);
-                pkt_count = 0;
-            }
-            pkt_count = pkt_count + 1;
-            window_count.write(flow_idx, pkt_count);
+            new_window = roll_window.execute(flow_idx);
+            pkt_count = count_packet.execute(flow_idx);
             if (pkt_count > pkt_limit) {
                 sfc.metadata = 1;
                 sfc.drop = 1;

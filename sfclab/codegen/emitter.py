@@ -7,11 +7,15 @@ P4 program for its architecture.  What differs between architectures is data:
 * ``TRANSFORMS``, a dispatch table from a use of sfclab's portable state API
   (``"SfcRegister"`` for a declaration, ``"SfcRegister.read"`` for a call) to the
   method that lowers it to the architecture's externs;
-* ``ENUMS``, the architecture's names for the API's enum members.
+* ``ENUMS``, the architecture's names for the API's enum members;
+* ``DEFINES``, the macros the architecture file reads, written before its
+  ``#include`` (``V1MODEL_VERSION`` selects v1model's index-typed externs).
 
 Anything an architecture cannot express goes through :meth:`P4Emitter.unsupported`,
 which raises :class:`~sfclab.errors.CompileError` naming the NF, the construct
-and the line.
+and the line.  Every program an emitter writes is parsed back and checked
+against its architecture file's declarations (:func:`sfclab.p4.check.check_program`)
+before anyone sees it.
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
-from ..errors import CompileError
+from ..errors import CompileError, P4Error
 from ..p4 import ast as A
 from ..p4 import parse_p4, to_p4
+from ..p4.arch import DEFINES as ARCH_DEFINES
 from ..p4.catalog import API_EXTERNS, NFDefinition, nf_types
+from ..p4.check import check_program
 from ..p4.parser import include_types, library_dir, parse_p4_file
 from .compose import Composition
+from .p4c import locate
 from .rewrite import REMOVE, rewrite
 
 __all__ = ["P4Emitter", "EmittedProgram", "Use"]
@@ -74,6 +81,8 @@ class P4Emitter:
     TRANSFORMS: ClassVar[dict[str, str]] = {}
     #: (enum, member) of sfc_api.p4 -> the architecture's expression.
     ENUMS: ClassVar[dict[tuple[str, str], str]] = {}
+    #: Macros the architecture file reads (sfclab.p4.arch), defined before its #include.
+    DEFINES: ClassVar[dict[str, int]] = {}
     #: The CPU port when the options do not name one.
     DEFAULT_CPU_PORT: ClassVar[int] = 255
     #: What the program's first comment calls the architecture and its target.
@@ -87,10 +96,14 @@ class P4Emitter:
 
     def preamble(self) -> list[str]:
         """The program's first lines: what it is, its slots, its includes."""
-        return [f"/* sfclab: the composed service-function-chain program for {self.LABEL}.",
-                f" * slots: {' | '.join(s.instance for s in self.comp.slots) or 'none'}",
-                " * Chains are table entries (entries.json); generated: edit the chains, not this",
-                " * file. */", *(f"#include <{i}>" for i in self.includes), ""]
+        lines = [f"/* sfclab: the composed service-function-chain program for {self.LABEL}.",
+                 f" * slots: {' | '.join(s.instance for s in self.comp.slots) or 'none'}",
+                 " * Chains are table entries (entries.json); generated: edit the chains, not this",
+                 " * file. */"]
+        for inc in self.includes:
+            lines += [f"#define {k} {v}" for k, v in self.DEFINES.items() if ARCH_DEFINES[k] == inc]
+            lines.append(f"#include <{inc}>")
+        return [*lines, ""]
 
     def keep_use(self, use: Use):
         """A use the architecture's extern has in the same form."""
@@ -206,6 +219,14 @@ class P4Emitter:
         except Exception as e:   # a bug in an emitter, not in the user's input
             raise CompileError(f"the {self.arch} program sfclab wrote does not parse: {e}",
                                hint="report this as a bug in sfclab") from None
+        try:
+            check_program(prog, text=text)
+        except P4Error as e:   # a bug in an emitter too: say where, as p4c would
+            raise CompileError(
+                f"the {self.arch} program sfclab wrote would not compile "
+                f"(line {e.line}, in {locate(prog, e.line)}): {e.message}",
+                hint=(e.hint + "; " if e.hint else "") + "report this as a bug in sfclab"
+            ) from None
         seen: set[str] = set()
         for d in prog.decls:
             name = getattr(d, "name", None)

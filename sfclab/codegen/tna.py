@@ -10,25 +10,30 @@ ingress / ingress deparser and egress parser / egress / egress deparser in one
 * drops set ``ig_dprsr_md.drop_ctl``; what egress needs (the original ingress
   port, path id, why a packet goes to the CPU) is bridged in a ``bridge_t``
   header that the egress parser extracts;
-* the state API lowers to ``Register`` + ``RegisterAction`` (one per read and
-  one per distinct write), ``Counter``, ``DirectCounter`` (every action of its
-  table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a digest
-  is packed by the ingress deparser, so an NF that sends digests gets a third
-  parameter, a buffer the deparser reads (``digest_type`` says which);
+* the state API lowers to ``Register`` + ``RegisterAction`` (an NF's
+  ``SfcRegisterAction`` as it is; one per read, per distinct write and per
+  distinct add, each declared after the variables its body reads, as P4 wants
+  names declared before use), ``Counter``, ``DirectCounter`` (every action of
+  its table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a
+  digest is packed by the ingress deparser, so an NF that sends digests gets a
+  third parameter, a buffer the deparser reads (``digest_type`` says which);
 * the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser.
 
-What bf-p4c may still refuse is said in the notes: a register read and written in
-one packet by separate actions (Tofino allows one access per register per packet:
-merge them into one read-modify-write ``RegisterAction``).  The placement pass's
-multi-pipe plan is reported; this program uses one pipe.
+Tofino gives a register one access per packet: an NF that may touch a register
+twice on one packet path (a read and a write) is refused, naming the register and
+the lines (use one ``SfcRegisterAction`` that computes the new value and the
+result).  The placement pass's multi-pipe plan is reported; this program uses one
+pipe.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from ..errors import CompileError, P4Error
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition
+from ..p4.paths import PORTABLE, check_one_access
 from .compose import PARSER_GRAPH, TERMINALS, Composition, core_apply, core_locals
 from .emitter import EmittedProgram, P4Emitter, Use
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
@@ -52,6 +57,7 @@ class TnaEmitter(P4Emitter):
     TRANSFORMS: ClassVar[dict[str, str]] = {
         "SfcRegister": "register_decl", "SfcRegister.read": "register_read",
         "SfcRegister.write": "register_write", "SfcRegister.add": "register_add",
+        "SfcRegisterAction": "register_action_decl", "SfcRegisterAction.execute": "keep_use",
         "SfcCounter": "counter_decl", "SfcCounter.count": "keep_use",
         "SfcDirectCounter": "direct_counter_decl",
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
@@ -71,6 +77,7 @@ class TnaEmitter(P4Emitter):
         self._writes: dict[str, list[A.Node]] = {}      # register -> written expressions
         self._adds: dict[str, list[A.Node]] = {}        # register -> added deltas
         self._reads: set[str] = set()                   # registers read
+        self._actions: list[A.Instance] = []            # register actions sfclab adds
         self._digests: dict[str, list[A.Instance]] = {}  # NF -> its digest instances
 
     # -- lowering the state API ----------------------------------------------------------------
@@ -93,22 +100,21 @@ class TnaEmitter(P4Emitter):
                     deltas = self._adds.setdefault(inst, [])
                     if n.args[1] not in deltas:
                         deltas.append(n.args[1])
-        uses = {r: len(self._writes.get(r, [])) + len(self._adds.get(r, [])) + (r in reads)
-                for r in {*self._writes, *self._adds, *reads}}
-        twice = sorted(r for r, k in uses.items() if k > 1)
         self._reads = reads
-        if twice:
-            self.notes.append(
-                f"tna: NF {nf.name!r} accesses register(s) {', '.join(twice)} more than once per "
-                f"packet; bf-p4c allows one access: merge each into one read-modify-write "
-                f"RegisterAction")
+        self._actions = []
+        try:
+            check_one_access(control, nf.program, PORTABLE, what=f"NF {nf.name!r}")
+        except P4Error as e:
+            raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
+                               hint=e.hint) from None
         self._digests[nf.name] = [i for i in insts.values() if i.type.name == "SfcDigest"]
 
     def register_decl(self, use: Use):
         t, i = use.inst.type.args
         name = use.inst.name
-        out = [A.Instance(A.NamedType("Register", (t, i)), use.inst.args, name, None,
-                          use.inst.annotations, use.inst.pos)]
+        reg = A.Instance(A.NamedType("Register", (t, i)), use.inst.args, name, None,
+                         use.inst.annotations, use.inst.pos)
+        out: list[A.Instance] = []      # placed by lower_control, after what they read
         ra = A.NamedType("RegisterAction", (t, i, t))
         if name in self._reads:
             out.append(A.Instance(ra, (A.Name(name),), f"{name}_read", (A.FunctionDecl(
@@ -123,7 +129,13 @@ class TnaEmitter(P4Emitter):
                 A.VoidType(), "apply", (A.Param("inout", t, "value"), A.Param("out", t, "result")),
                 A.Block((A.Assign(A.Name("value"), A.Binary("+", A.Name("value"), delta)),
                          A.Assign(A.Name("result"), A.Name("value"))))),)))
-        return tuple(out)
+        self._actions += out
+        return reg
+
+    def register_action_decl(self, use: Use):
+        """An NF's SfcRegisterAction is TNA's RegisterAction."""
+        return A.Instance(A.NamedType("RegisterAction", use.inst.type.args), use.inst.args,
+                          use.inst.name, use.inst.body, use.inst.annotations, use.inst.pos)
 
     def register_add(self, use: Use):
         k = self._adds[use.inst.name].index(use.call.args[1])
@@ -189,7 +201,7 @@ class TnaEmitter(P4Emitter):
                 A.Assign(A.Member(A.Name("dg"), f"{use.inst.name}_valid"), A.Const(1)))
 
     def lower_control(self, control: A.ControlDecl, nf: NFDefinition) -> A.ControlDecl:
-        out = super().lower_control(control, nf)
+        out = _place_actions(super().lower_control(control, nf), self._actions)
         if self._digests.get(nf.name):
             out = A.ControlDecl(out.name, out.params + (
                 A.Param("inout", A.NamedType(f"{nf.name}_digest_buf_t"), "dg"),), out.locals,
@@ -324,6 +336,20 @@ class TnaEmitter(P4Emitter):
         emits = "".join(f"        pkt.emit(hdr.{h});\n" for h in headers)
         return (f"control {name}(packet_out pkt, {params}) {{\n{decls}"
                 f"    apply {{\n{body}{emits}    }}\n}}\n")
+
+
+def _place_actions(control: A.ControlDecl, actions: list[A.Instance]) -> A.ControlDecl:
+    """*control* with each register action declared right after the last of its register
+    and the locals its body reads (P4: declaration before use).  The NF's own source
+    declares those before every action or statement that writes them, so each
+    register action still comes before its uses."""
+    locals_ = list(control.locals)
+    for ra in actions:
+        reads = {n.name for n in A.walk(ra) if isinstance(n, A.Name)}
+        after = max(i for i, d in enumerate(locals_) if getattr(d, "name", None) in reads)
+        locals_.insert(after + 1, ra)
+    return A.ControlDecl(control.name, control.params, tuple(locals_), control.apply,
+                         control.type_params, control.annotations, control.pos)
 
 
 def _count_direct(control: A.ControlDecl) -> A.ControlDecl:

@@ -2,7 +2,9 @@
 
 Layout of the program it writes::
 
-    #include <core.p4> / <v1model.p4>
+    #include <core.p4> / #define V1MODEL_VERSION 20200408 / #include <v1model.p4>
+                       (the define selects v1model.p4's register<T, I>, counter<I>,
+                       meter<I>: index-typed, as the NFs' state API is)
     headers (p4/include/sfc_headers.p4) + packet_in / packet_out controller headers
     NF controls, their state API lowered to v1model externs
     SfcParser          Dejavu-style merged parser: only the headers the NFs and classifiers use
@@ -21,8 +23,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..p4 import ast as A
+from ..p4.catalog import NFDefinition
 from .compose import PARSER_GRAPH, TERMINALS, Composition, core_apply, core_locals
 from .emitter import EmittedProgram, P4Emitter, Use
+from .rewrite import rewrite
 
 __all__ = ["V1ModelEmitter", "CPU_PORT"]
 
@@ -47,6 +51,8 @@ class V1ModelEmitter(P4Emitter):
     TRANSFORMS: ClassVar[dict[str, str]] = {
         "SfcRegister": "register_decl", "SfcRegister.read": "register_read",
         "SfcRegister.write": "keep_use", "SfcRegister.add": "register_add",
+        "SfcRegisterAction": "register_action_decl",
+        "SfcRegisterAction.execute": "register_action_execute",
         "SfcCounter": "counter_decl", "SfcCounter.count": "keep_use",
         "SfcDirectCounter": "direct_counter_decl",
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
@@ -58,8 +64,29 @@ class V1ModelEmitter(P4Emitter):
         **{("SfcCounterType", k): f"CounterType.{v}" for k, v in _V1_COUNTER.items()},
     }
 
+    #: v1model.p4 declares register<T, I>, counter<I> and meter<I> from this version on.
+    DEFINES: ClassVar[dict[str, int]] = {"V1MODEL_VERSION": 20200408}
+
     DEFAULT_CPU_PORT = CPU_PORT
     LABEL = "v1model (BMv2)"
+
+    def __init__(self, comp: Composition) -> None:
+        super().__init__(comp)
+        self._index_temp: set[str] = set()     # register actions whose index is copied first
+
+    def prepare(self, control: A.ControlDecl, nf: NFDefinition,
+                insts: dict[str, A.Instance]) -> None:
+        """Which register actions need their index kept in a variable: one that is not
+        a plain name or constant, or that the action's body assigns."""
+        self._index_temp = set()
+        for n in A.walk(control):
+            if (isinstance(n, A.Call) and isinstance(n.func, A.Member)
+                    and isinstance(n.func.expr, A.Name) and n.func.name == "execute"
+                    and (ra := insts.get(n.func.expr.name)) is not None and n.args):
+                idx = n.args[0]
+                written = {to_text(a.lhs) for a in A.walk(ra) if isinstance(a, A.Assign)}
+                if not isinstance(idx, (A.Name, A.Const)) or to_text(idx) in written:
+                    self._index_temp.add(ra.name)
 
     # -- lowering the state API (see p4/README.md) -----------------------------------------
     def _retyped(self, use: Use, name: str, args: tuple[A.Node, ...] | None = None) -> A.Instance:
@@ -80,6 +107,41 @@ class V1ModelEmitter(P4Emitter):
         return (A.CallStmt(A.Call(A.Member(reg, "read"), (use.lhs, index)), use.stmt.pos),
                 A.Assign(use.lhs, A.Binary("+", use.lhs, delta)),
                 A.CallStmt(A.Call(A.Member(reg, "write"), (index, use.lhs))))
+
+    def register_action_decl(self, use: Use):
+        """The action's cell, result (and index) as variables of the NF's control."""
+        ra = use.inst
+        t, i, u = ra.type.args  # type: ignore[union-attr]
+        (fn,) = ra.body or (None,)
+        out = [A.VarDecl(t, f"{ra.name}_value", None, (), ra.pos)]
+        if fn is not None and len(fn.params) > 1:
+            out.append(A.VarDecl(u, f"{ra.name}_rv"))
+        if ra.name in self._index_temp:
+            out.append(A.VarDecl(i, f"{ra.name}_index"))
+        return tuple(out)
+
+    def register_action_execute(self, use: Use):
+        """``x = ra.execute(i);`` -> read the cell, run the body, write the cell back."""
+        ra = use.inst
+        reg = ra.args[0]
+        (fn,) = ra.body or (None,)
+        value = A.Name(f"{ra.name}_value")
+        names = {fn.params[0].name: value.name}
+        if len(fn.params) > 1:
+            names[fn.params[1].name] = f"{ra.name}_rv"
+        body = rewrite(fn.body, lambda n: A.Name(names[n.name], n.pos)
+                       if isinstance(n, A.Name) and n.name in names else None)
+        index = use.call.args[0]
+        out: list[A.Node] = []
+        if ra.name in self._index_temp:
+            out.append(A.Assign(A.Name(f"{ra.name}_index"), index, use.stmt.pos))
+            index = A.Name(f"{ra.name}_index")
+        out += [A.CallStmt(A.Call(A.Member(reg, "read"), (value, index)), use.stmt.pos),
+                A.Block(body.stmts),
+                A.CallStmt(A.Call(A.Member(reg, "write"), (index, value)))]
+        if use.lhs is not None:
+            out.append(A.Assign(use.lhs, A.Name(f"{ra.name}_rv")))
+        return tuple(out)
 
     def drop_decl(self, use: Use):
         return self.remove()

@@ -31,7 +31,7 @@ __all__ = [
     "Stmt", "Block", "Assign", "CallStmt", "If", "SwitchCase", "Switch", "Exit", "Return",
     "Empty", "VarDecl",
     # declarations
-    "Decl", "Annotation", "Include", "ConstDecl", "Typedef", "Field", "HeaderDecl",
+    "Decl", "Annotation", "Include", "Define", "ConstDecl", "Typedef", "Field", "HeaderDecl",
     "StructDecl", "EnumDecl", "ErrorDecl", "MatchKindDecl", "Param", "MethodDecl",
     "ExternDecl", "Instance", "FunctionDecl", "ActionDecl", "ActionRef", "KeyElement",
     "TableEntry", "TableProperty", "TableDecl", "ControlDecl", "SelectCase", "Select",
@@ -377,6 +377,16 @@ class Include(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Define(Node):
+    """``#define NAME VALUE``: only the macros an architecture file reads
+    (``V1MODEL_VERSION`` before ``#include <v1model.p4>`` …), with an integer value."""
+
+    name: str
+    value: int
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
 class ConstDecl(Node):
     type: Type
     name: str
@@ -454,7 +464,9 @@ class Param(Node):
 
 @dataclass(frozen=True, slots=True)
 class MethodDecl(Node):
-    """A method or constructor (``ret`` None) of an extern, or an extern function."""
+    """A method or constructor (``ret`` None) of an extern, or an extern function;
+    ``abstract``: a method an instance implements in its initializer (TNA's
+    ``RegisterAction.apply``)."""
 
     ret: Type | None
     name: str
@@ -462,6 +474,7 @@ class MethodDecl(Node):
     type_params: tuple[str, ...] = ()
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    abstract: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,7 +633,7 @@ class ParserDecl(Node):
     pos: Pos | None = _pos()
 
 
-Decl = Union[Include, ConstDecl, Typedef, HeaderDecl, StructDecl, EnumDecl, ErrorDecl,
+Decl = Union[Include, Define, ConstDecl, Typedef, HeaderDecl, StructDecl, EnumDecl, ErrorDecl,
              MatchKindDecl, ExternDecl, MethodDecl, Instance, ActionDecl, TableDecl, ControlDecl,
              ParserDecl, VarDecl]
 

@@ -23,7 +23,7 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -31,18 +31,21 @@ from typing import Any
 from ..errors import CatalogError, P4Error, UnsupportedP4Error
 from ..nfinfo import OFFLOAD_CLASSES, GLOBAL_FIELDS, NFCatalog, NFInfo, normalize_name
 from . import ast as A
+from .check import check_program
 from .parser import include_types, library_dir, parse_p4, parse_p4_file
 from .printer import expr_p4, type_p4
 
 __all__ = ["TableSpec", "ExampleEntry", "NFDefinition", "P4Catalog", "load_default",
-           "check_nf", "MATCH_KINDS", "API_EXTERNS"]
+           "check_nf", "nf_includes", "MATCH_KINDS", "API_EXTERNS"]
 
 MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional")
 
-#: The portable state API (p4/include/sfc_api.p4): extern -> {method: "expr" | "stmt"},
-#: how each method may be called (as the right-hand side of an assignment, or alone).
+#: The portable state API (p4/include/sfc_api.p4): extern -> {method: "expr" | "stmt" |
+#: "either"}, how each method may be called (as the right-hand side of an assignment, or
+#: alone).
 API_EXTERNS: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "SfcRegister": {"read": "expr", "write": "stmt", "add": "expr"},
+    "SfcRegisterAction": {"execute": "either"},
     "SfcCounter": {"count": "stmt"},
     "SfcDirectCounter": {},
     "SfcMeter": {"execute": "expr"},
@@ -117,9 +120,9 @@ class NFDefinition:
             return parse_p4(self._p4_text, source=f"<nf {self.name}>", types=nf_types())
         return None
 
-    @property
+    @cached_property
     def control(self) -> A.ControlDecl | None:
-        """The NF's control block."""
+        """The NF's control block (checked: :func:`check_nf`)."""
         prog = self.program
         return None if prog is None else check_nf(prog, self.name)
 
@@ -167,6 +170,18 @@ def nf_types() -> frozenset[str]:
     return include_types("core.p4", "sfc_headers.p4", "sfc_api.p4")
 
 
+def nf_includes() -> tuple[A.Program, ...]:
+    """The library's include files every NF sees (headers and the state API), parsed."""
+    inc = library_dir() / "include"
+    return tuple(_parsed(inc / n, (inc / n).stat().st_mtime_ns)
+                 for n in ("sfc_headers.p4", "sfc_api.p4"))
+
+
+@lru_cache(maxsize=8)
+def _parsed(path: Path, _mtime: int) -> A.Program:
+    return parse_p4_file(path)
+
+
 # --- deriving from the AST -----------------------------------------------------------------
 
 def table_specs(control: A.ControlDecl) -> tuple[TableSpec, ...]:
@@ -209,7 +224,10 @@ def check_nf(prog: A.Program, name: str) -> A.ControlDecl:
 
     The rules: one control ``name(inout headers_t hdr, inout sfc_meta_t sfc)``;
     no parser; no architecture metadata or externs; state only through the
-    ``Sfc*`` API, called in its documented forms; every table has a ``size``.
+    ``Sfc*`` API, called in its documented forms; every table has a ``size``;
+    and what p4c's front end checks (:func:`~sfclab.p4.check.check_program`:
+    declaration before use, the API's signatures, match kinds both
+    architectures declare).
     """
     controls = prog.controls()
     if not controls:
@@ -241,6 +259,7 @@ def check_nf(prog: A.Program, name: str) -> A.ControlDecl:
             raise _err(t, f"NF {name!r}: table {t.name!r} has no size",
                        hint="add `size = N;` so occupancy and placement can be computed")
     _check_calls(control, instances, name)
+    check_program(prog, extra=nf_includes(), portable=True)
     return control
 
 
@@ -260,6 +279,8 @@ def _check_calls(control: A.ControlDecl, instances: dict[str, str], nf: str) -> 
         if method not in forms:
             raise _err(node, f"{instances[inst]} has no method {method!r}",
                        hint=f"its methods: {', '.join(forms) or 'none (a table property uses it)'}")
+        if forms[method] == "either":
+            continue
         if forms[method] == "stmt" and id(node) not in alone:
             raise _err(node, f"{inst}.{method}() is a statement, not a value",
                        hint=f"write `{inst}.{method}(…);` on its own")

@@ -31,34 +31,17 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error
 from . import ast as A
+from .arch import ARCH_FILES, DEFINES
 
-__all__ = ["parse_p4", "parse_p4_file", "include_types", "BUILTIN_TYPES", "UNSUPPORTED_WORDS",
-           "library_dir"]
+__all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "BUILTIN_TYPES",
+           "UNSUPPORTED_WORDS", "library_dir"]
 
-#: Type names the architecture includes declare (what sfclab needs of them).
-BUILTIN_TYPES: dict[str, frozenset[str]] = {
-    "core.p4": frozenset({"packet_in", "packet_out"}),
-    "v1model.p4": frozenset({
-        "standard_metadata_t", "V1Switch", "Parser", "VerifyChecksum", "Ingress", "Egress",
-        "ComputeChecksum", "Deparser", "register", "counter", "direct_counter", "meter",
-        "direct_meter", "CounterType", "MeterType", "HashAlgorithm", "CloneType",
-        "action_profile", "action_selector", "Checksum16", "PortId_t"}),
-    "tna.p4": frozenset({
-        "Switch", "Pipeline", "IngressParser", "Ingress", "IngressDeparser", "EgressParser",
-        "Egress", "EgressDeparser", "Register", "RegisterAction", "DirectRegister",
-        "DirectRegisterAction", "Hash", "HashAlgorithm_t", "Counter", "DirectCounter",
-        "CounterType_t", "Meter", "DirectMeter", "MeterType_t", "MeterColor_t", "Digest",
-        "Mirror", "Resubmit", "Checksum", "Random", "PortId_t", "MirrorId_t", "CloneId_t",
-        "ingress_intrinsic_metadata_t", "ingress_intrinsic_metadata_for_tm_t",
-        "ingress_intrinsic_metadata_from_parser_t", "ingress_intrinsic_metadata_for_deparser_t",
-        "egress_intrinsic_metadata_t", "egress_intrinsic_metadata_from_parser_t",
-        "egress_intrinsic_metadata_for_deparser_t", "egress_intrinsic_metadata_for_output_port_t"}),
-}
-BUILTIN_TYPES["tofino.p4"] = BUILTIN_TYPES["tna.p4"]
+#: Type names the architecture includes declare (the data is in :mod:`.arch`).
+BUILTIN_TYPES: dict[str, frozenset[str]] = {name: f.types for name, f in ARCH_FILES.items()}
 
 #: P4_16 keywords of constructs outside the subset.
 UNSUPPORTED_WORDS = frozenset({"header_union", "tuple", "varbit", "value_set", "package",
-                               "abstract", "list", "typeof"})
+                               "list", "typeof"})
 
 _DECL_KEYWORDS = {"header", "struct", "enum", "extern", "control", "parser"}
 #: P4_16 keywords that can never be a name (``apply``, ``key``, ``type`` … can).
@@ -214,6 +197,27 @@ class _Builder(Transformer):
         body = raw[raw.index("include") + len("include"):].strip()
         return A.Include(body[1:-1], body.startswith("<"), self._p(c[0]))
 
+    def define(self, c):
+        tok = c[0]
+        raw = str(tok)
+        body = raw[raw.index("define") + len("define"):].strip()
+        name, _, value = body.partition(" ")
+        name, value = name.strip(), re.sub(r"//.*|/\*.*?\*/", "", value).strip()
+        if name not in DEFINES:
+            raise UnsupportedP4Error(
+                f"#define {name} is outside the P4 subset sfclab reads",
+                line=tok.line, column=tok.column, width=len(raw.rstrip()),
+                hint="sfclab reads only the macros an architecture file reads: "
+                     + ", ".join(f"{d} (before #include <{f}>)" for d, f in DEFINES.items())
+                     + "; write constants with `const`")
+        if not re.fullmatch(r"\d+", value):
+            raise UnsupportedP4Error(
+                f"#define {name} needs an integer value (got {value or 'nothing'!r})",
+                line=tok.line, column=tok.column, width=len(raw.rstrip()),
+                hint=f"for example `#define {name} "
+                     f"{'20200408' if name == 'V1MODEL_VERSION' else '1'}`")
+        return A.Define(name, int(value), self._p(tok))
+
     def annots(self, c):
         out = []
         for tok in c:
@@ -270,8 +274,9 @@ class _Builder(Transformer):
         return A.Param(str(direction or ""), typ, str(name), default, annots, self._p(name))
 
     def method(self, c):
-        annots, ret, name, tparams, params = c
-        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name))
+        annots, abstract, ret, name, tparams, params = c
+        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name),
+                            abstract is not None)
 
     def ctor(self, c):
         annots, name, params = c
@@ -578,20 +583,27 @@ def _include_types_cached(path: Path, _mtime: int, stack: tuple[Path, ...]) -> f
     return frozenset(types)
 
 
+def include_candidates(name: str, base: Path | None) -> list[Path]:
+    """Where ``#include "name"`` is looked for: next to the including file (*base*),
+    then in the NF library's ``include/`` and the library itself."""
+    cands = [(base / name).resolve()] if base is not None else []
+    lib = library_dir()
+    return cands + [(lib / "include" / Path(name).name).resolve(), (lib / name).resolve()]
+
+
+def include_file(name: str, base: Path | None) -> Path | None:
+    """The file ``#include "name"`` reads, or None if there is none."""
+    return next((c for c in include_candidates(name, base) if c.is_file()), None)
+
+
 def _resolve(name: str, system: bool, base: Path | None, stack: tuple[Path, ...],
              pos: A.Pos | None) -> set[str]:
     if system:
         return set(BUILTIN_TYPES.get(Path(name).name, ()))
-    cands = []
-    if base is not None:
-        cands.append((base / name).resolve())
-    lib = library_dir()
-    cands += [(lib / "include" / Path(name).name).resolve(), (lib / name).resolve()]
-    for cand in cands:
-        if cand.is_file():
-            if cand in stack:
-                return set()
-            return set(_include_types(cand, stack))
+    cand = include_file(name, base)
+    if cand is not None:
+        return set() if cand in stack else set(_include_types(cand, stack))
+    cands = include_candidates(name, base)
     raise P4SyntaxError(f"cannot find the included file {name!r}",
                         line=pos.line if pos else 0, column=pos.column if pos else 0,
                         source=pos.file if pos else "",

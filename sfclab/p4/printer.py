@@ -245,6 +245,11 @@ def _(n: A.Include, ind: str) -> list[str]:
 
 
 @_lines.register
+def _(n: A.Define, ind: str) -> list[str]:
+    return [f"#define {n.name} {n.value}"]
+
+
+@_lines.register
 def _(n: A.ConstDecl, ind: str) -> list[str]:
     return [f"{ind}{_annots(n.annotations)}const {type_p4(n.type)} {n.name} = {expr_p4(n.value)};"]
 
@@ -290,6 +295,7 @@ def _(n: A.MatchKindDecl, ind: str) -> list[str]:
 
 def _method(m: A.MethodDecl) -> str:
     ret = f"{type_p4(m.ret)} " if m.ret is not None else ""
+    ret = f"abstract {ret}" if m.abstract else ret
     return f"{_annots(m.annotations)}{ret}{m.name}{_tparams(m.type_params)}({_params(m.params)});"
 
 
@@ -415,12 +421,15 @@ def _(n: A.Program, ind: str) -> list[str]:
     return out
 
 
-_ONE_LINERS = (A.Include, A.ConstDecl, A.Typedef, A.VarDecl, A.Instance, A.ErrorDecl,
+_ONE_LINERS = (A.Include, A.Define, A.ConstDecl, A.Typedef, A.VarDecl, A.Instance, A.ErrorDecl,
                A.MatchKindDecl, A.MethodDecl)
 
 
 def _spaced(prev: A.Node, d: A.Node) -> bool:
     """A blank line between two declarations unless both are one-liners of a kind."""
+    pre = (A.Include, A.Define)
+    if isinstance(prev, pre) and isinstance(d, pre):
+        return False
     return not (type(prev) is type(d) and isinstance(d, _ONE_LINERS)
                 and not (isinstance(d, A.Instance) and d.body is not None))
 

@@ -367,9 +367,13 @@ def p4c_main(argv: list[str]) -> int:
         return 1
 
     from sfclab.codegen.p4info import build_p4info, p4info_json, p4info_text
+    from sfclab.p4 import check_program, parse_p4
     from sfclab.targets.model import ModelSwitch
 
     try:
+        # what p4c's front end refuses (extern signatures as v1model.p4 declares them for
+        # the program's V1MODEL_VERSION, declaration before use), the stand-in refuses too
+        check_program(parse_p4(text, source=args.program), text=text)
         # a newline keeps ModelSwitch from taking a one-line program for a file name
         switch = ModelSwitch(text if "\n" in text else text + "\n")
         info = build_p4info(switch.program)

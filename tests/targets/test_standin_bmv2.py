@@ -312,3 +312,16 @@ def test_switch_command_line(standins, tmp_path):
         pm.stop()
     assert "stand-in: --use-files is not supported" in pm.tail()
     assert os.access(switch_exe, os.X_OK) and switch_exe.read_text().startswith("#!")
+
+
+def test_p4c_refuses_an_extern_specialisation_v1model_p4_does_not_declare(standins, tmp_path):
+    """p4c 1.2.5.16 refused register<T, I> without V1MODEL_VERSION >= 20200408 (issue 13)."""
+    text = generate(sfclab.compile("chain c: heavy_hitter")).program.text
+    src = tmp_path / "old.p4"
+    src.write_text(text.replace("#define V1MODEL_VERSION 20200408\n", ""))
+    res = run_p4c(src, "v1model", tmp_path)
+    assert res.returncode == 1 and not (tmp_path / "program.json").exists()
+    assert ": error: register<bit<32>, bit<10>>: Type register has 1 type parameter(s), but it " \
+           "is specialized with 2" in res.output
+    src.write_text(text)
+    assert run_p4c(src, "v1model", tmp_path).ok
