@@ -21,8 +21,10 @@ def test_the_flow_state_moves_and_carries_on():
     with ModelTarget() as a, ModelTarget() as b:
         a.push(gen)
         b.push(gen)
-        for _ in range(5):
-            a.send(1, FLOW)
+        # Explicit arrival times (µs): each switch has its own clock, and the firewall's
+        # window is 1 s, so the flow must reach b within a second of its window's start.
+        for i in range(5):
+            a.send(1, FLOW, now_us=1_000 + i)
         names = register_names(a.session, "stateful_firewall")
         assert len(names) == 2 and all("slot0_stateful_firewall" in n for n in names)
         count = next(n for n in names if n.endswith("window_count"))
@@ -31,7 +33,7 @@ def test_the_flow_state_moves_and_carries_on():
         moved = migrate_registers(a.session, b.session, nf="stateful_firewall")
         assert moved == sum(len(v) for v in read_registers(a.session, names).values())
         assert read_registers(b.session, names) == read_registers(a.session, names)
-        b.send(1, FLOW)                                        # the flow continues on b
+        b.send(1, FLOW, now_us=2_000)                          # the flow continues on b
         after = read_registers(b.session, [count])[count]
         assert sorted(v for v in after if v) == [6]
 

@@ -74,11 +74,13 @@ class ModelTarget:
             raise TargetError("nothing is pushed yet", hint="push a compiled chain set first")
         return self.server.switch
 
-    def send(self, port: int, packet):
+    def send(self, port: int, packet, *, now_us: int | None = None):
         """Run one packet (bytes or scapy) arriving on *port*; returns the model's result
-        (outputs, passes, trace); packet-ins and digests also reach P4Runtime clients."""
+        (outputs, passes, trace); packet-ins and digests also reach P4Runtime clients.
+        *now_us*: the packet's arrival time in µs since the switch started (default: the
+        clock), for timestamps and meters."""
         with self.server._lock:
-            result = self.switch.process(port, packet)
+            result = self.switch.process(port, packet, now_us=now_us)
             self.server.deliver(result)
         self.results.append(result)
         return result
