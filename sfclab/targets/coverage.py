@@ -109,8 +109,13 @@ class ClassTraffic:
         head = (f"{self.chain}: {len(self.packets)} packet{'s' * (len(self.packets) != 1)} cover "
                 f"{len(self.covered)} of {len(self.paths)} service path"
                 f"{'s' * (len(self.paths) != 1)}" + (f" ({counts})" if counts else ""))
-        return "\n".join([head, *(f"  {self.labels.get(p, p)}: {why}"
-                                  for p, why in self.missed.items())])
+        return "\n".join([head, *self.missed_lines()])
+
+    def missed_lines(self) -> list[str]:
+        """A line per missed path with the reason (one line when the class is empty)."""
+        if not self.packets and len(set(self.missed.values())) == 1:
+            return [f"  {next(iter(self.missed.values()))}"]    # "chain 'x' gets no packets: …"
+        return [f"  {self.labels.get(p, p)}: {why}" for p, why in self.missed.items()]
 
 
 # --- the dictionary: values the entries and branches care about ---------------------------------

@@ -51,8 +51,7 @@ class DiffReport:
         paths = sum(len(t.paths) for t in self.coverage.values())
         covered = sum(len(t.covered) for t in self.coverage.values())
         lines = [f"service paths covered: {covered} of {paths}"]
-        lines += [f"  {t.labels.get(p, p)}: {why}" for t in self.coverage.values()
-                  for p, why in t.missed.items()]
+        lines += [line for t in self.coverage.values() for line in t.missed_lines()]
         return "\n".join(lines)
 
     def text(self) -> str:

@@ -65,3 +65,13 @@ def test_both_targets_run_every_path_of_every_class(capsys):
     assert "service paths covered: 8 of 8" in report.text()
     assert main(["diff-targets", str(WEB), "--packets", "2", "--b", "model"]) == 0
     assert "service paths covered: 3 of 3" in capsys.readouterr().out
+
+
+def test_a_chain_no_packet_reaches_is_reported_not_fatal():
+    report = diff_targets(generate(sfclab.compile("chain all: l2fwd\n"
+                                                  "chain web match tcp.dport == 80: l3fwd")),
+                          packets=2)
+    assert report.same and report.compared == 2
+    text = report.coverage_text()
+    assert text.startswith("service paths covered: 1 of 2\n")
+    assert text.count("chain 'web' gets no packets: chain 'all', written before it") == 1
