@@ -154,16 +154,28 @@ def shadowed(chains: Iterable[Chain], *, parsed: Iterable[str] | None = None,
         if not before or reachable(chain.match, [c.match for c in before], parsed=parsed) \
                 is not False:
             continue
-        takes_all = next((c for c in before if not c.match), None)
-        cover = [takes_all] if takes_all is not None else [
-            c for c in before if _overlap(chain, c, parsed)]
-        for c in list(cover) if takes_all is None else ():  # the fewest that still cover it
-            rest = [x for x in cover if x is not c]
-            if reachable(chain.match, [x.match for x in rest], parsed=parsed) is False:
-                cover = rest
-        src = text if isinstance(text, str) else text.get(chain.source, "")
-        out.append(_shadow_warning(chain, cover, src))
+        out.append(_shadow_warning(chain, _cover(chain, before, parsed),
+                                   text if isinstance(text, str) else text.get(chain.source, "")))
     return out
+
+
+def _cover(chain: Chain, before: list[Chain], parsed) -> list[Chain]:
+    """Few earlier chains that together take every packet of *chain*'s class: one
+    without a match, else one that covers it alone, else a minimal set of those
+    that overlap it."""
+    takes_all = next((c for c in before if not c.match), None)
+    if takes_all is not None:
+        return [takes_all]
+    cover = [c for c in before if _overlap(chain, c, parsed)]
+    alone = next((c for c in cover if reachable(chain.match, [c.match], parsed=parsed) is False),
+                 None)
+    if alone is not None:
+        return [alone]
+    for c in list(cover):
+        rest = [x for x in cover if x is not c]
+        if reachable(chain.match, [x.match for x in rest], parsed=parsed) is False:
+            cover = rest
+    return cover
 
 
 def _overlap(a: Chain, b: Chain, parsed) -> bool:

@@ -245,3 +245,19 @@ def test_witnesses_are_in_the_class_and_unreachable_is_only_said_when_true(match
         w = r.witness()
         assert in_class(w, match, earlier), (str(r), w)
         assert all(0 <= w[f] < 1 << SMALL[f] for f in w if f in SMALL)
+
+
+def test_a_warning_names_the_fewest_chains_that_cover_the_class():
+    from sfclab.ir.validate import shadowed
+
+    cs = sfclab.parse("chain lo match ipv4.dst == 10.0.0.0/9: l3fwd\n"
+                      "chain dns match udp.dport == 53: l3fwd\n"
+                      "chain hi match ipv4.dst == 10.128.0.0/9: l3fwd\n"
+                      "chain all10 match ipv4.dst == 10.0.0.0/8: l3fwd\n"
+                      "chain web match ipv4.dst == 10.1.0.0/16 && tcp.dport == 80: l3fwd\n")
+    ws = shadowed(cs, parsed=PARSED)
+    assert [w.message.split("'")[1] for w in ws] == ["all10", "web"]
+    assert "taken by 'lo' (ipv4.dst == 10.0.0.0/9) and 'hi' (ipv4.dst == 10.128.0.0/9)" in \
+        ws[0].message
+    assert "taken by 'lo' (ipv4.dst == 10.0.0.0/9), written before it" in ws[1].message
+    assert ws[0].line == 4 and ws[0].column == 7 and ws[0].width == len("all10")
