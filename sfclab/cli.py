@@ -3,8 +3,9 @@
 ``sfclab check FILE…`` parses and validates chain files (``.sfc`` text or
 ``.json`` P4SFC intents) and topology files (``.topo``) and prints each chain's
 NFs, edges and service paths, or each topology's switches, hosts, servers and
-links, or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
-[--explain] [--p4c]`` runs the compiler passes and the code generator;
+links, or the errors (exit status 1); a chain no packet can reach (earlier chains
+take its whole class) gets a warning on standard error, located at its name.
+``sfclab compile FILE… [--arch] [-o DIR] [--explain] [--p4c]`` runs the compiler passes and the code generator;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
 model; ``sfclab model-switch`` serves the model over P4Runtime.
 """
@@ -91,12 +92,37 @@ def _check(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(describe_topology(loaded))
             continue
+        warnings = _warnings(loaded, path)
+        for w in warnings:
+            print(w, file=sys.stderr)
         weights = loaded.weights()
-        print(f"{path}: {len(loaded)} chain(s), OK")
+        tail = f" ({len(warnings)} warning{'s' * (len(warnings) != 1)})" if warnings else ""
+        print(f"{path}: {len(loaded)} chain(s), OK{tail}")
         if not args.quiet:
             for c in loaded:
                 print(describe_chain(c, weights[c.name]))
     return status
+
+
+def _warnings(chains: ChainSet, path: Path) -> list:
+    """The chains no packet reaches, with carets in *path*'s text."""
+    from .ir.validate import program_headers, shadowed
+    from .lang import default_catalog
+
+    text = path.read_text(errors="replace")
+    return shadowed(chains, parsed=program_headers(chains, default_catalog()), text=text)
+
+
+def _print_warnings(compiled, files: Sequence[str]) -> None:
+    """The compiled chains' warnings, with carets in the *files* they came from."""
+    from .ir.validate import program_headers, shadowed
+
+    if not compiled.warnings:
+        return
+    texts = {str(Path(n)): Path(n).read_text(errors="replace") for n in files}
+    for w in shadowed(compiled.chains, parsed=program_headers(compiled.chains, compiled.catalog),
+                      text=texts):
+        print(w, file=sys.stderr)
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -108,6 +134,7 @@ def _compile(args: argparse.Namespace) -> int:
         for name in args.files:
             parse_file(name, into=chains)
         compiled = compile(chains, arch=args.arch, pipeline=args.pipeline)
+        _print_warnings(compiled, args.files)
         if args.explain:
             print(compiled.explain())
         if args.output is None and not args.p4c:
@@ -184,6 +211,7 @@ def _diff_targets(args: argparse.Namespace) -> int:
             parse_file(name, into=chains)
         gen = generate(compile(chains, arch="v1model"),
                        options=CodegenOptions(bindings=dict(_bindings(args.bind))))
+        _print_warnings(gen.composition.compiled, args.files)
         report = diff_targets(gen, args.a, args.b, packets=args.packets)
     except SfclabError as e:
         print(e, file=sys.stderr)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .errors import CompileError, did_you_mean
+from .errors import CompileError, SourceWarning, did_you_mean
 from .ir.model import Chain, ChainSet, ServicePath
 from .nfinfo import NFCatalog
 from .passes import PASSES, CompileOptions
@@ -49,6 +49,8 @@ class CompiledChains:
     placement: PlacementResult | None = None
     offload: OffloadResult | None = None
     timings: tuple[tuple[str, float], ...] = field(default=())
+    #: Chains no packet reaches (:func:`sfclab.ir.validate.shadowed`), located at their names.
+    warnings: tuple[SourceWarning, ...] = field(default=())
 
     def summary(self) -> str:
         """A few lines: sizes, the chosen pipeline, passes, token widths."""
@@ -153,4 +155,7 @@ def compile(chains: ChainSet | Iterable[Chain] | str, *, arch: str = "v1model",
         t = time.perf_counter()
         state = run(state, options=opts)
         timings.append((run.__name__.removesuffix("_pass"), time.perf_counter() - t))
-    return dataclasses.replace(state, timings=tuple(timings))
+    from .ir.validate import program_headers, shadowed
+
+    warnings = tuple(shadowed(cs, parsed=program_headers(cs, catalog)))
+    return dataclasses.replace(state, timings=tuple(timings), warnings=warnings)

@@ -4,8 +4,10 @@ It compiles a realistic chain set (P4SC Table III's data-centre, HTTP and
 Gi-LAN requests and FlexMesh Fig. 9's core and edge policies, ``demo.sfc``),
 shows what every pass decided (merge, pipeline with naive / MA-FSA / optimal
 recirculations, FSM, placement, offload), pushes the program and its entries to
-the target over P4Runtime, sends packets of every class, and prints the path
-each class took, a trace per class and the tables' occupancy.  ``--html FILE``
+the target over P4Runtime, sends packets of every class (chosen to cover every
+service path the embedded model finds: :mod:`sfclab.targets.coverage`), and
+prints the paths each class took, the paths no packet reached and why, a trace
+per class and the tables' occupancy.  ``--html FILE``
 writes the same as a self-contained report.
 
 >>> result = run(packets=2, out=None)
@@ -30,8 +32,8 @@ from .codegen import CodegenOptions, generate
 from .compiler import compile
 from .lang import parse
 from .report import bar, html_report
-from .runtime.traffic import packets_for
 from .targets.connect import open_target
+from .targets.coverage import Oracle, class_traffic
 
 __all__ = ["run", "DemoResult", "ClassResult", "demo_chains"]
 
@@ -56,6 +58,10 @@ class ClassResult:
     mismatches: list[str] = field(default_factory=list)
     #: Packets an NF dropped part-way along their path, by that NF.
     nf_drops: Counter = field(default_factory=Counter)
+    #: Service paths no packet of the class took: path -> why.
+    missed: dict[str, str] = field(default_factory=dict)
+    #: Path id -> the path with its branch decisions, for messages.
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,7 +132,7 @@ def run(*, target: str | None = None, packets: int = 8, html: str | Path | None 
         say(f"pushed the program and {n} table entries to {tgt!r} over P4Runtime in "
             f"{(time.perf_counter() - t0) * 1000:.0f} ms")
         say()
-        classes = _traffic(tgt, compiled, packets, prog)
+        classes = _traffic(tgt, gen, packets, prog)
         prog.done()
         say(_classes_text(classes))
         say()
@@ -166,37 +172,47 @@ def _plan_text(compiled) -> str:
     return "\n".join(lines)
 
 
-def _traffic(tgt, compiled, packets: int, prog: _Progress) -> dict[str, ClassResult]:
+def _traffic(tgt, gen, packets: int, prog: _Progress) -> dict[str, ClassResult]:
+    compiled = gen.composition.compiled
     fsm = {f.path.id: f for f in compiled.fsm.paths}
     classes: dict[str, ClassResult] = {}
     total = packets * len(compiled.chains)
     done = 0
-    for chain in compiled.chains:
-        c = classes[chain.name] = ClassResult(chain.name)
-        c.planned = {f.path.id: (f.path.nfs, f.passes, f.path.terminal)
-                     for f in compiled.fsm.paths if f.path.chain == chain.name}
-        for cp in packets_for(chain, packets, chains=compiled.chains):
-            r = tgt.send(cp.port, cp.packet)
-            c.sent += 1
-            took = tgt.session.path_of(r.trace)
-            c.paths[took] += 1
-            c.passes[r.passes] += 1
-            if r.dropped:
-                c.dropped += 1
-            for port in r.ports:
-                c.ports[port] += 1
-            plan = fsm.get(took)
-            nfs = tuple(r.trace.nfs())
-            if plan is None or not _follows(plan, nfs, r):
-                c.mismatches.append(f"{chain.name}: took {took}, NFs {list(nfs)}, "
-                                    f"{r.passes} passes")
-            if r.dropped and plan is not None and nfs != plan.path.nfs:
-                c.nf_drops[nfs[-1] if nfs else "initializer"] += 1
-            if not c.trace:
-                c.trace = compact_trace(r.trace)
-            done += 1
-            prog.step(f"sending packets of every class ({chain.name})", done, total)
+    with Oracle(gen) as oracle:
+        for chain in compiled.chains:
+            c = classes[chain.name] = ClassResult(chain.name)
+            c.planned = {f.path.id: (f.path.nfs, f.passes, f.path.terminal)
+                         for f in compiled.fsm.paths if f.path.chain == chain.name}
+            prog.step(f"finding packets for every path of {chain.name}", done, total)
+            plan = class_traffic(gen, chain.name, packets, oracle=oracle)
+            c.labels = dict(plan.labels)
+            for cp in plan.packets:
+                _send_one(tgt, c, chain.name, cp, fsm)
+                done += 1
+                prog.step(f"sending packets of every class ({chain.name})", done, total)
+            c.missed = {p: plan.missed.get(p, "its packets took another path on the target")
+                        for p in plan.paths if p not in c.paths}
     return classes
+
+
+def _send_one(tgt, c: ClassResult, chain: str, cp, fsm) -> None:
+    r = tgt.send(cp.port, cp.packet)
+    c.sent += 1
+    took = tgt.session.path_of(r.trace)
+    c.paths[took] += 1
+    c.passes[r.passes] += 1
+    if r.dropped:
+        c.dropped += 1
+    for port in r.ports:
+        c.ports[port] += 1
+    plan = fsm.get(took)
+    nfs = tuple(r.trace.nfs())
+    if plan is None or not _follows(plan, nfs, r):
+        c.mismatches.append(f"{chain}: took {took}, NFs {list(nfs)}, {r.passes} passes")
+    if r.dropped and plan is not None and nfs != plan.path.nfs:
+        c.nf_drops[nfs[-1] if nfs else "initializer"] += 1
+    if not c.trace:
+        c.trace = compact_trace(r.trace)
 
 
 def _follows(plan, nfs: tuple[str, ...], r) -> bool:
@@ -229,6 +245,8 @@ def _classes_text(classes: dict[str, ClassResult]) -> str:
                          f"{passes} pass{'es' if passes != 1 else ''}")
         for nf, k in c.nf_drops.items():
             lines.append(f"    {k} dropped by {nf} part-way (its entries decide: see the trace)")
+        for pid, why in c.missed.items():
+            lines.append(f"    none on {c.labels.get(pid, pid)}: {why}")
     return "\n".join(lines)
 
 

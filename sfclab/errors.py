@@ -25,6 +25,7 @@ from dataclasses import dataclass
 __all__ = [
     "SfclabError",
     "SourceError",
+    "SourceWarning",
     "ChainError",
     "ChainSyntaxError",
     "ChainValidationError",
@@ -132,12 +133,48 @@ class SourceError(SfclabError):
         return where
 
     def __str__(self) -> str:
-        parts = [f"{self.location}: {self.message}"]
+        return self._render("")
+
+    def _render(self, kind: str) -> str:
+        parts = [f"{self.location}: {kind}{self.message}"]
         if self.context:
             parts.append(self.context)
         if self.hint:
             parts.append(f"hint: {self.hint}")
         return "\n".join(parts)
+
+
+class SourceWarning(UserWarning):
+    """Something in source text that runs but is probably not what was meant (a chain
+    no packet can reach).  Rendered like :class:`SourceError`, with ``warning:``
+    before the message; collected and shown, never raised by sfclab::
+
+        chains.sfc:3:7: warning: chain 'mgmt' gets no packets: …
+            chain mgmt match vlan.vid == 4000: l2fwd
+                  ^^^^
+    """
+
+    def __init__(self, message: str, *, line: int = 0, column: int = 0, source: str = "",
+                 text: str = "", hint: str = "", width: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+        self.line, self.column, self.source, self.text, self.width = (
+            line, column, source, text, width)
+
+    context = SourceError.context
+    location = SourceError.location
+    _render = SourceError._render
+
+    def with_text(self, text: str) -> SourceWarning:
+        """The same warning, with the source *text* its caret is drawn in."""
+        return SourceWarning(self.message, line=self.line, column=self.column,
+                             source=self.source, text=text, hint=self.hint, width=self.width)
+
+    def __str__(self) -> str:
+        return self._render("warning: ")
+
+    def __repr__(self) -> str:
+        return f"SourceWarning({self.location}: {self.message!r})"
 
 
 class ChainError(SourceError):

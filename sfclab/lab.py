@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .codegen import Generated
     from .notebook.views import LiveView
 
-__all__ = ["Lab", "LabChange", "LabTrace"]
+__all__ = ["Lab", "LabChange", "LabTrace", "SendResult"]
 
 #: How many compiled chain sets (and their generated programs) a Lab keeps.
 CACHE_SIZE = 16
@@ -65,6 +65,44 @@ class LabTrace:
     @property
     def trace(self):
         return self.result.trace
+
+
+class SendResult(list):
+    """The target's results of one :meth:`Lab.send`, in order, and the service paths of
+    the chain they covered: ``covered`` (path -> packets that took it on the target),
+    ``missed`` (path -> why no packet took it), ``took`` (each packet's path)."""
+
+    def __init__(self, chain: str, plan: Any) -> None:
+        super().__init__()
+        self.chain = chain
+        #: The :class:`~sfclab.targets.coverage.ClassTraffic` the packets came from.
+        self.plan = plan
+        self.took: list[str | None] = []
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.plan.paths
+
+    @property
+    def covered(self) -> dict[str, int]:
+        return {p: self.took.count(p) for p in self.paths if p in self.took}
+
+    @property
+    def missed(self) -> dict[str, str]:
+        return {p: self.plan.missed.get(p, "its packets took another path on the target "
+                                           "(the NFs' state differs from the model's)")
+                for p in self.paths if p not in self.took}
+
+    def summary(self) -> str:
+        """``web: 4 packets covered 2 of 3 service paths (web/0 ×2, web/1 ×2)`` and a
+        line per missed path with the reason."""
+        counts = ", ".join(f"{p} ×{k}" for p, k in self.covered.items())
+        lines = [f"{self.chain}: {len(self)} packet{'s' * (len(self) != 1)} covered "
+                 f"{len(self.covered)} of {len(self.paths)} service path"
+                 f"{'s' * (len(self.paths) != 1)}" + (f" ({counts})" if counts else "")]
+        labels = self.plan.labels
+        lines += [f"  {labels.get(p, p)}: {why}" for p, why in self.missed.items()]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +150,7 @@ class Lab:
         self._target = None
         self._target_url: str | None = None
         self._pushed = None
+        self._oracle = None          # the model that tells which path a class packet takes
         #: Every packet sent from this Lab, in order (:class:`LabTrace`).
         self.traces: list[LabTrace] = []
         self._compiled = self._compile(self._chains, arch)  # checks arch and options
@@ -300,20 +339,42 @@ class Lab:
         self._pushed = gen
         return plan
 
-    def send(self, chain: str, n: int = 1, *, port: int | None = None, seed: int | None = None):
-        """Send *n* packets of *chain*'s class through the target; returns the results
-        (their traces are added to :attr:`traces`)."""
-        from .runtime.traffic import packets_for
+    def send(self, chain: str, n: int = 1, *, port: int | None = None,
+             seed: int | None = None) -> SendResult:
+        """Send *n* packets of *chain*'s class through the target, chosen so they cover
+        every service path of the class the embedded model finds (branch outcomes,
+        loop counts); returns the results as a :class:`SendResult` (their traces are
+        added to :attr:`traces`)."""
+        from .targets.coverage import class_traffic
 
         if self._pushed is None:
             self.push()
-        c = self._chains[self._chain_name(chain)]
+        name = self._chain_name(chain)
+        gen = self._pushed if self._pushed.arch == "v1model" else self.generated("v1model")
+        if name not in gen.composition.compiled.chains:
+            raise SfclabError(f"chain {name!r} is not on the switch yet",
+                              hint="bring the switch up to date: %sfc update (lab.update())")
         seed = len(self.traces) if seed is None else seed
-        out = []
-        for cp in packets_for(c, n, seed=seed, chains=self._chains):
+        plan = class_traffic(gen, name, n, seed=seed, oracle=self._oracle_for(gen))
+        out = SendResult(name, plan)
+        for cp in plan.packets:
             out.append(self.send_packet(cp.packet, port=cp.port if port is None else port,
-                                        label=c.name))
+                                        label=name))
+            out.took.append(self.traces[-1].path)
         return out
+
+    def _oracle_for(self, gen: Generated):
+        from .targets.coverage import Oracle
+
+        if self._oracle is None or self._oracle.generated is not gen:
+            self._close_oracle()
+            self._oracle = Oracle(gen)
+        return self._oracle
+
+    def _close_oracle(self) -> None:
+        if self._oracle is not None:
+            self._oracle.close()
+            self._oracle = None
 
     def send_packet(self, packet, *, port: int = 1, label: str = ""):
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
@@ -358,6 +419,7 @@ class Lab:
 
     def close(self) -> None:
         """Stop the target (the embedded model's server)."""
+        self._close_oracle()
         if self._target is not None:
             self._target.close()
             self._target = None

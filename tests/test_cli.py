@@ -139,3 +139,45 @@ def test_compile_p4c_checks_sfclabs_p4info_against_the_compilers(tmp_path, capsy
     assert main(["compile", str(EXAMPLES / "web.sfc"), "-o", str(out), "--p4c"]) == 1
     err = capsys.readouterr().err
     assert "differs from the compiler's" in err and "rewinder" in err
+
+
+SHADOWED = """chain wide match ipv4.dst == 10.0.0.0/8: l3fwd
+chain narrow match ipv4.dst == 10.1.0.0/16: l3fwd
+chain all: l2fwd
+chain "after all" match tcp.dport == 80: l3fwd
+"""
+
+
+def test_check_warns_about_chains_no_packet_reaches(tmp_path, capsys):
+    f = tmp_path / "s.sfc"
+    f.write_text(SHADOWED)
+    assert main(["check", "-q", str(f)]) == 0               # a warning is not an error
+    cap = capsys.readouterr()
+    assert f"{f}: 4 chain(s), OK (2 warnings)" in cap.out
+    assert (f"{f}:2:7: warning: chain 'narrow' gets no packets: every packet of its class "
+            "(ipv4.dst == 10.1.0.0/16) is taken by 'wide' (ipv4.dst == 10.0.0.0/8), written "
+            "before it\n    chain narrow match ipv4.dst == 10.1.0.0/16: l3fwd\n"
+            "          ^^^^^^\nhint: write 'narrow' before 'wide'") in cap.err
+    assert (f"{f}:4:7: warning: chain 'after all' gets no packets: chain 'all', written before "
+            "it, has no match and takes every packet\n"
+            '    chain "after all" match tcp.dport == 80: l3fwd\n'
+            "          ^^^^^^^^^^^\nhint: give 'all' a `match`") in cap.err
+
+
+def test_check_says_nothing_about_partly_shadowed_chains(tmp_path, capsys):
+    f = tmp_path / "p.sfc"
+    f.write_text("chain a match ipv4.src == 10.0.0.0/8: l2fwd\n"
+                 "chain b match ipv4.dst == 10.0.0.0/8: l2fwd\n"
+                 "chain mgmt match vlan.vid == 4000: l2fwd\n"
+                 "chain dns match udp.dport == 53: l2fwd\n")
+    assert main(["check", "-q", str(f)]) == 0
+    cap = capsys.readouterr()
+    assert "warning" not in cap.err and "4 chain(s), OK\n" in cap.out
+
+
+def test_compile_prints_the_warnings_too(tmp_path, capsys):
+    f = tmp_path / "s.sfc"
+    f.write_text(SHADOWED)
+    assert main(["compile", str(f)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: chain") == 2 and "          ^^^^^^\n" in err

@@ -1,12 +1,18 @@
 """Packets of a chain's class: what ``%sfc send web 20`` sends.
 
-:func:`packets_for` builds packets that satisfy a chain's classifier (every
-``match`` term: exact values, prefixes, value/masks, ranges, ``!=``) and vary
-everything else, reproducibly (a seed).  Fields no term constrains get values
-the NF library's example entries use (destination MAC ``00:00:00:00:00:02``,
-destination 10.0.1.0/24), so a class sent through the examples is forwarded;
-given the whole chain set, a packet that a chain written earlier (higher
-priority in the initializer) would also match is drawn again.
+A chain's class is every packet the switch's initializer gives to the chain: it
+matches the chain's classifier and no classifier of a chain written before it.
+:func:`class_regions` solves that exactly (:mod:`sfclab.ir.solve`: header
+presence, prefixes, masks, ranges, ``!=``) into regions — the headers a packet
+carries and the values each field may take — simplest header stack first.
+
+:func:`packets_for` builds *n* packets of the simplest region, reproducibly (a
+seed), with the values the NF library's example entries use where the class
+leaves a field free (destination MAC ``00:00:00:00:00:02``, destination
+10.0.1.0/24), so a class sent through the examples is forwarded.
+:func:`candidates` goes further for coverage (:mod:`sfclab.targets.coverage`):
+an endless stream over every region, drawing free fields from a dictionary of
+interesting values (the keys of installed entries) and at random.
 
 >>> import sfclab
 >>> c = sfclab.parse("chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80: firewall")
@@ -16,114 +22,232 @@ priority in the initializer) would also match is drawn again.
 
 from __future__ import annotations
 
+import ipaddress
 import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import SfclabError
-from ..ir.classifier import FieldMatch
-from ..ir.fields import FIELDS
 from ..ir.model import Chain
+from ..ir.solve import Region, ValueSet, header_of, parse_closure, regions
+from ..ir.validate import shadowed
 
-__all__ = ["ClassPacket", "packets_for", "field_values", "DEFAULT_PORT"]
+__all__ = ["ClassPacket", "packets_for", "candidates", "class_regions", "build_packet",
+           "field_values", "DEFAULT_PORT", "ClassUnreachable"]
 
-#: The port class packets arrive on unless the classifier names one.
+#: The port class packets arrive on unless the classifier (or a branch) needs another.
 DEFAULT_PORT = 1
+#: Ports a class packet never arrives on when it can avoid them: the CPU port
+#: (packets from it are packet-outs) and v1model's drop port.
+AVOID_PORTS = (255, 511)
+#: EtherType / IP protocol for a packet with nothing the parser knows after it.
+_OPAQUE_ETHERTYPE, _OPAQUE_PROTO, _NO_NEXT_HEADER = 0x9000, 253, 59
+
+
+class ClassUnreachable(SfclabError):
+    """No packet reaches the chain: chains written before it take its whole class."""
 
 
 @dataclass(frozen=True, slots=True)
 class ClassPacket:
-    """A packet of a chain's class, and the port it arrives on."""
+    """A packet of a chain's class, the port it arrives on, and the region of the
+    class it was drawn from (0: the simplest header stack)."""
 
     chain: str
     port: int
     packet: object          # a scapy packet
+    region: int = 0
 
     def __bytes__(self) -> bytes:
         return bytes(self.packet)
 
 
-def _pick(t: FieldMatch, width: int, rng: random.Random) -> int:
-    top = (1 << width) - 1
-    for _ in range(256):
-        if t.kind == "range":
-            v = rng.randint(t.value, t.high or 0) if not t.negate else rng.randint(0, top)
-        else:
-            m = t.effective_mask
-            v = (t.value & m) | (rng.randint(0, top) & ~m & top) if not t.negate \
-                else rng.randint(0, top)
-        if t.matches(v):
-            return v
-    raise SfclabError(f"cannot find a value for '{t}'")
+def _earlier(chain: Chain, chains: Iterable[Chain] | None) -> list[Chain]:
+    out = []
+    for c in chains or ():
+        if c.name == chain.name:
+            break
+        out.append(c)
+    return out
 
 
-def _values(chain: Chain, rng: random.Random) -> dict[str, int]:
-    vals: dict[str, int] = {}
-    for t in (chain.match.terms if chain.match else ()):
-        width = FIELDS[t.field].width
-        for _ in range(256):        # several terms on one field: all must hold
-            v = _pick(t, width, rng)
-            if all(o.matches(v) for o in chain.match.terms if o.field == t.field):
-                vals[t.field] = v
-                break
-        else:
-            raise SfclabError(f"chain {chain.name!r}: its classifier cannot match any packet "
-                              f"({chain.match})")
+def class_regions(chain: Chain, chains: Iterable[Chain] | None = None, *,
+                  parsed: Iterable[str] | None = None, limit: int = 64) -> list[Region]:
+    """The regions of *chain*'s class (at most *limit*), simplest first.
+
+    *chains*: the chain set *chain* is installed with (earlier chains take their
+    packets first); *parsed*: the headers the program parses (``Composition.headers``;
+    by default those the classifiers test, IPv4, TCP and UDP).  Raises
+    :class:`ClassUnreachable` when the class is empty."""
+    before = _earlier(chain, chains)
+    if parsed is None:
+        named = {header_of(t.field) for c in (*before, chain)
+                 for t in (c.match.terms if c.match else ())}
+        parsed = parse_closure(named | {"ipv4", "tcp", "udp"})
+    found = []
+    for r in regions(chain.match, [c.match for c in before], parsed=parsed):
+        found.append(r)
+        if len(found) >= limit:
+            break
+    if not found:
+        ws = shadowed([*before, chain], parsed=parsed)
+        w = ws[-1] if ws and f"chain {chain.name!r}" in ws[-1].message else None
+        raise ClassUnreachable(
+            w.message if w else f"chain {chain.name!r} gets no packets: its classifier "
+            f"({chain.match}) matches no packet the program parses",
+            hint=w.hint if w else "check the classifier's fields and values")
+    return found
+
+
+#: Values of free fields: what the NF library's example entries expect (the addresses
+#: and transport source ports get a random low part, see :func:`_default`).
+_DEFAULTS = {"eth.dst": 2, "eth.src": 0x0A0000000001, "eth.type": _OPAQUE_ETHERTYPE,
+             "vlan.vid": 1, "vlan.pcp": 0, "ipv4.proto": _OPAQUE_PROTO, "ipv4.dscp": 0,
+             "ipv4.ttl": 64, "ipv6.src": 0x20010DB8 << 96 | 1, "ipv6.dst": 0x20010DB8 << 96 | 2,
+             "ipv6.next_hdr": _NO_NEXT_HEADER, "tcp.flags": 0x02, "udp.dport": 53,
+             "vxlan.vni": 1, "std.ingress_port": DEFAULT_PORT}
+
+
+def _default(field: str, rng: random.Random) -> int:
+    """The value a free field takes when nothing else asks for one."""
+    if field in _DEFAULTS:
+        return _DEFAULTS[field]
+    if field == "ipv4.src":
+        return 0xC0A80100 | rng.randint(2, 250)
+    if field == "ipv4.dst":
+        return 0x0A000100 | rng.randint(2, 250)
+    return rng.randint(1024, 65535)               # transport ports
+
+
+def _domain(region: Region, field: str) -> ValueSet:
+    dom = region.domain(field)
+    if field == "std.ingress_port":
+        kept = dom - ValueSet.of_values(dom.width, AVOID_PORTS)
+        return kept or dom
+    return dom
+
+
+def _values(region: Region, rng: random.Random, dictionary: Mapping[str, Sequence[int]] | None,
+            explore: bool) -> dict[str, int]:
+    vals = {}
+    for f in region.fields():
+        dom = _domain(region, f)
+        want = _default(f, rng)
+        if explore:
+            roll, opts = rng.random(), (dictionary or {}).get(f)
+            if opts and roll < 0.5:
+                want = rng.choice(list(opts))
+            elif roll < 0.75 and f != "std.ingress_port":    # ports: those that matter only
+                want = dom.sample(rng)
+        vals[f] = dom.nearest(want)
     return vals
 
 
-def _build(vals: dict[str, int], rng: random.Random, payload: bytes):
+def candidates(chain: Chain, chains: Iterable[Chain] | None = None, *, seed: int = 0,
+               parsed: Iterable[str] | None = None,
+               dictionary: Mapping[str, Sequence[int]] | None = None,
+               payload: bytes = b"sfclab") -> Iterator[ClassPacket]:
+    """An endless stream of packets of *chain*'s class, going round every region; the
+    first of each region has the default values, the others draw free fields from
+    *dictionary* (field -> interesting values), at random or keep the defaults (the
+    ingress port changes only to a value of the dictionary or of the class)."""
+    rs = class_regions(chain, chains, parsed=parsed)
+    rng = random.Random(f"{chain.name}/{seed}/explore")
+    k = 0
+    while True:
+        i = k % len(rs)
+        vals = _values(rs[i], rng, dictionary, explore=k >= len(rs))
+        yield _packet(chain, rs[i], vals, payload, i)
+        k += 1
+
+
+def packets_for(chain: Chain, n: int = 1, *, seed: int = 0, chains: Iterable[Chain] | None = None,
+                payload: bytes = b"sfclab", parsed: Iterable[str] | None = None
+                ) -> list[ClassPacket]:
+    """*n* packets of *chain*'s class (scapy), each with the port it arrives on: the
+    simplest header stack the class has, free fields as the NF examples expect.
+
+    With *chains* (the chain set *chain* is installed with), packets are in the
+    class as the switch sees it: no chain written earlier takes them
+    (:class:`ClassUnreachable` when every packet is taken)."""
+    region = class_regions(chain, chains, parsed=parsed, limit=1)[0]
+    rng = random.Random(f"{chain.name}/{seed}")
+    return [_packet(chain, region, _values(region, rng, None, explore=False), payload, 0)
+            for _ in range(n)]
+
+
+def _packet(chain: Chain, region: Region, vals: dict[str, int], payload: bytes,
+            index: int) -> ClassPacket:
+    port = vals.pop("std.ingress_port", DEFAULT_PORT)
+    return ClassPacket(chain.name, port, build_packet(region.headers, vals, payload), index)
+
+
+def _mac(v: int) -> str:
+    return ":".join(f"{b:02x}" for b in v.to_bytes(6, "big"))
+
+
+_ETHERTYPES = {"vlan": 0x8100, "mpls": 0x8847, "ipv4": 0x0800, "ipv6": 0x86DD}
+
+
+def build_packet(headers: Sequence[str], vals: Mapping[str, int], payload: bytes = b"sfclab"):
+    """A scapy packet with Ethernet and *headers* (in parse order, as a
+    :class:`~sfclab.ir.solve.Region` lists them), fields from *vals*.
+
+    >>> p = build_packet(("vlan", "ipv4", "udp"), {"vlan.vid": 4000, "ipv4.dst": 0x0A000001,
+    ...                  "udp.dport": 53})
+    >>> p["Dot1Q"].vlan, p["IP"].dst, p["UDP"].dport, p["Ether"].type
+    (4000, '10.0.0.1', 53, 33024)
+    """
+    from scapy.contrib.mpls import MPLS
     from scapy.layers.inet import ICMP, IP, TCP, UDP
     from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Dot1Q, Ether
     from scapy.layers.vxlan import VXLAN
 
-    def mac(v: int) -> str:
-        return ":".join(f"{b:02x}" for b in v.to_bytes(6, "big"))
+    rng = random.Random(0)
 
-    eth = Ether(dst=mac(vals.get("eth.dst", 2)), src=mac(vals.get("eth.src", 0x0A0000000001)))
-    pkt = eth
-    if "vlan.vid" in vals or "vlan.pcp" in vals:
-        pkt = pkt / Dot1Q(vlan=vals.get("vlan.vid", 1), prio=vals.get("vlan.pcp", 0))
-    if any(f.startswith("ipv6.") for f in vals):
-        import ipaddress
+    def v(field: str) -> int:
+        return vals[field] if field in vals else _default(field, rng)
 
-        l3 = IPv6(src=str(ipaddress.IPv6Address(vals.get("ipv6.src", 0x20010DB8 << 96 | 1))),
-                  dst=str(ipaddress.IPv6Address(vals.get("ipv6.dst", 0x20010DB8 << 96 | 2))))
-        proto_field = "nh"
-    else:
-        import ipaddress
+    after = list(headers[1:]) + [None]
 
-        l3 = IP(src=str(ipaddress.IPv4Address(vals.get("ipv4.src", 0xC0A80100 | rng.randint(2, 250)))),
-                dst=str(ipaddress.IPv4Address(vals.get("ipv4.dst", 0x0A000100 | rng.randint(2, 250)))),
-                ttl=vals.get("ipv4.ttl", 64), tos=vals.get("ipv4.dscp", 0) << 2)
-        proto_field = "proto"
-    if "eth.type" in vals and vals["eth.type"] not in (0x0800, 0x86DD, 0x8100):
-        eth.type = vals["eth.type"]
-        return pkt / payload
-    proto = vals.get("ipv4.proto", vals.get("ipv6.next_hdr"))
-    if proto is None:
-        proto = 17 if any(f.startswith(("udp.", "vxlan.")) for f in vals) else 6
-    if proto == 6:
-        l4 = TCP(sport=vals.get("tcp.sport", rng.randint(1024, 65535)),
-                 dport=vals.get("tcp.dport", rng.randint(1024, 65535)),
-                 flags=vals.get("tcp.flags", 0x02))
-    elif proto == 17:
-        l4 = UDP(sport=vals.get("udp.sport", rng.randint(1024, 65535)),
-                 dport=vals.get("udp.dport", 4789 if "vxlan.vni" in vals else 53))
-        if "vxlan.vni" in vals:
-            l4 = l4 / VXLAN(vni=vals["vxlan.vni"]) / Ether(dst=mac(2)) / IP(dst="10.0.1.9")
-    elif proto == 1:
-        l4 = ICMP()
-    else:
-        setattr(l3, proto_field, proto)
-        return pkt / l3 / payload
-    return pkt / l3 / l4 / payload
+    def next_type(i: int) -> int:
+        return _ETHERTYPES.get(after[i], _OPAQUE_ETHERTYPE)
+
+    first = headers[0] if headers else None
+    pkt = Ether(dst=_mac(v("eth.dst")), src=_mac(v("eth.src")),
+                type=_ETHERTYPES[first] if first in _ETHERTYPES else v("eth.type"))
+    for i, h in enumerate(headers):
+        if h == "vlan":
+            pkt = pkt / Dot1Q(vlan=v("vlan.vid"), prio=v("vlan.pcp"), type=next_type(i))
+        elif h == "mpls":
+            pkt = pkt / MPLS(label=16, s=1, ttl=64)
+        elif h == "ipv4":
+            pkt = pkt / IP(src=str(ipaddress.IPv4Address(v("ipv4.src"))),
+                           dst=str(ipaddress.IPv4Address(v("ipv4.dst"))), ttl=v("ipv4.ttl"),
+                           tos=v("ipv4.dscp") << 2, proto=_proto(after[i], v("ipv4.proto")))
+        elif h == "ipv6":
+            pkt = pkt / IPv6(src=str(ipaddress.IPv6Address(v("ipv6.src"))),
+                             dst=str(ipaddress.IPv6Address(v("ipv6.dst"))),
+                             nh=_proto(after[i], v("ipv6.next_hdr")))
+        elif h == "tcp":
+            pkt = pkt / TCP(sport=v("tcp.sport"), dport=v("tcp.dport"), flags=v("tcp.flags"))
+        elif h == "udp":
+            pkt = pkt / UDP(sport=v("udp.sport"),
+                            dport=4789 if after[i] == "vxlan" else v("udp.dport"))
+        elif h == "icmp":
+            pkt = pkt / ICMP()
+        elif h == "vxlan":
+            pkt = pkt / VXLAN(vni=v("vxlan.vni")) / Ether(dst=_mac(2)) / IP(dst="10.0.1.9")
+    return pkt / payload
+
+
+def _proto(nxt: str | None, value: int) -> int:
+    return {"tcp": 6, "udp": 17, "icmp": 1}.get(nxt or "", value)
 
 
 def field_values(pkt, port: int) -> dict[str, int]:
     """The classifier fields (``ipv4.dst`` …) a scapy packet has, as ints."""
-    import ipaddress
-
     from scapy.layers.inet import IP, TCP, UDP
     from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Dot1Q, Ether
@@ -154,33 +278,3 @@ def field_values(pkt, port: int) -> dict[str, int]:
         out["vxlan.vni"] = pkt[VXLAN].vni
     return out
 
-
-def packets_for(chain: Chain, n: int = 1, *, seed: int = 0, chains=None,
-                payload: bytes = b"sfclab") -> list[ClassPacket]:
-    """*n* packets of *chain*'s class (scapy), each with the port it arrives on.
-
-    With *chains* (the chain set *chain* is installed with), packets that an
-    earlier chain's classifier also matches are drawn again: they would not
-    reach *chain* on the switch."""
-    rng = random.Random(f"{chain.name}/{seed}")
-    ahead = []
-    if chains is not None:
-        for c in chains:
-            if c.name == chain.name:
-                break
-            ahead.append(c)
-    out = []
-    for _ in range(n):
-        for _attempt in range(200):
-            vals = _values(chain, rng)
-            port = vals.pop("std.ingress_port", DEFAULT_PORT)
-            pkt = _build(vals, rng, payload)
-            got = field_values(pkt, port)
-            if not any(c.match is None or c.match.matches(got) for c in ahead):
-                break
-        else:
-            raise SfclabError(f"chain {chain.name!r}: every packet of its class is taken by an "
-                              f"earlier chain ({', '.join(c.name for c in ahead)})",
-                              hint="reorder the chains, or narrow the earlier classifiers")
-        out.append(ClassPacket(chain.name, port, pkt))
-    return out

@@ -3,25 +3,29 @@
 :func:`diff_targets` pushes one generated program to two targets, sends the
 same packets of every class to both, and compares each packet's traces
 (:func:`~sfclab.targets.trace.diff_traces`: egress port or drop, output bytes,
-NF sequence, passes, tables applied).  The report names the first packet that
-diverges and shows both traces.  It is how sfclab's embedded model is held to
-BMv2: ``sfclab diff-targets CHAINS`` (the model against a ``simple_switch_grpc``
-sfclab starts) on a machine with BMv2 and p4c.
+NF sequence, passes, tables applied).  The packets of a class cover every
+service path the embedded model finds for it (:mod:`sfclab.targets.coverage`),
+so both targets run every branch outcome; the report says which paths were
+covered, names the first packet that diverges and shows both traces.  It is how
+sfclab's embedded model is held to BMv2: ``sfclab diff-targets CHAINS`` (the model
+against a ``simple_switch_grpc`` sfclab starts) on a machine with BMv2 and p4c.
 
 >>> import sfclab
 >>> from sfclab.codegen import generate
 >>> report = diff_targets(generate(sfclab.compile("chain a: l2fwd")), "model", "model", packets=2)
 >>> report.same, report.compared
 (True, 2)
+>>> print(report.coverage_text())
+service paths covered: 1 of 1
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..codegen import Generated
-from ..runtime.traffic import packets_for
+from ..codegen import Generated, generate
 from .connect import open_target
+from .coverage import ClassTraffic, all_class_traffic
 from .trace import diff_traces
 
 __all__ = ["DiffReport", "diff_targets"]
@@ -35,40 +39,53 @@ class DiffReport:
     b: str
     compared: int = 0
     divergences: list[tuple[str, int, list[str], str, str]] = field(default_factory=list)
+    #: Per chain: its packets and the service paths they cover (on the embedded model).
+    coverage: dict[str, ClassTraffic] = field(default_factory=dict)
 
     @property
     def same(self) -> bool:
         return not self.divergences
 
+    def coverage_text(self) -> str:
+        """How many service paths the packets covered, and a line per missed path."""
+        paths = sum(len(t.paths) for t in self.coverage.values())
+        covered = sum(len(t.covered) for t in self.coverage.values())
+        lines = [f"service paths covered: {covered} of {paths}"]
+        lines += [line for t in self.coverage.values() for line in t.missed_lines()]
+        return "\n".join(lines)
+
     def text(self) -> str:
         head = f"{self.compared} packets on {self.a} and {self.b}: "
         if self.same:
-            return head + "every packet ran the same way (outcome, bytes, NFs, passes, tables)"
+            return "\n".join([head + "every packet ran the same way (outcome, bytes, NFs, "
+                              "passes, tables)", self.coverage_text()])
         chain, k, what, ta, tb = self.divergences[0]
         lines = [head + f"{len(self.divergences)} diverge; the first is packet {k} of {chain}:"]
         lines += [f"  {w}" for w in what]
-        lines += [f"--- {self.a}:", ta, f"--- {self.b}:", tb]
+        lines += [f"--- {self.a}:", ta, f"--- {self.b}:", tb, self.coverage_text()]
         return "\n".join(lines)
 
 
 def diff_targets(gen: Generated, a="model", b="model", *, packets: int = 4,
                  seed: int = 0) -> DiffReport:
     """Push *gen* to targets *a* and *b* (URLs or target objects), send *packets* of every
-    class to both, and compare them packet by packet."""
+    class to both (covering its service paths), and compare them packet by packet."""
+    v1 = gen if gen.arch == "v1model" else generate(
+        gen.composition.compiled, arch="v1model", options=gen.composition.options)
+    coverage = all_class_traffic(v1, packets, seed=seed)
     ta = open_target(a) if isinstance(a, (str, type(None))) else a
     tb = open_target(b) if isinstance(b, (str, type(None))) else b
-    report = DiffReport(repr(ta), repr(tb))
+    report = DiffReport(repr(ta), repr(tb), coverage=coverage)
     try:
         ta.push(gen)
         tb.push(gen)
-        chains = gen.composition.compiled.chains
-        for chain in chains:
-            for k, cp in enumerate(packets_for(chain, packets, seed=seed, chains=chains)):
+        for name, plan in coverage.items():
+            for k, cp in enumerate(plan.packets):
                 ra, rb = ta.send(cp.port, cp.packet), tb.send(cp.port, cp.packet)
                 report.compared += 1
                 what = diff_traces(ra.trace, rb.trace)
                 if what:
-                    report.divergences.append((chain.name, k, what, ra.trace.text(),
+                    report.divergences.append((name, k, what, ra.trace.text(),
                                                rb.trace.text()))
     finally:
         for t, given in ((ta, a), (tb, b)):

@@ -298,17 +298,19 @@ def test_push_send_traces_and_tables(lab, page, artifacts: Path) -> None:
     select.wait_for(timeout=UI)
     options = [o.replace("\xa0", " ").strip()  # Select shows spaces as &nbsp;
                for o in select.locator("option").all_inner_texts()]
-    assert options == [f"#{i} web web/0 → port 1" for i in range(1, 6)]
+    # the class's packets cover both paths: allowed (web/0) and denied (web/1)
+    assert options == [f"#{i} web web/0 → port 1" if i % 2 else f"#{i} web web/1 → drop"
+                       for i in range(1, 6)]
     details = out.locator(".widget-html pre")
     details.filter(has_text="packet 5 [web]").wait_for()
     assert select.evaluate("s => s.selectedIndex") == 4
 
     # select another packet: its details, its path on the graph
-    select.select_option(index=1)
-    details.filter(has_text="packet 2 [web]").wait_for()
-    assert select.evaluate("s => s.selectedIndex") == 1
+    select.select_option(index=2)
+    details.filter(has_text="packet 3 [web]").wait_for()
+    assert select.evaluate("s => s.selectedIndex") == 2
     text = details.inner_text()
-    assert text.startswith("packet 2 [web]: in on port 1, 1 pass(es), "
+    assert text.startswith("packet 3 [web]: in on port 1, 1 pass(es), "
                            "NFs firewall -> nat -> lb -> l3fwd, port 1  [web/0]"), text
     for line in ("pass 0: NF firewall", "pass 0: NF nat", "pass 0: NF lb", "pass 0: NF l3fwd",
                  "table SfcIngress.rewinder: hit", "pass 0: out on port 1"):
@@ -343,7 +345,8 @@ def test_push_send_traces_and_tables(lab, page, artifacts: Path) -> None:
                                                          .all_inner_texts())}
     assert rows["SfcIngress.rewinder"][-1].strip() == "5", rows
     assert rows["SfcIngress.initializer"][-1].strip() == "5", rows
-    assert rows["SfcIngress.slot0_firewall.acl"][-1].strip() == "0", rows
+    # the two denied packets (web/1) hit the ACL's deny entry
+    assert rows["SfcIngress.slot0_firewall.acl"][-1].strip() == "2", rows
     output(page, 4).screenshot(path=str(artifacts / "views-6-tables.png"))
     no_widget_errors(page)
     _to_docs(artifacts / "views-5-traces.png", "traces.png")

@@ -43,14 +43,16 @@ def test_push_send_trace(ip, sfc, capsys):
     assert "pushed the program and" in capsys.readouterr().out
     view = ip.run_line_magic("sfc", "send web 3")
     assert isinstance(view, TraceView) and len(view.traces) == 3
-    assert all(t.path == "web/0" for t in view.traces)
+    # the class's packets cover both paths: allowed (web/0) and denied (web/1)
+    assert [t.path for t in view.traces] == ["web/0", "web/1", "web/0"]
     text = view.text()
     assert "NF firewall" in text and "SfcIngress.rewinder: hit" in text and "port 1" in text
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
     view.show(1)                                   # selecting a packet highlights its path
     classes = {n.data["id"]: n.classes for n in view.graph.graph.nodes}
-    assert classes["firewall"] == "sfc-visited" and classes["drop"] == "sfc-idle"
+    assert classes["firewall"] == "sfc-visited" and classes["drop"] == "sfc-visited"
+    assert classes["nat"] == "sfc-idle"            # web/1: denied, dropped after the firewall
     again = ip.run_line_magic("sfc", "trace 2")
     assert [t.trace.packet_id for t in again.traces] == [t.trace.packet_id for t in view.traces[1:]]
 

@@ -53,3 +53,25 @@ def test_cli(capsys):
     assert "cannot read the target" in capsys.readouterr().err
     assert main(["diff-targets", str(WEB), "--bind", "p1"]) == 1
     assert "NAME=NUMBER" in capsys.readouterr().err
+
+
+def test_both_targets_run_every_path_of_every_class(capsys):
+    """The packets compared cover each class's paths: web/1 (the firewall's deny) too."""
+    branches = Path(__file__).resolve().parents[1] / "fixtures" / "traffic" / "branches.sfc"
+    report = diff_targets(generate(sfclab.compile(branches.read_text())), packets=2)
+    assert report.same
+    for name, plan in report.coverage.items():
+        assert set(plan.expected) == set(plan.paths), (name, plan.text())
+    assert "service paths covered: 8 of 8" in report.text()
+    assert main(["diff-targets", str(WEB), "--packets", "2", "--b", "model"]) == 0
+    assert "service paths covered: 3 of 3" in capsys.readouterr().out
+
+
+def test_a_chain_no_packet_reaches_is_reported_not_fatal():
+    report = diff_targets(generate(sfclab.compile("chain all: l2fwd\n"
+                                                  "chain web match tcp.dport == 80: l3fwd")),
+                          packets=2)
+    assert report.same and report.compared == 2
+    text = report.coverage_text()
+    assert text.startswith("service paths covered: 1 of 2\n")
+    assert text.count("chain 'web' gets no packets: chain 'all', written before it") == 1
