@@ -110,7 +110,7 @@ class BatchTracker:
     def __init__(self, names: NameMap, packets: Sequence[tuple[int, bytes]], *,
                  reaches: Callable[[int], bool], device_id: int = 0, cpu_port: int = 255,
                  settle: float = 0.005, lost_after: float = 3.0,
-                 window: Window | None = None) -> None:
+                 window: Window | None = None, first_pid: int = 0) -> None:
         self.packets = [_Packet(int(p), bytes(f)) for p, f in packets]
         self.builder = TraceBuilder(names, device_id=device_id)
         self.device_id, self.cpu_port = device_id, cpu_port
@@ -118,6 +118,8 @@ class BatchTracker:
         self.settle, self.lost_after = settle, lost_after
         self.window = window or Window()
         self._base: int | None = None               # BMv2's number for packet 0
+        #: BMv2's numbers below this are earlier batches' packets
+        self.first_pid = first_pid
         #: PACKET_INs on another port than the packet with that number was sent to
         self.mismatches = 0
         self._announced: dict[int, collections.deque] = collections.defaultdict(
@@ -165,7 +167,7 @@ class BatchTracker:
         ``PACKET_IN`` was lost keeps its place)."""
         if self._base is None:
             if ev.type != PACKET_IN or self.packets[0].sent_at < 0 \
-                    or ev.fields[0] != self.packets[0].port:
+                    or ev.fields[0] != self.packets[0].port or ev.packet_id < self.first_pid:
                 return None
             self._base = ev.packet_id
         k = ev.packet_id - self._base
@@ -243,6 +245,11 @@ class BatchTracker:
                 and now - self.last_activity >= self.settle_time)
 
     # -- results -----------------------------------------------------------------------------
+    @property
+    def next_pid(self) -> int:
+        """BMv2's number for the packet after this batch (or ``first_pid``)."""
+        return self.first_pid if self._base is None else self._base + len(self.packets)
+
     def results(self, first_id: int = 0) -> list[PacketResult]:
         """One result per packet, in the order sent: outputs and the trace from its events
         (its outputs only, saying why, when none came)."""

@@ -241,7 +241,9 @@ class TraceBuilder:
         self._apply(st, ev)
 
     def _check(self, st: _State, ev: RawEvent) -> None:
-        """Count the paired steps and check that each table's action follows it."""
+        """Count the paired steps and check that each table's action follows it (BMv2
+        logs a table's hit or miss, then the action it runs; p4c turns a direct action
+        call into a table of its own)."""
         t = ev.type
         if t == PARSER_START and st.parsed:
             pass_no = st.pass_no + 1
@@ -251,6 +253,8 @@ class TraceBuilder:
         st.counts[k] = st.counts.get(k, 0) + 1
         if st.awaiting_action and t != ACTION_EXECUTE:
             st.broken.append(f"the action of a table applied in pass {pass_no} is missing")
+        elif t == ACTION_EXECUTE and not st.awaiting_action:
+            st.broken.append(f"pass {pass_no}: an action came without its table")
         st.awaiting_action = t in (TABLE_HIT, TABLE_MISS)
         st.last_type = t
 

@@ -63,6 +63,7 @@ class Bmv2Switch:
         self.results: list[PacketResult] = []
         #: How many packets may be inside the switch (see :mod:`.bmv2_batch`).
         self.window = Window()
+        self._first_pid = 0
         self.build: Bmv2Build | None = None
         self._pending: Bmv2Build | None = None
         self._builds = itertools.count()
@@ -223,13 +224,15 @@ class Bmv2Switch:
                 self._pump(tracker, wait=0.001)
             now = time.monotonic()
             if tracker.finished(now=now, sent=sent):
+                self._first_pid = tracker.next_pid
                 return tracker.results(len(self.results))
             tracker.update(now=now)
 
     def _tracker(self, items: list[tuple[int, bytes]]) -> BatchTracker:
         return BatchTracker(self._names, items, reaches=self._ports.reaches,
                             device_id=self.bmv2.device_id, cpu_port=self.bmv2.cpu_port or -1,
-                            settle=self.settle, lost_after=self.timeout, window=self.window)
+                            settle=self.settle, lost_after=self.timeout, window=self.window,
+                            first_pid=self._first_pid)
 
     def _pump(self, tracker: BatchTracker, wait: float = 0.0) -> int:
         """Feed *tracker* what came from the switch; with *wait*, wait that long for an

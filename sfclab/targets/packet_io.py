@@ -265,6 +265,7 @@ class PcapPorts:
     def __init__(self, files: Mapping[int, str | os.PathLike]) -> None:
         self.files = {p: Path(f) for p, f in files.items()}
         self._seen = dict.fromkeys(self.files, 0)
+        self._size = dict.fromkeys(self.files, -1)
 
     def describe(self) -> str:
         return "pcap files: " + ", ".join(f"port {p} -> {f}" for p, f in self.files.items())
@@ -282,6 +283,10 @@ class PcapPorts:
 
         out = []
         for port, path in self.files.items():
+            size = path.stat().st_size if path.exists() else -1
+            if size == self._size[port]:
+                continue
+            self._size[port] = size
             frames = read_pcap(path)
             out += [(port, f) for f in frames[self._seen[port]:]]
             self._seen[port] = len(frames)
