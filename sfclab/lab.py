@@ -307,19 +307,22 @@ class Lab:
 
         if self._pushed is None:
             self.push()
+        from .targets.packet_io import send_many
+
         c = self._chains[self._chain_name(chain)]
         seed = len(self.traces) if seed is None else seed
-        out = []
-        for cp in packets_for(c, n, seed=seed, chains=self._chains):
-            out.append(self.send_packet(cp.packet, port=cp.port if port is None else port,
-                                        label=c.name))
-        return out
+        pairs = [(cp.port if port is None else port, cp.packet)
+                 for cp in packets_for(c, n, seed=seed, chains=self._chains)]
+        # in batches where the target takes them (BMv2), one by one otherwise
+        return [self._record(r, c.name) for r in send_many(self.target, pairs)]
 
     def send_packet(self, packet, *, port: int = 1, label: str = ""):
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
         if self._pushed is None:
             self.push()
-        r = self.target.send(port, packet)
+        return self._record(self.target.send(port, packet), label)
+
+    def _record(self, r, label: str):
         r.trace.label = label
         path = self.target.session.path_of(r.trace)
         self.traces.append(LabTrace(label, path, r))
