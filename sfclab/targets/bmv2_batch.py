@@ -77,6 +77,9 @@ class Window:
     size: int = 8
     max_size: int = 32
     losses: int = 0
+    #: the longest wait seen between a pipeline's end and the packet's next event (kept
+    #: from batch to batch, as the window is)
+    max_gap: float = 0.0
 
     def lost(self) -> None:
         self.losses += 1
@@ -128,8 +131,6 @@ class BatchTracker:
             collections.deque)                       # port -> frames not matched yet
         self._open: set[int] = set()                 # sent, not complete
         self.last_activity = 0.0
-        #: the longest wait seen between a pipeline's end and the packet's next event
-        self.max_gap = 0.0
 
     # -- what happens ------------------------------------------------------------------------
     def sent(self, i: int, *, now: float) -> None:
@@ -149,7 +150,7 @@ class BatchTracker:
         p = self.packets[i]
         if self.builder.last_step(ev.packet_id) == PIPELINE_DONE:
             # how long a packet waits between its pipelines: what settle must exceed
-            self.max_gap = max(self.max_gap, now - p.last_at)
+            self.window.max_gap = max(self.window.max_gap, now - p.last_at)
         self.builder.feed(ev)
         p.last_at = self.last_activity = now
         if ev.type == PACKET_OUT:
@@ -226,7 +227,7 @@ class BatchTracker:
     def settle_time(self) -> float:
         """``settle``, or three times the longest wait seen between pipelines if longer
         (at most a second)."""
-        return min(max(self.settle, 3 * self.max_gap), 1.0)
+        return min(max(self.settle, 3 * self.window.max_gap), 1.0)
 
     @property
     def in_flight(self) -> int:

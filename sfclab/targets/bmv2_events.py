@@ -487,6 +487,10 @@ class EventSubscriber:
                 raise TargetError(f"reading BMv2 events from {self.address}: {e}") from None
             return None
 
+    def fileno(self) -> int | None:
+        """A descriptor that is readable when a message waits (pynng), else None."""
+        return getattr(self._sock, "recv_fd", None) if self.backend == "pynng" else None
+
     def poll(self) -> list[bytes]:
         """Every message waiting, without blocking."""
         out = []

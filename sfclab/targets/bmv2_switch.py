@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import select
 import tempfile
 import time
 from collections.abc import Iterable
@@ -221,7 +222,7 @@ class Bmv2Switch:
                 tracker.sent(sent, now=now)
                 sent += 1
             if not self._pump(tracker):
-                self._pump(tracker, wait=0.001)
+                self._wait(tracker)
             now = time.monotonic()
             if tracker.finished(now=now, sent=sent):
                 self._first_pid = tracker.next_pid
@@ -234,13 +235,19 @@ class Bmv2Switch:
                             settle=self.settle, lost_after=self.timeout, window=self.window,
                             first_pid=self._first_pid)
 
-    def _pump(self, tracker: BatchTracker, wait: float = 0.0) -> int:
-        """Feed *tracker* what came from the switch; with *wait*, wait that long for an
-        event first.  Returns how many messages came."""
+    def _wait(self, tracker: BatchTracker) -> None:
+        """Sleep until the event or packet socket has something (at most a few ms, so
+        that settled drops and CPU packets, which come over gRPC, are seen)."""
+        fds = [f for f in (self._events.fileno(), self._ports.fileno()) if f is not None]
+        wait = min(0.002 if tracker.in_flight else 0.005, tracker.settle_time)
+        if fds:
+            select.select(fds, [], [], wait)
+        else:
+            time.sleep(wait)
+
+    def _pump(self, tracker: BatchTracker) -> int:
+        """Feed *tracker* what came from the switch; returns how many messages came."""
         msgs = self._events.poll()
-        if not msgs and wait:
-            m = self._events.recv(wait)
-            msgs = [m] if m is not None else []
         now = time.monotonic()
         for m in msgs:
             tracker.event(m, now=now)

@@ -85,6 +85,8 @@ class PacketPorts(Protocol):
 
     def reaches(self, port: int) -> bool: ...
 
+    def fileno(self) -> int | None: ...
+
     def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
         ...
 
@@ -129,6 +131,10 @@ class NanomsgPorts:
 
     def reaches(self, port: int) -> bool:
         return True                  # BMv2 sends every port's packets on this socket
+
+    def fileno(self) -> int | None:
+        """Readable when a message waits."""
+        return self._sock.recv_fd
 
     def send(self, port: int, frame: bytes) -> None:
         """Send a packet; blocks while the switch's input buffer is full (back-pressure)."""
@@ -226,6 +232,9 @@ class VethPorts:
     def reaches(self, port: int) -> bool:
         return port in self._socks
 
+    def fileno(self) -> int | None:
+        return None                  # several sockets: poll() them
+
     def poll(self) -> list[tuple[int, bytes]]:
         out: list[tuple[int, bytes]] = []
         while got := self._recv(0.0):
@@ -272,6 +281,9 @@ class PcapPorts:
 
     def reaches(self, port: int) -> bool:
         return port in self.files
+
+    def fileno(self) -> int | None:
+        return None
 
     def send(self, port: int, frame: bytes) -> None:
         raise TargetError("a switch with pcap-file ports reads its input files once, when it "
