@@ -16,13 +16,13 @@ So sfclab keeps at most ``window`` packets inside the switch: the next is sent w
 one is **complete** — its ``PACKET_OUT`` events came and the frames they announce
 arrived (the k-th ``PACKET_OUT`` on a port is the k-th frame out of it), or its
 last event ends a pipeline and nothing followed for ``settle`` seconds, or three
-times the longest wait between two pipelines seen so far (a drop: BMv2 logs
-none).  Packets are matched to BMv2's packet ids by order: BMv2 numbers the
-packets it receives one after the other, so packet k of a batch is the first
-one's number plus k.  A complete packet whose
+times the longest wait between two pipelines seen lately (a drop: BMv2 logs
+none; the waits of the last 64 packets count).  Packets are matched to BMv2's
+packet ids by order: BMv2 numbers the packets it receives one after the other, so
+packet k of a batch is the first one's number plus k.  A complete packet whose
 events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
 (down to 1, one packet at a time); whole ones grow it again by one each, up to
-``max_window``.
+:attr:`Window.max_size`.
 
 >>> from sfclab.targets.bmv2_events import pack_message as m, PACKET_IN, PACKET_OUT, \\
 ...     PARSER_START, PARSER_DONE, PIPELINE_START, PIPELINE_DONE, NameMap
@@ -77,9 +77,14 @@ class Window:
     size: int = 8
     max_size: int = 32
     losses: int = 0
-    #: the longest wait seen between a pipeline's end and the packet's next event (kept
+    #: the last waits seen between a pipeline's end and the packet's next event (kept
     #: from batch to batch, as the window is)
-    max_gap: float = 0.0
+    gaps: collections.deque = field(default_factory=lambda: collections.deque(maxlen=64))
+
+    @property
+    def max_gap(self) -> float:
+        """The longest of the last 64 waits between pipelines."""
+        return max(self.gaps, default=0.0)
 
     def lost(self) -> None:
         self.losses += 1
@@ -150,7 +155,7 @@ class BatchTracker:
         p = self.packets[i]
         if self.builder.last_step(ev.packet_id) == PIPELINE_DONE:
             # how long a packet waits between its pipelines: what settle must exceed
-            self.window.max_gap = max(self.window.max_gap, now - p.last_at)
+            self.window.gaps.append(now - p.last_at)
         self.builder.feed(ev)
         p.last_at = self.last_activity = now
         if ev.type == PACKET_OUT:
@@ -225,9 +230,9 @@ class BatchTracker:
 
     @property
     def settle_time(self) -> float:
-        """``settle``, or three times the longest wait seen between pipelines if longer
-        (at most a second)."""
-        return min(max(self.settle, 3 * self.window.max_gap), 1.0)
+        """``settle``, or three times the longest of the last 64 waits seen between
+        pipelines if longer (at most 0.2 s)."""
+        return min(max(self.settle, 3 * self.window.max_gap), 0.2)
 
     @property
     def in_flight(self) -> int:

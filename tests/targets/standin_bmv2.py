@@ -80,8 +80,8 @@ HERE = Path(__file__).resolve().parent
 #: The key of the JSON document holding the P4 program's text.
 STANDIN_KEY = "sfclab_standin_p4"
 COMPILER_NAME = "sfclab stand-in for p4c-bm2-ss"
-P4C_VERSION = "1.2.4.2 (sfclab stand-in)"
-SWITCH_VERSION = "1.15.0 (sfclab stand-in)"
+P4C_VERSION = "1.2.5.16 (sfclab stand-in)"
+SWITCH_VERSION = "1.15.5 (sfclab stand-in)"
 
 # BMv2's packet-in device manager: message types, and packed header int type, port, more.
 (PORT_ADD, PORT_REMOVE, PORT_SET_STATUS, PACKET_IN, PACKET_OUT, INFO_REQ,

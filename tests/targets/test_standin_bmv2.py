@@ -31,7 +31,7 @@ from standin_bmv2 import (
 import sfclab
 from sfclab.codegen import generate
 from sfclab.codegen import Generated
-from sfclab.codegen.p4c import run_p4c
+from sfclab.codegen.p4c import compiler_p4info, run_p4c
 from sfclab.codegen.p4info import build_p4info, p4info_from_text
 from sfclab.errors import TargetError
 from sfclab.p4 import parse_p4
@@ -169,8 +169,12 @@ def test_p4c_writes_bmv2_json_and_sfclabs_p4info(standins, tmp_path):
     assert not names.synthetic_tables
     assert ("action", 0) in names.names and "SfcIngress.slot1_l3fwd.route" in names.names.values()
     assert "ethernet" in names.names.values() and "mpls[0]" in names.names.values()
-    info = p4info_from_text(build.p4info_path.read_text())
-    assert info == build_p4info(gen.program.program)
+    # as p4c 1.2.5 writes it: the protobuf text-format header comments, then the message
+    text = build.p4info_path.read_text()
+    assert text.startswith("# proto-file: p4/config/v1/p4info.proto\n"
+                           "# proto-message: p4.config.v1.P4Info\n\npkg_info {")
+    info = p4info_from_text(text)
+    assert info == build_p4info(gen.program.program) == compiler_p4info(build.p4info_path)
     # the ids depend on the program only ("program" is the file's path, as in p4c's JSON)
     again = json.loads(compile_v1model(gen, tmp_path / "again").device_config())
     assert again.pop("program") != doc.pop("program") and again == doc
