@@ -346,9 +346,11 @@ class Lab:
         loop counts); returns the results as a :class:`SendResult` (their traces are
         added to :attr:`traces`)."""
         from .targets.coverage import class_traffic
+        from .targets.packet_io import send_many
 
         if self._pushed is None:
             self.push()
+
         name = self._chain_name(chain)
         gen = self._pushed if self._pushed.arch == "v1model" else self.generated("v1model")
         if name not in gen.composition.compiled.chains:
@@ -357,9 +359,10 @@ class Lab:
         seed = len(self.traces) if seed is None else seed
         plan = class_traffic(gen, name, n, seed=seed, oracle=self._oracle_for(gen))
         out = SendResult(name, plan)
-        for cp in plan.packets:
-            out.append(self.send_packet(cp.packet, port=cp.port if port is None else port,
-                                        label=name))
+        pairs = [(cp.port if port is None else port, cp.packet) for cp in plan.packets]
+        # in batches where the target takes them (BMv2), one by one otherwise
+        for r in send_many(self.target, pairs):
+            out.append(self._record(r, name))
             out.took.append(self.traces[-1].path)
         return out
 
@@ -380,7 +383,9 @@ class Lab:
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
         if self._pushed is None:
             self.push()
-        r = self.target.send(port, packet)
+        return self._record(self.target.send(port, packet), label)
+
+    def _record(self, r, label: str):
         r.trace.label = label
         path = self.target.session.path_of(r.trace)
         self.traces.append(LabTrace(label, path, r))

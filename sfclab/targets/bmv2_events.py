@@ -179,6 +179,11 @@ class NameMap:
         return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
 
 
+#: The steps every pass of a packet logs in pairs (``simple_switch``'s ingress and egress
+#: threads): a pair left open, or closed without being opened, means events were lost.
+_PAIRS = ((PARSER_START, PARSER_DONE), (DEPARSER_START, DEPARSER_DONE))
+
+
 @dataclass(slots=True)
 class _State:
     trace: PacketTrace
@@ -186,6 +191,12 @@ class _State:
     parsed: bool = False        # a parser ran in this pass
     egress: bool = False        # the packet went through egress in this pass
     outs: list[int] = field(default_factory=list)
+    #: (pass, message type) -> how many; for :meth:`TraceBuilder.gaps`
+    counts: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: a table was applied and its action is not logged yet
+    awaiting_action: bool = False
+    broken: list[str] = field(default_factory=list)
+    last_type: int = -1
 
 
 class TraceBuilder:
@@ -226,7 +237,58 @@ class TraceBuilder:
             if ev.type != PACKET_IN:
                 self._add(st, "note", value="the packet arrived before events were read: "
                           "its first steps are missing")
+        self._check(st, ev)
         self._apply(st, ev)
+
+    def _check(self, st: _State, ev: RawEvent) -> None:
+        """Count the paired steps and check that each table's action follows it (BMv2
+        logs a table's hit or miss, then the action it runs; p4c turns a direct action
+        call into a table of its own)."""
+        t = ev.type
+        if t == PARSER_START and st.parsed:
+            pass_no = st.pass_no + 1
+        else:
+            pass_no = st.pass_no
+        k = (pass_no, t if t not in (PIPELINE_START, PIPELINE_DONE) else (t, ev.fields[0]))
+        st.counts[k] = st.counts.get(k, 0) + 1
+        if st.awaiting_action and t != ACTION_EXECUTE:
+            st.broken.append(f"the action of a table applied in pass {pass_no} is missing")
+        elif t == ACTION_EXECUTE and not st.awaiting_action:
+            st.broken.append(f"pass {pass_no}: an action came without its table")
+        st.awaiting_action = t in (TABLE_HIT, TABLE_MISS)
+        st.last_type = t
+
+    def last_step(self, packet_id: int, switch_id: int | None = None) -> int | None:
+        """The message type of the last event of a packet (None if none came)."""
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        return st.last_type if st is not None else None
+
+    def gaps(self, packet_id: int, switch_id: int | None = None) -> list[str]:
+        """What the events of a packet show was lost (empty when its log is whole as far as
+        its structure tells): steps BMv2 logs in pairs (parser, each pipeline, deparser)
+        with one half missing, a table without its action, a deparsed last pass without
+        its ``PACKET_OUT``."""
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        if st is None:
+            return ["no events came for it"]
+        out = list(st.broken)
+        if st.awaiting_action:
+            out.append("the action of the last table applied is missing")
+        if st.counts.get((0, PACKET_IN), 0) != 1:
+            out.append("its PACKET_IN is missing")
+        pipes = {k[1][1] for k in st.counts if isinstance(k[1], tuple)}
+        for n in range(st.pass_no + 1):
+            for a, b in _PAIRS + tuple(((PIPELINE_START, p), (PIPELINE_DONE, p)) for p in pipes):
+                ca, cb = st.counts.get((n, a), 0), st.counts.get((n, b), 0)
+                if ca != cb:
+                    name = MESSAGE_TYPES[a[0] if isinstance(a, tuple) else a][0]
+                    out.append(f"pass {n}: {ca} {name} but {cb} matching DONE")
+            if st.counts.get((n, PARSER_START), 0) != 1:
+                out.append(f"pass {n}: its PARSER_START is missing")
+        last = st.pass_no
+        if st.counts.get((last, DEPARSER_DONE), 0) and not st.outs:
+            out.append("deparsed, but its PACKET_OUT is missing")
+        return out
 
     def _add(self, st: _State, kind: str, name: str = "", **kw: Any) -> None:
         st.trace.add(Event(kind=kind, name=name, pass_no=st.pass_no, **kw))
@@ -362,6 +424,7 @@ class EventSubscriber:
         self.backend = subscriber_backend(backend)
         self._sock: Any = None
         self._timeout_exc: tuple[type[BaseException], ...] = ()
+        self._try_again: type[BaseException] = BlockingIOError
         self._open()
 
     def _open(self) -> None:
@@ -371,9 +434,10 @@ class EventSubscriber:
             self._sock = pynng.Sub0(recv_timeout=100, recv_buffer_size=8192)
             self._sock.subscribe(b"")
             self._sock.dial(self.address, block=False)
-            from pynng.exceptions import Timeout
+            from pynng.exceptions import Timeout, TryAgain
 
             self._timeout_exc = (Timeout,)
+            self._try_again = TryAgain
         else:
             import nnpy
             from nnpy.errors import NNError
@@ -406,6 +470,11 @@ class EventSubscriber:
         ms = max(1, int(wait * 1000))
         try:
             if self.backend == "pynng":
+                if wait <= 0:
+                    try:
+                        return bytes(self._sock.recv(block=False))
+                    except self._try_again:
+                        return None
                 self._sock.recv_timeout = ms
             else:
                 import nnpy
@@ -418,20 +487,40 @@ class EventSubscriber:
                 raise TargetError(f"reading BMv2 events from {self.address}: {e}") from None
             return None
 
-    def messages(self, *, quiet: float = 0.3, timeout: float = 5.0) -> list[bytes]:
-        """Messages until none came for *quiet* seconds (or *timeout* passed); what
-        is queued already is read even with both zero."""
+    def fileno(self) -> int | None:
+        """A descriptor that is readable when a message waits (pynng), else None."""
+        return getattr(self._sock, "recv_fd", None) if self.backend == "pynng" else None
+
+    def poll(self) -> list[bytes]:
+        """Every message waiting, without blocking."""
+        out = []
+        while (m := self.recv(0.0)) is not None:
+            out.append(m)
+        return out
+
+    def messages(self, *, quiet: float = 0.3, timeout: float = 5.0,
+                 first: float | None = None) -> list[bytes]:
+        """Messages until none came for *quiet* seconds (or *timeout* passed).  The
+        first may take up to *first* seconds (default *quiet*): a switch with pcap-file
+        ports starts reading them only ``--use-files`` seconds after its first config is
+        committed, so wait for its first event that long, not *quiet*."""
         from .packet_io import drain
 
-        return drain(lambda wait: [m] if (m := self.recv(wait)) is not None else [],
-                     quiet, timeout)
+        wait = quiet if first is None else first
+        head = self._recv_list(wait) if wait > 0 else self.poll()
+        return head + drain(self._recv_list, quiet, timeout) if head else []
 
-    def collect(self, *, quiet: float = 0.3, timeout: float = 5.0,
+    def _recv_list(self, wait: float) -> list[bytes]:
+        m = self.recv(wait)
+        return [m] if m is not None else []
+
+    def collect(self, *, quiet: float = 0.3, timeout: float = 5.0, first: float | None = None,
                 entry_name: Callable[[str, int], str | None] | None = None
                 ) -> list[PacketTrace]:
-        """Traces of the packets the switch processed since the last call."""
-        return decode_events(self.messages(quiet=quiet, timeout=timeout), self.names,
-                             device_id=self.device_id, entry_name=entry_name)
+        """Traces of the packets the switch processed since the last call (see
+        :meth:`messages` for *quiet*, *timeout* and *first*)."""
+        return decode_events(self.messages(quiet=quiet, timeout=timeout, first=first),
+                             self.names, device_id=self.device_id, entry_name=entry_name)
 
     def close(self) -> None:
         if self._sock is not None:

@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import itertools
 import queue
+import select
 import tempfile
+import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..codegen import Generated
 from ..errors import TargetError
@@ -29,9 +33,9 @@ from ..runtime.client import Client
 from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
 from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
-from .bmv2_events import EventSubscriber, NameMap, decode_events
+from .bmv2_batch import BatchTracker, Window
+from .bmv2_events import EventSubscriber, NameMap
 from .packet_io import PacketResult, open_ports, outputs_trace, with_output
-from .trace import Event, PacketTrace
 
 __all__ = ["Bmv2Switch"]
 
@@ -44,16 +48,24 @@ class Bmv2Switch:
     kind = "bmv2"
     arch = "v1model"
 
-    #: How long ``send`` waits for a packet's outputs: until none came for ``quiet``
-    #: seconds, at most ``timeout`` seconds.
+    #: Without an event logger, ``send`` waits for a packet's outputs until none came for
+    #: ``quiet`` seconds; a packet with no news for ``timeout`` seconds is given up.
     quiet = 0.15
     timeout = 3.0
+    #: A packet whose last event ends a pipeline is taken as dropped after ``settle``
+    #: seconds without news (BMv2 logs no drop).
+    settle = 0.005
+    #: Port numbers when packets go over the packet-in socket (any port is valid there).
+    data_ports: tuple[int, ...] = (1, 2, 3, 4)
 
     def __init__(self, bmv2: Bmv2Target, *, workdir: str | Path | None = None) -> None:
         self.bmv2 = bmv2
         self.workdir = Path(workdir or bmv2.workdir or tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         self.notes: list[str] = list(bmv2.notes)
         self.results: list[PacketResult] = []
+        #: How many packets may be inside the switch (see :mod:`.bmv2_batch`).
+        self.window = Window()
+        self._first_pid = 0
         self.build: Bmv2Build | None = None
         self._pending: Bmv2Build | None = None
         self._builds = itertools.count()
@@ -166,9 +178,12 @@ class Bmv2Switch:
         return self.session.occupancy()
 
     # -- packets -------------------------------------------------------------------------------
-    def send(self, port: int, packet) -> PacketResult:
-        """Send one packet (bytes or scapy) into *port*; wait for what comes out and
-        for its events; return its outputs and trace."""
+    def ports(self) -> list[int]:
+        """The switch's data-plane port numbers: its veth or pcap ports, else (packets over
+        the packet-in socket reach any port) :attr:`data_ports`."""
+        return self.bmv2.ports.ports or list(self.data_ports)
+
+    def _check_ready(self) -> None:
         if self._ports is None:
             raise TargetError(f"sfclab cannot put packets on the ports of {self.bmv2.url}",
                               hint=self._ports_error or (
@@ -176,21 +191,94 @@ class Bmv2Switch:
                                   "the URL, or give its veth ports: veth=1@veth0,…"))
         if self.session.generated is None:
             raise TargetError("nothing is pushed yet", hint="push a compiled chain set first")
-        frame = bytes(packet)
-        self._ports.collect(quiet=0.0, timeout=0.0)             # leftovers of earlier packets
+
+    def send(self, port: int, packet) -> PacketResult:
+        """Send one packet (bytes or scapy) into *port*; wait for what comes out and
+        for its events; return its outputs and trace."""
+        return self.send_many([(port, packet)])[0]
+
+    def send_many(self, packets: Iterable[tuple[int, Any]]) -> list[PacketResult]:
+        """Send ``(port, packet)`` pairs; one result each, in order.
+
+        With the event logger, at most :attr:`window` packets are inside the switch at a
+        time (:mod:`.bmv2_batch`: the next goes when one is complete), so no queue of
+        BMv2's overflows; each packet's trace comes from its own events.  Without it,
+        packets go one at a time, each followed by :attr:`quiet` seconds of silence."""
+        self._check_ready()
+        items = [(int(port), bytes(pkt)) for port, pkt in packets]
+        if self._events is None:
+            out = [self._send_quiet(port, frame) for port, frame in items]
+        else:
+            out = self._send_batch(items)
+        self.results += out
+        return out
+
+    def _leftovers(self) -> None:
+        """Drop what earlier packets left on the sockets."""
+        self._ports.poll()
         if self._events is not None:
-            self._events.messages(quiet=0.0, timeout=0.0)
+            self._events.poll()
         self._drain_packet_ins()
+
+    def _send_batch(self, items: list[tuple[int, bytes]]) -> list[PacketResult]:
+        self._leftovers()
+        tracker = self._tracker(items)
+        sent = 0
+        while True:
+            now = time.monotonic()
+            while sent < len(items) and tracker.in_flight < self.window.size:
+                self._ports.send(*items[sent])
+                tracker.sent(sent, now=now)
+                sent += 1
+            if not self._pump(tracker):
+                self._wait(tracker)
+            now = time.monotonic()
+            if tracker.finished(now=now, sent=sent):
+                self._first_pid = tracker.next_pid
+                return tracker.results(len(self.results))
+            tracker.update(now=now)
+
+    def _tracker(self, items: list[tuple[int, bytes]]) -> BatchTracker:
+        return BatchTracker(self._names, items, reaches=self._ports.reaches,
+                            device_id=self.bmv2.device_id, cpu_port=self.bmv2.cpu_port or -1,
+                            settle=self.settle, lost_after=self.timeout, window=self.window,
+                            first_pid=self._first_pid)
+
+    def _wait(self, tracker: BatchTracker) -> None:
+        """Sleep until the event or packet socket has something (at most a few ms, so
+        that settled drops and CPU packets, which come over gRPC, are seen)."""
+        fds = [f for f in (self._events.fileno(), self._ports.fileno()) if f is not None]
+        wait = min(0.002 if tracker.in_flight else 0.005, tracker.settle_time)
+        if fds:
+            select.select(fds, [], [], wait)
+        else:
+            time.sleep(wait)
+
+    def _pump(self, tracker: BatchTracker) -> int:
+        """Feed *tracker* what came from the switch; returns how many messages came."""
+        msgs = self._events.poll()
+        now = time.monotonic()
+        for m in msgs:
+            tracker.event(m, now=now)
+        frames = self._ports.poll()
+        for port, frame in frames:
+            tracker.output(port, frame, now=now)
+        pins = self._drain_packet_ins()
+        for p in pins:
+            tracker.output(self.bmv2.cpu_port, bytes(p.payload), now=now, packet_in=p)
+        return len(msgs) + len(frames) + len(pins)
+
+    def _send_quiet(self, port: int, frame: bytes) -> PacketResult:
+        """No event logger: send, then wait for :attr:`quiet` seconds of silence."""
+        self._leftovers()
         self._ports.send(port, frame)
         outputs = self._ports.collect(quiet=self.quiet, timeout=self.timeout)
-        msgs = self._events.messages(quiet=0.05, timeout=1.0) if self._events else []
         packet_ins = self._drain_packet_ins()
-        cpu = self.bmv2.cpu_port
-        outputs += [(cpu, bytes(p.payload)) for p in packet_ins]
-        trace = self._trace(port, frame, outputs, msgs)
-        result = PacketResult(outputs, trace, packet_ins)
-        self.results.append(result)
-        return result
+        outputs += [(self.bmv2.cpu_port, bytes(p.payload)) for p in packet_ins]
+        trace = outputs_trace(len(self.results), port, outputs,
+                              "no events from the switch (its event logger is off or "
+                              "unreadable): only its outputs are known")
+        return PacketResult(outputs, with_output(trace, outputs), packet_ins)
 
     def _drain_packet_ins(self) -> list:
         out = []
@@ -199,21 +287,6 @@ class Bmv2Switch:
                 out.append(self.client.packet_ins.get_nowait())
             except queue.Empty:
                 return out
-
-    def _trace(self, port: int, frame: bytes, outputs: list[tuple[int, bytes]],
-               msgs: list[bytes]) -> PacketTrace:
-        traces = [t for t in decode_events(msgs, self._names, device_id=self.bmv2.device_id)
-                  if t.ingress_port in (port, -1)]
-        if traces:
-            trace = traces[-1]
-            if len(traces) > 1:
-                trace.add(Event(kind="note", value=f"{len(traces)} packets came in on port "
-                                f"{port} while this one ran; this trace is the last"))
-        else:
-            trace = outputs_trace(len(self.results), port, outputs,
-                                  "no events from the switch (its event logger is off or "
-                                  "unreadable): only its outputs are known")
-        return with_output(trace, outputs)
 
     # -- life cycle ----------------------------------------------------------------------------
     def close(self) -> None:

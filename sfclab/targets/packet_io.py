@@ -14,9 +14,13 @@ Two ways, both documented by BMv2:
   ``AF_PACKET`` sockets (root or ``CAP_NET_RAW``).  The peer of an interface is
   found in sysfs (``/sys/class/net/IF/iflink``).
 
-Both are :class:`PacketPorts`: ``send(port, frame)`` and ``collect(quiet,
-timeout)``, which returns every ``(port, frame)`` that came out until none came
-for *quiet* seconds.
+Both are :class:`PacketPorts`: ``send(port, frame)``, ``poll()`` (every
+``(port, frame)`` that came out and is waiting, without blocking) and
+``collect(quiet, timeout)``, which returns every ``(port, frame)`` that came out
+until none came for *quiet* seconds.  :class:`PcapPorts` reads what a switch
+with pcap-file ports (``--use-files``) wrote.  :func:`send_many` sends many
+packets through any target: in batches where it has ``send_many`` (BMv2), one at
+a time otherwise.
 
 >>> frame = b"\\x00" * 14
 >>> pack_packet_in(3, frame)[:12] == struct.pack("<iii", PACKET_IN, 3, 14)
@@ -41,7 +45,7 @@ from ..errors import TargetError
 from .trace import Event, Outputs, PacketTrace
 
 __all__ = [
-    "drain", "PORT_ADD", "PACKET_IN", "PACKET_OUT", "pack_packet_in", "unpack_packet_out",
+    "drain", "send_many", "PcapPorts", "PORT_ADD", "PACKET_IN", "PACKET_OUT", "pack_packet_in", "unpack_packet_out",
     "PacketPorts", "NanomsgPorts", "VethPorts", "veth_peer", "open_ports", "PacketResult",
     "outputs_trace", "with_output",
 ]
@@ -76,6 +80,12 @@ class PacketPorts(Protocol):
     """What a target needs to reach a switch's data-plane ports."""
 
     def send(self, port: int, frame: bytes) -> None: ...
+
+    def poll(self) -> list[tuple[int, bytes]]: ...
+
+    def reaches(self, port: int) -> bool: ...
+
+    def fileno(self) -> int | None: ...
 
     def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
         ...
@@ -113,18 +123,37 @@ class NanomsgPorts:
                               hint="pip install 'sfclab[bmv2]' (or pynng)") from None
         self.address = address
         self._pynng = pynng
-        self._sock = pynng.Pair0(recv_timeout=50, send_timeout=2000)
+        self._sock = pynng.Pair0(recv_timeout=50, send_timeout=5000)
         self._sock.dial(address, block=False)
 
     def describe(self) -> str:
         return f"packets over BMv2's packet-in socket {self.address}"
 
+    def reaches(self, port: int) -> bool:
+        return True                  # BMv2 sends every port's packets on this socket
+
+    def fileno(self) -> int | None:
+        """Readable when a message waits."""
+        return self._sock.recv_fd
+
     def send(self, port: int, frame: bytes) -> None:
+        """Send a packet; blocks while the switch's input buffer is full (back-pressure)."""
         try:
             self._sock.send(pack_packet_in(port, frame))
         except self._pynng.exceptions.Timeout:
-            raise TargetError(f"the switch did not take a packet on {self.address} within 2 s",
+            raise TargetError(f"the switch did not take a packet on {self.address} within 5 s",
                               hint="is it running, started with --packet-in?") from None
+
+    def poll(self) -> list[tuple[int, bytes]]:
+        out = []
+        while True:
+            try:
+                msg = self._sock.recv(block=False)
+            except self._pynng.exceptions.TryAgain:
+                return out
+            got = unpack_packet_out(msg)
+            if got:
+                out.append(got)
 
     def _recv(self, wait: float) -> list[tuple[int, bytes]]:
         self._sock.recv_timeout = max(1, int(wait * 1000))
@@ -200,6 +229,18 @@ class VethPorts:
     def describe(self) -> str:
         return "veth: " + ", ".join(f"port {p} via {peer}" for p, peer in self.peers.items())
 
+    def reaches(self, port: int) -> bool:
+        return port in self._socks
+
+    def fileno(self) -> int | None:
+        return None                  # several sockets: poll() them
+
+    def poll(self) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
+        while got := self._recv(0.0):
+            out += got
+        return out
+
     def send(self, port: int, frame: bytes) -> None:
         s = self._socks.get(port)
         if s is None:
@@ -225,13 +266,78 @@ class VethPorts:
         self._socks.clear()
 
 
+class PcapPorts:
+    """The output files of a switch whose ports are pcap files (``--use-files``: port N
+    writes ``PREFIX_out.pcap``); ``poll`` returns the frames written since the last call.
+    Packets cannot be sent: BMv2 reads the input files once, when it starts."""
+
+    def __init__(self, files: Mapping[int, str | os.PathLike]) -> None:
+        self.files = {p: Path(f) for p, f in files.items()}
+        self._seen = dict.fromkeys(self.files, 0)
+        self._size = dict.fromkeys(self.files, -1)
+
+    def describe(self) -> str:
+        return "pcap files: " + ", ".join(f"port {p} -> {f}" for p, f in self.files.items())
+
+    def reaches(self, port: int) -> bool:
+        return port in self.files
+
+    def fileno(self) -> int | None:
+        return None
+
+    def send(self, port: int, frame: bytes) -> None:
+        raise TargetError("a switch with pcap-file ports reads its input files once, when it "
+                          "starts", hint="run_pcap(generated, packets) writes them, starts "
+                                         "the switch and collects the results")
+
+    def poll(self) -> list[tuple[int, bytes]]:
+        from .bmv2 import read_pcap
+
+        out = []
+        for port, path in self.files.items():
+            size = path.stat().st_size if path.exists() else -1
+            if size == self._size[port]:
+                continue
+            self._size[port] = size
+            frames = read_pcap(path)
+            out += [(port, f) for f in frames[self._seen[port]:]]
+            self._seen[port] = len(frames)
+        return out
+
+    def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
+        return drain(lambda wait: self.poll() or (time.sleep(min(wait, 0.05)) or []),
+                     quiet, timeout)
+
+    def close(self) -> None:
+        pass
+
+
 def open_ports(ports) -> PacketPorts | None:
     """The :class:`PacketPorts` of a :class:`~.bmv2.PortMap` (None when it has none)."""
     if ports.mode == "packet-in":
         return NanomsgPorts(ports.address)
     if ports.mode == "veth":
         return VethPorts(dict(ports.interfaces))
+    if ports.mode == "pcap":
+        return PcapPorts({p: ports.out_pcap(p) for p in ports.ports})
     return None
+
+
+def send_many(target, packets) -> list:
+    """Send ``(port, packet)`` pairs through *target*; one result each, in order.  A
+    target with ``send_many`` (BMv2) gets them in batches with back-pressure; any
+    other, one ``send`` at a time.
+
+    >>> class One:
+    ...     def send(self, port, packet): return (port, packet)
+    >>> send_many(One(), [(1, b"a"), (2, b"b")])
+    [(1, b'a'), (2, b'b')]
+    """
+    items = list(packets)
+    batch = getattr(target, "send_many", None)
+    if batch is not None:
+        return batch(items)
+    return [target.send(port, packet) for port, packet in items]
 
 
 # -- results -----------------------------------------------------------------------------------

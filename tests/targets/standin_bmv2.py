@@ -51,10 +51,13 @@ socket the switch listens on, messages ``struct.pack("<iii", type, port,
 more)`` + payload.  ``--nanolog ADDR`` is BMv2's event logger: a PUB socket
 publishing :mod:`sfclab.targets.bmv2_events` messages translated from the
 model's trace of each packet (see :func:`translate_trace`), and
-``CONFIG_CHANGE`` when a pipeline is committed.  Packet-outs sent by a
-P4Runtime controller run (and are logged and transmitted) the same way.
-``--use-files`` (pcap ports) is refused; ``-i`` interfaces are accepted but not
-attached (only ``--packet-in`` moves packets).  SIGTERM stops it cleanly.
+``CONFIG_CHANGE`` when a pipeline is committed.  ``--use-files WAIT`` is BMv2's
+pcap ports (``-i N@NAME``: ``NAME_in.pcap`` read once, ``WAIT`` seconds after
+the first config is loaded; ``NAME_out.pcap`` written).  Packets move as in
+simple_switch (``standin_datapath.py``: the input buffer, the egress queues that
+drop when full, the output buffer; nothing runs before the first pipeline is
+committed); packet-outs from a P4Runtime controller enter on the CPU port.
+Other ``-i`` interfaces are accepted but not attached.  SIGTERM stops it cleanly.
 """
 
 from __future__ import annotations
@@ -77,14 +80,22 @@ HERE = Path(__file__).resolve().parent
 #: The key of the JSON document holding the P4 program's text.
 STANDIN_KEY = "sfclab_standin_p4"
 COMPILER_NAME = "sfclab stand-in for p4c-bm2-ss"
-P4C_VERSION = "1.2.4.2 (sfclab stand-in)"
-SWITCH_VERSION = "1.15.0 (sfclab stand-in)"
+P4C_VERSION = "1.2.5.16 (sfclab stand-in)"
+SWITCH_VERSION = "1.15.5 (sfclab stand-in)"
 
 # BMv2's packet-in device manager: message types, and packed header int type, port, more.
 (PORT_ADD, PORT_REMOVE, PORT_SET_STATUS, PACKET_IN, PACKET_OUT, INFO_REQ,
  INFO_REP) = range(7)
 PACKET_HEADER = struct.Struct("<iii")
 INFO_STATUS_NOT_SUPPORTED = 1
+
+#: The publisher's queue per subscriber.  NNG's default is 16 messages, and BMv2 (which
+#: does not change it) emits a packet's events spread over its processing of it; the
+#: stand-in emits them in one burst from Python, and a 16-message queue then loses some
+#: even when the subscriber reads as fast as it can.  So the stand-in's queue is deeper:
+#: it drops when a subscriber stops reading (its own queue, 8,192 messages for sfclab's,
+#: is full), as BMv2's does; ``SFCLAB_STANDIN_PUB_QUEUE`` sets another depth (16: NNG's).
+PUB_QUEUE = int(os.environ.get("SFCLAB_STANDIN_PUB_QUEUE", "1024"))
 
 #: BMv2's warning when ``--nanolog`` is given to a build without the event logger.
 NO_BMELOG_WARNING = ("Warning: you requested the nanomsg event logger, but bmv2 was compiled "
@@ -408,8 +419,11 @@ Options:
   -i [ --interface ] arg       <port-num>@<interface-name>: Attach network
                                interface <interface-name> as port <port-num>
                                (accepted, not attached by the stand-in)
-  --use-files arg              Read/write packets from files (not supported by
-                               the stand-in)
+  --use-files arg              Read/write packets from files (interface X
+                               corresponds to two files X_in.pcap and
+                               X_out.pcap). Argument is the time to wait (in
+                               seconds) before starting to process the packet
+                               files.
   --packet-in arg              Enable receiving packet on this (nanomsg) socket.
                                The --interface options will be ignored.
   --thrift-port arg            TCP port on which to run the Thrift runtime
@@ -500,16 +514,15 @@ def _make_server_class():
     from sfclab.targets.model.p4rt.codec import _fail
 
     class StandinBmv2Server(P4RuntimeModelServer):
-        """The model's P4Runtime server taking the stand-in BMv2 JSON as device config,
-        publishing event-logger messages and transmitting packets on the packet-in socket."""
+        """The model's P4Runtime server taking the stand-in BMv2 JSON as device config;
+        packets move through :class:`standin_datapath.Datapath` (simple_switch's queues)."""
 
         def __init__(self, *, device_id: int, cpu_port: int, log: _Log) -> None:
             super().__init__(device_id=device_id, cpu_port=cpu_port)
             self.log = log
             self.events = None              # pynng.Pub0, when --nanolog is on
-            self.transmit = None            # callable(port, bytes), when --packet-in is on
-            self._next_packet_id = 0
-            self._ids_lock = threading.Lock()
+            self.datapath = None            # standin_datapath.Datapath
+            self.config_loaded = threading.Event()
 
         def _verify(self, config):
             try:
@@ -527,38 +540,28 @@ def _make_server_class():
         def _activate(self, pl) -> None:
             super()._activate(pl)
             self.log(f"pipeline committed ({len(pl.switch.tables)} tables)")
-            if self.events is not None:
-                self._publish([E.pack_message(E.CONFIG_CHANGE, switch_id=self.device_id)])
+            self.publish([E.pack_message(E.CONFIG_CHANGE, switch_id=self.device_id)])
+            # SwitchWContexts::start_and_return waits for the first config, then starts
+            # the device manager (packet-in socket, pcap reader) and the packet threads.
+            self.config_loaded.set()
 
-        def packet_id(self) -> int:
-            with self._ids_lock:
-                pid = self._next_packet_id
-                self._next_packet_id += 1
-                return pid
+        def to_controller(self, result) -> None:
+            """Packet-ins and digests to the P4Runtime client (the model server's own)."""
+            super().deliver(result)
 
         def deliver(self, result) -> None:
-            """Packet-ins and digests to the controller (the model's server), then the
-            packet's events on the event logger, then its data-plane outputs."""
-            super().deliver(result)
-            pid = self.packet_id()
-            if self.events is not None and self.active is not None:
-                msgs, missing = translate_trace(result.trace, self.active.standin_ids,
-                                                switch_id=self.device_id, packet_id=pid)
-                for m in missing:
-                    self.log(f"packet {pid}: {m}")
-                self._publish(msgs)
-            for port, data in result.outputs:
-                if port == self.cpu_port:
-                    self.log(f"packet {pid}: out on the CPU port {port} (to the controller, "
-                             f"{len(data)} bytes)", info=True)
-                    continue
-                self.log(f"packet {pid}: out on port {port} ({len(data)} bytes)", info=True)
-                if self.transmit is not None:
-                    self.transmit(port, data)
-            if not result.outputs:
-                self.log(f"packet {pid}: dropped ({result.drop_reason})", info=True)
+            """A P4Runtime packet-out the model ran: it enters on the CPU port with the
+            next packet id, like any packet."""
+            if self.datapath is None:
+                return super().deliver(result)
+            pid = next(self.datapath.ids)
+            self.publish([E.pack_message(E.PACKET_IN, self.cpu_port, switch_id=self.device_id,
+                                         packet_id=pid)])
+            self.datapath.after_ingress(pid, result)
 
-        def _publish(self, msgs: list[bytes]) -> None:
+        def publish(self, msgs: list[bytes]) -> None:
+            if self.events is None:
+                return
             for m in msgs:
                 try:
                     self.events.send(m)
@@ -570,39 +573,30 @@ def _make_server_class():
 
 
 class _PacketIn:
-    """BMv2's packet-in device manager: a PAIR socket the switch listens on."""
+    """BMv2's packet-in device manager (``dev_mgr_packet_in.cpp``): a PAIR socket the
+    switch binds at start; its receive loop runs once a config is loaded.  Sending a
+    packet out blocks while the peer does not read (``nn_sendmsg`` without a timeout),
+    and NNG's default buffers are kept."""
 
-    def __init__(self, pynng, address: str, server, log: _Log) -> None:
+    def __init__(self, pynng, address: str, log: _Log) -> None:
         self.pynng = pynng
-        self.server = server
         self.log = log
-        self.sock = pynng.Pair0(recv_timeout=100, send_timeout=1000, recv_buffer_size=1024,
-                                send_buffer_size=1024)
+        self.datapath = None
+        self.sock = pynng.Pair0(recv_timeout=100)
         self.sock.listen(address)
-        self.out: queue.Queue = queue.Queue()
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self._receive, daemon=True, name="packet-in"),
-                        threading.Thread(target=self._send, daemon=True, name="packet-out")]
+        self.thread = threading.Thread(target=self._receive, daemon=True, name="packet-in")
 
-    def start(self) -> None:
-        for t in self.threads:
-            t.start()
+    def start(self, datapath) -> None:
+        self.datapath = datapath
+        self.thread.start()
 
-    def transmit(self, port: int, data: bytes) -> None:
-        self.out.put(PACKET_HEADER.pack(PACKET_OUT, port, len(data)) + bytes(data))
-
-    def _send(self) -> None:
-        while True:
-            msg = self.out.get()
-            if msg is None:
-                return
-            try:
-                self.sock.send(msg)
-            except self.pynng.Timeout:
-                _, port, _ = PACKET_HEADER.unpack_from(msg)
-                self.log(f"packet-in socket: no peer took the message for port {port}: dropped")
-            except self.pynng.Closed:
-                return
+    def transmit(self, port: int, data: bytes) -> bool:
+        try:
+            self.sock.send(PACKET_HEADER.pack(PACKET_OUT, port, len(data)) + bytes(data))
+            return True
+        except self.pynng.Closed:
+            return False
 
     def _receive(self) -> None:
         pynng = self.pynng
@@ -626,33 +620,87 @@ class _PacketIn:
         if type_ in (PORT_ADD, PORT_REMOVE, PORT_SET_STATUS):
             return
         if type_ == INFO_REQ:
-            self.out.put(PACKET_HEADER.pack(INFO_REP, port, more)
-                         + struct.pack("<i", INFO_STATUS_NOT_SUPPORTED))
+            self.sock.send(PACKET_HEADER.pack(INFO_REP, port, more)
+                           + struct.pack("<i", INFO_STATUS_NOT_SUPPORTED))
             return
         if type_ != PACKET_IN:
             self.log(f"packet-in socket: invalid message type {type_} received")
             return
         data = msg[PACKET_HEADER.size:PACKET_HEADER.size + max(more, 0)]
-        server = self.server
         self.log(f"packet in on port {port} ({len(data)} bytes)", info=True)
-        with server._lock:
-            if server.switch is None:
-                self.log(f"packet in on port {port} dropped: no pipeline is configured")
-                return
-            try:
-                result = server.switch.process(port, data)
-            except Exception as e:      # noqa: BLE001 - a bad port, a model limitation
-                self.log(f"packet in on port {port} dropped: the model cannot run it: {e}")
-                return
-            server.deliver(result)
+        self.datapath.receive(port, data)
 
     def close(self) -> None:
         self.stop.set()
-        self.out.put(None)
-        for t in self.threads:
-            if t.is_alive():
-                t.join(2)
         self.sock.close()
+        if self.thread.is_alive():
+            self.thread.join(2)
+
+
+class _PcapPorts:
+    """``--use-files WAIT``: port N reads ``NAME_in.pcap`` and writes ``NAME_out.pcap``
+    (``-i N@NAME``).  Both are opened when the port is added, at start (a missing input
+    file is fatal, as libpcap's ``pcap_open_offline`` failing is for BMv2); once a config
+    is loaded the reader waits WAIT seconds, then replays every packet of every file in
+    timestamp order (not in real time) and stops.  A packet sent to a port without files
+    is ignored."""
+
+    def __init__(self, interfaces: dict[int, str], wait: int, log: _Log) -> None:
+        from sfclab.targets.bmv2 import write_pcap
+
+        self.wait = wait
+        self.log = log
+        self.packets: list[tuple[tuple[int, int], int, int, bytes]] = []
+        self.out: dict[int, Any] = {}
+        for index, (port, name) in enumerate(interfaces.items()):
+            path = Path(f"{name}_in.pcap")
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: No such file or directory")
+            for ts, frame in _pcap_records(path):
+                self.packets.append((ts, index, port, frame))
+            out = Path(f"{name}_out.pcap")
+            write_pcap(out, [])
+            self.out[port] = open(out, "ab")     # noqa: SIM115 - closed in close()
+        self.packets.sort(key=lambda p: (p[0], p[1]))
+        self.thread = threading.Thread(target=self._replay, daemon=True, name="pcap-reader")
+        self.datapath = None
+
+    def start(self, datapath) -> None:
+        self.datapath = datapath
+        self.thread.start()
+
+    def _replay(self) -> None:
+        import time
+
+        time.sleep(self.wait)
+        for _, _, port, frame in self.packets:
+            self.datapath.receive(port, frame)
+        self.log(f"pcap reader: end of all input files ({len(self.packets)} packets)")
+
+    def transmit(self, port: int, data: bytes) -> bool:
+        f = self.out.get(port)
+        if f is not None:
+            f.write(struct.pack("<IIII", 0, 0, len(data), len(data)) + bytes(data))
+            f.flush()                       # pcap_dump_flush after every packet
+        return True
+
+    def close(self) -> None:
+        for f in self.out.values():
+            f.close()
+
+
+def _pcap_records(path: Path) -> list[tuple[tuple[int, int], bytes]]:
+    """``((seconds, microseconds), frame)`` of each record of a classic pcap file."""
+    data = path.read_bytes()
+    out, off = [], 24
+    order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    rec = struct.Struct(order + "IIII")
+    while off + rec.size <= len(data):
+        sec, usec, incl, _ = rec.unpack_from(data, off)
+        off += rec.size
+        out.append(((sec, usec), data[off:off + incl]))
+        off += incl
+    return out
 
 
 def switch_main(argv: list[str]) -> int:
@@ -668,8 +716,9 @@ def switch_main(argv: list[str]) -> int:
     if args.version:
         print(SWITCH_VERSION)
         return 0
-    if args.use_files is not None:
-        print("stand-in: --use-files is not supported (use --packet-in)", flush=True)
+    if args.use_files is not None and not args.use_files.isdigit():
+        print(f"Error while parsing command line arguments: --use-files takes the seconds "
+              f"to wait before reading the files, not {args.use_files!r}", flush=True)
         return 1
     for spec in args.interface:
         port, _, name = spec.partition("@")
@@ -692,6 +741,8 @@ def switch_main(argv: list[str]) -> int:
 
 
 def _run_switch(args, targs, log: _Log) -> int:
+    from standin_datapath import Datapath
+
     try:
         import pynng
     except ImportError:
@@ -708,25 +759,40 @@ def _run_switch(args, targs, log: _Log) -> int:
         signal.signal(sig, lambda *_: stop.set())
 
     server = _make_server_class()(device_id=args.device_id, cpu_port=cpu_port, log=log)
-    pin: _PacketIn | None = None
+    ports: _PacketIn | _PcapPorts | None = None
+    datapath = None
     try:
         if args.nanolog:
             if pynng is None:
                 log.raw(NO_BMELOG_WARNING)
             else:
-                # nng's PUB drops what a slow subscriber's queue cannot take: a deep queue
-                server.events = pynng.Pub0(send_buffer_size=8192)
+                # NNG's PUB: a subscriber that falls behind loses messages (see PUB_QUEUE)
+                server.events = pynng.Pub0(send_buffer_size=PUB_QUEUE)
                 server.events.listen(args.nanolog)
                 log(f"event logger on {args.nanolog}")
-        if args.packet_in:
-            pin = _PacketIn(pynng, args.packet_in, server, log)
-            server.transmit = pin.transmit
-            if args.interface:
+        interfaces = {}
+        for spec in args.interface:
+            port, _, name = spec.partition("@")
+            interfaces[int(port)] = name
+        if args.use_files is not None:          # init_from_options_parser: files first
+            for port, name in interfaces.items():
+                log.raw(f"Adding interface {name} as port {port} (files)")
+            try:
+                ports = _PcapPorts(interfaces, int(args.use_files), log)
+            except OSError as e:
+                log.raw(f"[critical] {e}")      # pcap_fatal_error: critical, then exit(1)
+                return 1
+        elif args.packet_in:
+            ports = _PacketIn(pynng, args.packet_in, log)
+            if interfaces:
                 log("--packet-in given: the -i interfaces are ignored")
             log(f"packet-in socket on {args.packet_in}")
-        elif args.interface:
+        elif interfaces:
             log("the -i interfaces are not attached (the stand-in moves packets only "
-                "through --packet-in)")
+                "through --packet-in or --use-files)")
+        datapath = server.datapath = Datapath(
+            server, publish=server.publish, log=log,
+            transmit=ports.transmit if ports is not None else None)
         if args.thrift_port is not None:
             log(f"--thrift-port {args.thrift_port}: no Thrift server in the stand-in")
         if args.notifications_addr:
@@ -736,9 +802,13 @@ def _run_switch(args, targs, log: _Log) -> int:
         except Exception as e:          # noqa: BLE001 - a busy port, a bad address
             log(f"cannot serve P4Runtime on {targs.grpc_server_addr}: {e}")
             return 1
-        if pin is not None:
-            pin.start()
         log(f"serving P4Runtime on {address} (device {args.device_id}, CPU port {cpu_port})")
+        while not stop.is_set() and not server.config_loaded.wait(0.2):
+            pass
+        if server.config_loaded.is_set():
+            datapath.start()
+            if ports is not None:
+                ports.start(datapath)
         while not stop.wait(0.2):
             pass
         log("SIGTERM: stopping")
@@ -748,8 +818,10 @@ def _run_switch(args, targs, log: _Log) -> int:
         return 1
     finally:
         server.stop()
-        if pin is not None:
-            pin.close()
+        if datapath is not None:
+            datapath.stop()
+        if ports is not None:
+            ports.close()
         if server.events is not None:
             server.events.close()
 

@@ -236,10 +236,15 @@ class _FakeTimeout(Exception):
     pass
 
 
+class _FakeTryAgain(Exception):
+    pass
+
+
 def _fake_pynng(queue):
     mod = types.ModuleType("pynng")
     exc = types.ModuleType("pynng.exceptions")
     exc.Timeout = _FakeTimeout
+    exc.TryAgain = _FakeTryAgain
 
     class Sub0:
         def __init__(self, recv_timeout, recv_buffer_size=None):
@@ -252,9 +257,9 @@ def _fake_pynng(queue):
             self.dialed.append((addr, block))
             Sub0.last = self
 
-        def recv(self):
+        def recv(self, block=True):
             if not queue:
-                raise _FakeTimeout()
+                raise _FakeTimeout() if block else _FakeTryAgain()
             return queue.pop(0)
 
         def close(self):

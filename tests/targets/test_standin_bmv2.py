@@ -31,7 +31,7 @@ from standin_bmv2 import (
 import sfclab
 from sfclab.codegen import generate
 from sfclab.codegen import Generated
-from sfclab.codegen.p4c import run_p4c
+from sfclab.codegen.p4c import compiler_p4info, run_p4c
 from sfclab.codegen.p4info import build_p4info, p4info_from_text
 from sfclab.errors import TargetError
 from sfclab.p4 import parse_p4
@@ -169,8 +169,12 @@ def test_p4c_writes_bmv2_json_and_sfclabs_p4info(standins, tmp_path):
     assert not names.synthetic_tables
     assert ("action", 0) in names.names and "SfcIngress.slot1_l3fwd.route" in names.names.values()
     assert "ethernet" in names.names.values() and "mpls[0]" in names.names.values()
-    info = p4info_from_text(build.p4info_path.read_text())
-    assert info == build_p4info(gen.program.program)
+    # as p4c 1.2.5 writes it: the protobuf text-format header comments, then the message
+    text = build.p4info_path.read_text()
+    assert text.startswith("# proto-file: p4/config/v1/p4info.proto\n"
+                           "# proto-message: p4.config.v1.P4Info\n\npkg_info {")
+    info = p4info_from_text(text)
+    assert info == build_p4info(gen.program.program) == compiler_p4info(build.p4info_path)
     # the ids depend on the program only ("program" is the file's path, as in p4c's JSON)
     again = json.loads(compile_v1model(gen, tmp_path / "again").device_config())
     assert again.pop("program") != doc.pop("program") and again == doc
@@ -234,15 +238,19 @@ def test_round_trip_matches_the_model(standins, tmp_path, chains, pipeline):
         sub.subscribe(b"")
         sub.dial(sw.nanolog, block=True)
         pair.dial(sw.packet_in, block=True)
-        # no pipeline yet: the packet is dropped, and BMv2's INFO_REQ is answered
-        pair.send(PACKET_HEADER.pack(PACKET_IN, 1, 4) + b"\0" * 4)
+        # BMv2 reads its packet-in socket only once a config is loaded (start_and_return
+        # waits for it): the INFO_REQ is answered after the push, not before
         pair.send(PACKET_HEADER.pack(INFO_REQ, 7, 1))
-        assert bytes(pair.recv()) == PACKET_HEADER.pack(INFO_REP, 7, 1) + struct.pack("<i", 1)
+        pair.recv_timeout = 500
+        with pytest.raises(pynng.Timeout):
+            pair.recv()
+        pair.recv_timeout = 3000
 
         client = Client(sw.grpc, device_id=2).connect()
         session = Session(client, _bmv2_config)       # what bmv2:// targets push
         assert session.push(gen) == len(gen.entries)
         _wait_config_change(sub)
+        assert bytes(pair.recv()) == PACKET_HEADER.pack(INFO_REP, 7, 1) + struct.pack("<i", 1)
         assert json.loads(client.get_pipeline().p4_device_config)[STANDIN_KEY] \
             == gen.program.text
 
@@ -276,7 +284,6 @@ def test_round_trip_matches_the_model(standins, tmp_path, chains, pipeline):
         assert [e.name for e in t.events if e.kind == "action"] == \
             [e.name for e in m.events if e.kind == "action"]
     log = sw.proc.tail(200)
-    assert "dropped: no pipeline is configured" in log
     assert "serving P4Runtime on " in log and "out on port" in log
 
 
@@ -303,14 +310,16 @@ def test_switch_command_line(standins, tmp_path):
     opts = switch_options(str(switch_exe))
     assert {"--device-id", "--packet-in", "--nanolog", "--thrift-port", "--notifications-addr",
             "--use-files", "--no-p4", "--grpc-server-addr", "--cpu-port"} <= opts
-    pm = ManagedProcess.start([str(switch_exe), "--use-files", "5", "-i", "1@x", "--no-p4",
-                               "--", "--grpc-server-addr", "127.0.0.1:1"],
+    # pcap ports: the input file is opened at start, and a missing one is fatal
+    pm = ManagedProcess.start([str(switch_exe), "--use-files", "5", "-i", f"1@{tmp_path}/x",
+                               "--no-p4", "--", "--grpc-server-addr", "127.0.0.1:1"],
                               log_path=tmp_path / "u.out")
     try:
         assert pm.wait(10) == 1
     finally:
         pm.stop()
-    assert "stand-in: --use-files is not supported" in pm.tail()
+    assert f"Adding interface {tmp_path}/x as port 1 (files)" in pm.tail()
+    assert f"[critical] {tmp_path}/x_in.pcap: No such file or directory" in pm.tail()
     assert os.access(switch_exe, os.X_OK) and switch_exe.read_text().startswith("#!")
 
 

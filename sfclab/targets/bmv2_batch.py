@@ -1,0 +1,284 @@
+"""Many packets through BMv2 at once: correlation, completion and a window of credits.
+
+Where BMv2 loses packets (``simple_switch.cpp`` and NNG, BMv2 1.15):
+
+* the **egress queues** — 64 packets per port; ``enqueue`` drops a packet whose
+  queue is full, silently.  They fill when the ingress thread outpaces the egress
+  threads, or when nobody reads the packet socket: the transmit thread then blocks
+  in ``nn_sendmsg``, the 128-packet output buffer fills, the egress threads block;
+* the **event logger** — an NNG PUB socket: each subscriber has a 16-message queue
+  in the publisher, and what does not fit is dropped (the oldest first); a burst of
+  events loses some even when the subscriber reads as fast as it can.
+
+The input buffer (1,024 packets) and the packet socket block instead: back-pressure.
+
+So sfclab keeps at most ``window`` packets inside the switch: the next is sent when
+one is **complete** — its ``PACKET_OUT`` events came and the frames they announce
+arrived (the k-th ``PACKET_OUT`` on a port is the k-th frame out of it), or its
+last event ends a pipeline and nothing followed for ``settle`` seconds, or three
+times the longest wait between two pipelines seen lately (a drop: BMv2 logs
+none; the waits of the last 64 packets count).  Packets are matched to BMv2's
+packet ids by order: BMv2 numbers the packets it receives one after the other, so
+packet k of a batch is the first one's number plus k.  A complete packet whose
+events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
+(down to 1, one packet at a time); whole ones grow it again by one each, up to
+:attr:`Window.max_size`.
+
+>>> from sfclab.targets.bmv2_events import pack_message as m, PACKET_IN, PACKET_OUT, \\
+...     PARSER_START, PARSER_DONE, PIPELINE_START, PIPELINE_DONE, NameMap
+>>> b = BatchTracker(NameMap(), [(1, b"a")], reaches=lambda port: True)
+>>> b.sent(0, now=0.0)
+>>> for t, *f in [(PACKET_IN, 1), (PARSER_START, 0), (PARSER_DONE, 0),
+...               (PIPELINE_START, 0), (PIPELINE_DONE, 0), (PACKET_OUT, 2)]:
+...     b.event(m(t, *f, packet_id=7), now=0.001)
+>>> b.done(0, now=0.002), b.in_flight
+(False, 1)
+>>> b.output(2, b"A", now=0.002)
+>>> b.done(0, now=0.002), b.in_flight
+(True, 0)
+>>> [(r.outputs, r.trace.egress_port) for r in b.results()]
+[([(2, b'A')], 2)]
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .bmv2_events import (
+    PACKET_IN,
+    PACKET_OUT,
+    PIPELINE_DONE,
+    NameMap,
+    RawEvent,
+    TraceBuilder,
+    decode_message,
+)
+from .packet_io import PacketResult, outputs_trace, with_output
+from .trace import Event
+
+__all__ = ["Window", "BatchTracker"]
+
+
+@dataclass
+class Window:
+    """How many packets may be inside the switch: halved when events are lost, one more
+    for each packet whose events came whole.
+
+    >>> w = Window(8, max_size=32)
+    >>> w.lost(); w.size
+    4
+    >>> for _ in range(3): w.whole()
+    >>> w.size
+    7
+    """
+
+    size: int = 8
+    max_size: int = 32
+    losses: int = 0
+    #: the last waits seen between a pipeline's end and the packet's next event (kept
+    #: from batch to batch, as the window is)
+    gaps: collections.deque = field(default_factory=lambda: collections.deque(maxlen=64))
+
+    @property
+    def max_gap(self) -> float:
+        """The longest of the last 64 waits between pipelines."""
+        return max(self.gaps, default=0.0)
+
+    def lost(self) -> None:
+        self.losses += 1
+        self.size = max(1, self.size // 2)
+
+    def whole(self) -> None:
+        self.size = min(self.max_size, self.size + 1)
+
+
+@dataclass(slots=True)
+class _Packet:
+    port: int
+    frame: bytes
+    sent_at: float = -1.0
+    pid: int | None = None
+    last_at: float = -1.0               # when its last event or frame came
+    outs: list[tuple[int, bytes]] = field(default_factory=list)
+    packet_ins: list = field(default_factory=list)
+    awaited: int = 0                    # frames announced by PACKET_OUT, not yet arrived
+    out_events: int = 0
+    done: bool = False
+
+
+class BatchTracker:
+    """The packets of one batch, their events and outputs as they arrive.
+
+    *reaches(port)* says whether a frame sent out of *port* reaches sfclab (a veth that
+    is not attached, or the CPU port, does not: CPU packets come over P4Runtime and are
+    given with :meth:`packet_in`)."""
+
+    def __init__(self, names: NameMap, packets: Sequence[tuple[int, bytes]], *,
+                 reaches: Callable[[int], bool], device_id: int = 0, cpu_port: int = 255,
+                 settle: float = 0.005, lost_after: float = 3.0,
+                 window: Window | None = None, first_pid: int = 0) -> None:
+        self.packets = [_Packet(int(p), bytes(f)) for p, f in packets]
+        self.builder = TraceBuilder(names, device_id=device_id)
+        self.device_id, self.cpu_port = device_id, cpu_port
+        self.reaches = reaches
+        self.settle, self.lost_after = settle, lost_after
+        self.window = window or Window()
+        self._base: int | None = None               # BMv2's number for packet 0
+        #: BMv2's numbers below this are earlier batches' packets
+        self.first_pid = first_pid
+        #: PACKET_INs on another port than the packet with that number was sent to
+        self.mismatches = 0
+        self._announced: dict[int, collections.deque] = collections.defaultdict(
+            collections.deque)                       # port -> packets with a PACKET_OUT there
+        self._frames: dict[int, collections.deque] = collections.defaultdict(
+            collections.deque)                       # port -> frames not matched yet
+        self._open: set[int] = set()                 # sent, not complete
+        self.last_activity = 0.0
+
+    # -- what happens ------------------------------------------------------------------------
+    def sent(self, i: int, *, now: float) -> None:
+        p = self.packets[i]
+        p.sent_at = p.last_at = now
+        self._open.add(i)
+        self.last_activity = now
+
+    def event(self, msg: bytes | RawEvent, *, now: float) -> None:
+        """One event-logger message (others' packets are ignored)."""
+        ev = decode_message(msg) if not isinstance(msg, RawEvent) else msg
+        if ev.switch_id != self.device_id:
+            return
+        i = self._index(ev)
+        if i is None:
+            return
+        p = self.packets[i]
+        if self.builder.last_step(ev.packet_id) == PIPELINE_DONE:
+            # how long a packet waits between its pipelines: what settle must exceed
+            self.window.gaps.append(now - p.last_at)
+        self.builder.feed(ev)
+        p.last_at = self.last_activity = now
+        if ev.type == PACKET_OUT:
+            p.out_events += 1
+            port = ev.fields[0]
+            if port == self.cpu_port or self.reaches(port):
+                p.awaited += 1
+                self._announced[port].append(i)
+                self._match(port, now)
+
+    def _index(self, ev: RawEvent) -> int | None:
+        """Which packet of the batch an event is about.  BMv2 numbers the packets it
+        receives one by one: the first ``PACKET_IN`` on the first packet's port gives the
+        number of packet 0, and packet k is that number plus k (so a packet whose
+        ``PACKET_IN`` was lost keeps its place)."""
+        if self._base is None:
+            if ev.type != PACKET_IN or self.packets[0].sent_at < 0 \
+                    or ev.fields[0] != self.packets[0].port or ev.packet_id < self.first_pid:
+                return None
+            self._base = ev.packet_id
+        k = ev.packet_id - self._base
+        if not 0 <= k < len(self.packets) or self.packets[k].sent_at < 0:
+            return None
+        p = self.packets[k]
+        if p.pid is None:
+            p.pid = ev.packet_id
+        if ev.type == PACKET_IN and ev.fields[0] != p.port:
+            self.mismatches += 1            # someone else's packet came in between
+        return k
+
+    def output(self, port: int, frame: bytes, *, now: float, packet_in=None) -> None:
+        """A frame that came out of *port* (for the CPU port: a P4Runtime packet-in's
+        payload, and the *packet_in* message itself)."""
+        self._frames[port].append((bytes(frame), packet_in))
+        self.last_activity = now
+        self._match(port, now)
+
+    def _match(self, port: int, now: float) -> None:
+        ann, frames = self._announced[port], self._frames[port]
+        while ann and frames:
+            p = self.packets[ann.popleft()]
+            frame, packet_in = frames.popleft()
+            p.outs.append((port, frame))
+            if packet_in is not None:
+                p.packet_ins.append(packet_in)
+            p.awaited -= 1
+            p.last_at = now
+
+    # -- completion --------------------------------------------------------------------------
+    def done(self, i: int, *, now: float) -> bool:
+        p = self.packets[i]
+        if p.done:
+            return True
+        if p.sent_at < 0:
+            return False
+        quiet = now - p.last_at
+        if p.awaited == 0 and p.out_events:
+            complete = True
+        elif p.pid is not None and p.awaited == 0 and quiet >= self.settle_time \
+                and self.builder.last_step(p.pid) == PIPELINE_DONE:
+            complete = True                  # a pipeline ended and nothing followed: dropped
+        else:
+            complete = quiet >= self.lost_after
+        if complete:
+            p.done = True
+            self._open.discard(i)
+            if p.pid is None or self.builder.gaps(p.pid):
+                self.window.lost()
+            else:
+                self.window.whole()
+        return complete
+
+    @property
+    def settle_time(self) -> float:
+        """``settle``, or three times the longest of the last 64 waits seen between
+        pipelines if longer (at most 0.2 s)."""
+        return min(max(self.settle, 3 * self.window.max_gap), 0.2)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._open)
+
+    def update(self, *, now: float) -> int:
+        """Check the packets in flight; returns how many are."""
+        for i in list(self._open):
+            self.done(i, now=now)
+        return len(self._open)
+
+    def finished(self, *, now: float, sent: int) -> bool:
+        """Every one of the first *sent* packets is complete, and nothing came for
+        ``settle`` seconds (late copies of a multicast still find their packet)."""
+        return (sent == len(self.packets) and self.update(now=now) == 0
+                and now - self.last_activity >= self.settle_time)
+
+    # -- results -----------------------------------------------------------------------------
+    @property
+    def next_pid(self) -> int:
+        """BMv2's number for the packet after this batch (or ``first_pid``)."""
+        return self.first_pid if self._base is None else self._base + len(self.packets)
+
+    def results(self, first_id: int = 0) -> list[PacketResult]:
+        """One result per packet, in the order sent: outputs and the trace from its events
+        (its outputs only, saying why, when none came)."""
+        gaps = {p.pid: self.builder.gaps(p.pid) for p in self.packets if p.pid is not None}
+        traces = {t.packet_id: t for t in self.builder.finish()}
+        out = []
+        for k, p in enumerate(self.packets):
+            outs = list(p.outs)
+            if p.awaited:
+                outs_note = (f"{p.awaited} frame(s) the switch sent out did not arrive "
+                             "(a port sfclab does not read?)")
+            else:
+                outs_note = ""
+            trace = traces.get(p.pid) if p.pid is not None else None
+            if trace is None:
+                trace = outputs_trace(first_id + k, p.port, outs,
+                                      "no events from the switch for this packet (its event "
+                                      "logger dropped them, or the packet was lost)")
+            else:
+                for g in gaps.get(p.pid, ()):
+                    trace.add(Event(kind="note", value=f"events were lost ({g}): the "
+                                    "event logger's queue overflowed"))
+            if outs_note:
+                trace.add(Event(kind="note", value=outs_note))
+            out.append(PacketResult(outs, with_output(trace, outs), list(p.packet_ins)))
+        return out
