@@ -141,7 +141,9 @@ def _pass_html(p: Pass, catalog: NFCatalog | None, start: str) -> str:
                 cells += [f"<code>{esc(s.table)}</code>{verdict}" if s.table else esc(s.text),
                           f"<code>{esc(s.entry)}</code>" if s.entry else "",
                           f"<code>{esc(s.action)}</code>" if s.action else ""]
-            rows.append("<tr>" + "".join(f"<td style='{_TD}'>{c}</td>" for c in cells) + "</tr>")
+            rows.append("<tr>" + "".join(
+                f"<td style='{_TD}{';white-space:nowrap' if i < 2 else ''}'>{c}</td>"
+                for i, c in enumerate(cells)) + "</tr>")
     th = "".join(f"<th style='{_TD};text-align:left'>{h}</th>"
                  for h in ("block", "table", "matched entry", "action"))
     color = {"out": "#2e7d32", "drop": "#c62828"}.get(p.end, "#6a1b9a")

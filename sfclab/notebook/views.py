@@ -93,6 +93,8 @@ class _Panel:
 
     def __init__(self) -> None:
         self.box = widgets.VBox()
+        #: The widgets the tab shows (in :attr:`box` while the tab is on show).
+        self.content: tuple[widgets.Widget, ...] = ()
         #: The content is older than the view's compiled chains (refresh when shown).
         self.stale = True
 
@@ -104,7 +106,7 @@ class _HtmlPanel(_Panel):
     def __init__(self) -> None:
         super().__init__()
         self.html = widgets.HTML()
-        self.box.children = (self.html,)
+        self.content = (self.html,)
 
     def update(self, compiled: CompiledChains, codes: CodeSource) -> None:
         body = self.render(compiled, codes) if len(compiled.chains) else EMPTY
@@ -135,7 +137,7 @@ class _ChainsPanel(_Panel):
         self.graphs = G.Graphs()
         self.graphs.on_click(self._click)
         self.catalog: NFCatalog | None = None
-        self.box.children = (self.note, self.graphs, self.details)
+        self.content = (self.note, self.graphs, self.details)
 
     def _click(self, data: dict) -> None:
         if self.catalog is not None:
@@ -166,7 +168,7 @@ class _IrPanel(_Panel):
         self.head, self.details = widgets.HTML(), widgets.HTML()
         self.graph = G.graph_widget(on_click=self._click)
         self.catalog: NFCatalog | None = None
-        self.box.children = (self.head, self.graph, self.details)
+        self.content = (self.head, self.graph, self.details)
 
     def _click(self, data: dict) -> None:
         if self.catalog is not None:
@@ -211,7 +213,7 @@ class _PipelinePanel(_Panel):
         super().__init__()
         self.slots, self.table = widgets.HTML(), widgets.HTML()
         self.graph = G.graph_widget()
-        self.box.children = (self.slots, self.graph, self.table)
+        self.content = (self.slots, self.graph, self.table)
 
     def update(self, compiled: CompiledChains, codes: CodeSource) -> None:
         pr = compiled.pipeline
@@ -316,7 +318,7 @@ class _P4Panel(_Panel):
         super().__init__()
         self.codes = {a: CodeView(filename=f"sfclab_{a}.p4") for a in ARCHS}
         self.tabs = widgets.Tab(children=list(self.codes.values()), titles=list(ARCHS))
-        self.box.children = (self.tabs,)
+        self.content = (self.tabs,)
         self._source: CodeSource = code_source(None)
         self._pending: set[str] = set()
         self.tabs.observe(lambda ch: self._fill(ch["new"]), "selected_index")
@@ -395,6 +397,7 @@ class LiveView(widgets.Tab):
         super().__init__(children=[p.box for p in self.panels.values()], titles=list(names),
                          show=names, **kwargs)
         self.observe(self._tab_selected, "selected_index")
+        self._mount(self.selected_index or 0)
         if compiled is not None:
             self.update(compiled, generated)
 
@@ -405,6 +408,7 @@ class LiveView(widgets.Tab):
         for panel in self.panels.values():
             panel.stale = True
         self._refresh(self.selected_index or 0)
+        self._mount(self.selected_index or 0)
         self.summary = compiled.summary()
 
     def refresh(self, *names: str) -> None:
@@ -419,9 +423,18 @@ class LiveView(widgets.Tab):
             panel.update(self._compiled, self._codes)
             panel.stale = False
 
+    def _mount(self, index: int) -> None:
+        """Only the tab on show holds its widgets: a browser showing the view again (a
+        re-run cell) renders that tab's widgets, not every tab's."""
+        for k, panel in enumerate(self.panels.values()):
+            want = panel.content if k == index else ()
+            if panel.box.children != want:
+                panel.box.children = want
+
     def _tab_selected(self, change: dict) -> None:
         if change["new"] is not None:
             self._refresh(change["new"])
+            self._mount(change["new"])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -230,6 +230,7 @@ def test_live_view_tabs_graphs_code_and_update(lab, page, artifacts: Path) -> No
     click_tab(view, "p4")
     p4 = current_panel(view)
     inner = p4.locator(".widget-tab").first
+    inner.wait_for()                                       # a tab's widgets come when shown
     assert tab_bar(inner).get_by_role("tab").all_inner_texts()[:2] == ["v1model", "tna"]
     assert tab_bar(inner).get_by_role("tab", selected=True).inner_text() == "v1model"
     code = p4.locator(".sfc-code:visible")

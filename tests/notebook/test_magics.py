@@ -208,6 +208,22 @@ def test_other_exceptions_are_not_hidden(ip, sfc, monkeypatch):
         ip.run_cell_magic("chain", "", "chain c: nat")
 
 
+def test_chain_warnings_show_below_the_view(ip, sfc, monkeypatch):
+    # the Lab's warnings about its chains (e.g. a chain an earlier one shadows), if it has any
+    monkeypatch.setattr(Lab, "warnings", lambda lab: [f"{len(lab.chains)} chains: look"],
+                        raising=False)
+    ip.run_cell_magic("chain", "", WEB)
+    view, warned = sfc.shown
+    assert view is sfc.lab.view
+    bundle = warned._repr_mimebundle_()
+    assert bundle["text/plain"] == "warning: 2 chains: look"
+    assert "sfc-warning" in bundle["text/html"] and "2 chains: look" in bundle["text/html"]
+    monkeypatch.setattr(Lab, "warnings", lambda lab: [], raising=False)
+    sfc.shown.clear()
+    ip.run_cell_magic("chain", "", WEB)
+    assert sfc.shown == [sfc.lab.view]                       # nothing to say: nothing shown
+
+
 def test_without_a_widget_front_end_the_view_is_the_summary(ip, sfc, monkeypatch, capsys):
     from IPython.display import display
 
