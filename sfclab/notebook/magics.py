@@ -206,8 +206,7 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_help(self, args: str) -> Any:
         """help                       this list"""
-        from .runtime_views import Rich, target_text
-        from .markup import esc
+        from .runtime_views import help_output, target_text
 
         cells = [("%%chain [--name N] [--arch v1model|tna] [--show VIEWS]",
                   "add chains, show the live view"),
@@ -220,12 +219,7 @@ class SfcMagics(Magics, Configurable):
         lab = self.lab
         where = target_text(lab.started_target) if lab.started_target is not None else \
             "the embedded model (started on first use)"
-        about = f"lab: {len(lab.chains)} chains ({lab.arch}), target: {where}"
-        text = "\n".join([*(f"{u:<60} {w}" for u, w in cells), about])
-        rows = "".join(f"<tr><td style='padding:1px 10px 1px 0'><code>{esc(u)}</code></td>"
-                       f"<td>{esc(w)}</td></tr>" for u, w in cells)
-        return Rich(text, f"<table style='font-size:12px;border-collapse:collapse'>{rows}"
-                          f"</table><div style='margin-top:4px'>{esc(about)}</div>")
+        return help_output(cells, f"lab: {len(lab.chains)} chains ({lab.arch}), target: {where}")
 
     def sfc_show(self, args: str) -> None:
         """show [VIEW …]              display the live view, or just some tabs of it"""

@@ -9,7 +9,7 @@ so JupyterLab does not turn them into links that lead nowhere.
   misses side by side on one scale (a table every packet missed is as visible as
   one every packet hit);
 * :class:`PushSummary`: the target, the program and the entries per group;
-* :class:`Rich`: any text with an HTML form (``%sfc help``).
+* :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`).
 
 >>> from sfclab.lab import TableUse
 >>> print(TablesView([TableUse("SfcIngress.acl", 2, 1024, 0, 5)]).text())
@@ -25,7 +25,7 @@ from typing import Any
 from ..report import log_share, occupancy_text, target_text
 from .markup import CELL, bar, esc, note, table
 
-__all__ = ["TablesView", "PushSummary", "Rich", "target_text"]
+__all__ = ["TablesView", "PushSummary", "Rich", "help_output", "target_text"]
 
 HIT, MISS, FILL = "#59a14f", "#e15759", "#4e79a7"
 
@@ -41,6 +41,21 @@ class Rich:
 
     def __repr__(self) -> str:
         return self.text
+
+
+def help_output(commands: Sequence[tuple[str, str]], about: str) -> Rich:
+    """``%sfc help``: one line per command (usage, what it does), then *about*; in HTML
+    the usages are code, so the URLs in them are not made links.
+
+    >>> print(help_output([("%sfc push", "push the program")], "lab: 0 chains").text)
+    %sfc push                                                    push the program
+    lab: 0 chains
+    """
+    text = "\n".join([*(f"{u:<60} {w}" for u, w in commands), about])
+    rows = "".join(f"<tr><td style='padding:1px 10px 1px 0'><code>{esc(u)}</code></td>"
+                   f"<td>{esc(w)}</td></tr>" for u, w in commands)
+    return Rich(text, f"<table style='font-size:12px;border-collapse:collapse'>{rows}</table>"
+                      f"<div style='margin-top:4px'>{esc(about)}</div>")
 
 
 class TablesView:
@@ -100,6 +115,8 @@ class PushSummary(Rich):
                  groups: Mapping[str, int] | None = None) -> None:
         groups = dict(groups if groups is not None else
                       {g: len(es) for g, es in generated.groups().items()})
+        if not isinstance(count, int):                # a push that reports more than a count
+            count = len(generated.entries)
         lines = generated.program.text.count("\n") + 1
         chains = {g.removeprefix("chain:"): k for g, k in groups.items() if g.startswith("chain:")}
         nfs = {g.removeprefix("nf:"): k for g, k in groups.items() if g.startswith("nf:")}
