@@ -391,10 +391,14 @@ def test_push_send_traces_tables_help(lab, page, artifacts: Path) -> None:
                                  tables.locator("tr").all_inner_texts()[1:])}
     assert "5 hit · 0 miss" in trs["SfcIngress.rewinder"][-1], trs
     acl = trs["SfcIngress.slot0_firewall.acl"]
-    assert acl[0].strip() == "2 / 1,024" and re.search(r"0 hit · \d+ miss", acl[-1]), acl
-    fill = tables.locator("tr", has_text="slot0_firewall.acl").locator("td").nth(2) \
-        .locator("div > div").first.bounding_box()["width"]
+    hits, misses = map(int, re.search(r"(\d+) hit · (\d+) miss", acl[-1]).groups())
+    assert acl[0].strip() == "2 / 1,024" and hits + misses == 5, acl
+    cells = tables.locator("tr", has_text="slot0_firewall.acl").locator("td")
+    fill = cells.nth(2).locator("div > div").first.bounding_box()["width"]
     assert fill > 10                                       # 2 of 1,024: still a visible bar
+    looked = sum(b["width"] for b in (d.bounding_box() for d in
+                                      cells.nth(3).locator("div > div").all()))
+    assert looked > 130                                    # 5 lookups, hit or missed: a full bar
     output(page, 4).screenshot(path=str(artifacts / "views-7-tables.png"))
 
     # %sfc help: URLs as code, not links

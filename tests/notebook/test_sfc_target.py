@@ -12,7 +12,7 @@ from scapy.all import IP, TCP, Ether, wrpcap
 import sfclab.notebook.magics as magics_module
 from sfclab.notebook.magics import SfcMagics
 from sfclab.notebook.runtime_views import PushSummary, TablesView
-from sfclab.notebook.send_view import SendView
+from sfclab.notebook.send_view import SendView, coverage
 from notebook_support import ipython_shell
 from test_editor import dummy_comm, front_end  # noqa: F401  (fixtures: a dummy comm, browser messages)
 
@@ -59,30 +59,43 @@ def test_push_prints_a_summary_without_urls(ip, sfc):
 def test_send_shows_packets_their_timeline_and_path(ip, sfc, front_end):
     view = ip.run_line_magic("sfc", "send web 3")
     assert isinstance(view, SendView) and len(view.traces) == 3
-    assert all(t.path == "web/0" for t in view.traces)
+    paths = [t.path for t in view.traces]
+    assert set(paths) <= {"web/0", "web/1"} and "web/0" in paths
     rows = view.table.rows
-    assert [(r["chain"], r["path"], r["passes"], r["outcome"]) for r in rows] == \
-        [("web", "web/0", 1, "port 1")] * 3
-    assert rows[0]["nfs"] == "firewall → nat → lb → l3fwd"
+    assert [(r["chain"], r["path"], r["passes"]) for r in rows] == [("web", p, 1) for p in paths]
+    k = paths.index("web/0")                                # a packet the firewall let in
+    assert rows[k]["outcome"] == "port 1" and rows[k]["nfs"] == "firewall → nat → lb → l3fwd"
     assert view.table.selected == 2                          # the last packet, selected
+    front_end(view.table, state={"selected": k})            # a click on its row
     details = view.details.value
+    assert f"packet {view.traces[k].trace.packet_id}" in details and "on <b>web/0</b>" in details
     assert "pass 0" in details and "classifier" in details and "rewinder" in details
     assert "hdr.ipv4.dst_addr=10.0.1.0/24" in details       # the entry, as written
     assert "route(dmac=00:00:00:00:01:01, smac=00:00:00:00:00:fe, port=1)" in details
-    assert "out on port 1" in details
-    assert "covered: <b>web/0</b>; not reached" in view.summary.value
-    assert "web/1" in view.summary.value                     # the else branch: not taken
-    text = view.text()
-    assert "covered: web/0; not reached: web/1" in text and "pass 0" in text
-    bundle = view._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
-    front_end(view.table, state={"selected": 0})            # a click on the first row
-    assert f"packet {view.traces[0].trace.packet_id}" in view.details.value
+    assert "out on port 1" in details and "dmac=257" not in details
     svg = view.graph.svg
     assert re.search(r'data-node="firewall" class="sfc-visited"', svg)
     assert re.search(r'data-node="drop" class="sfc-idle"', svg)
+    # coverage: every service path of web is either covered or not reached
+    covered = ", ".join(f"<b>{p}</b>" for p in dict.fromkeys(paths))
+    assert f"service paths covered: {covered}" in view.summary.value
+    assert {p for p, _ in view.missed} == {"web/0", "web/1"} - set(paths)
+    text = view.text()
+    assert "covered: " + ", ".join(dict.fromkeys(paths)) in text and "pass 0" in text
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
     again = ip.run_line_magic("sfc", "trace 2")
     assert [t.trace.packet_id for t in again.traces] == [t.trace.packet_id for t in view.traces[1:]]
+
+
+def test_coverage_says_which_paths_no_packet_reached():
+    from types import SimpleNamespace as T
+
+    took, missed = coverage([T(path="web/0"), T(path="web/0")], ["web/0", "web/1"])
+    assert took == ["web/0"] and missed == [("web/1", "no packet sent took it")]
+    took, missed = coverage([], ["web/0", "web/1"], covered={"web/0": 2},
+                            missed={"web/1": "firewall.verdict is never 1"})
+    assert took == ["web/0"] and missed == [("web/1", "firewall.verdict is never 1")]
 
 
 def test_send_shows_what_the_sender_says_it_covered(ip, sfc, monkeypatch):
@@ -110,7 +123,11 @@ def test_tables_and_counters(ip, sfc, capsys):
     rows = {r.table: r for r in tables.rows}
     assert rows["SfcIngress.rewinder"].entries == 3 and rows["SfcIngress.rewinder"].hits == 4
     acl = rows["SfcIngress.slot0_firewall.acl"]
-    assert (acl.hits, acl.misses) == (0, 4)                 # every packet missed: still shown
+    assert acl.hits + acl.misses == 4                       # every packet looked it up
+    assert any(r.misses for r in tables.rows)
+    for r in tables.rows:                                   # hits and misses, side by side
+        line = next(x for x in tables.text().splitlines() if x.startswith(r.table + " "))
+        assert line.split()[-2:] == [str(r.hits), str(r.misses)], line
     assert "SfcIngress.initializer" in tables.text() and "sfc-tables" in tables._repr_html_()
     ip.run_line_magic("sfc", "counters")
     assert "no counter has counted anything yet" in capsys.readouterr().out

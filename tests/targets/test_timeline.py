@@ -24,8 +24,15 @@ def lab():
     lab.close()
 
 
+def took(lab, chain: str, path: str):
+    """The trace of a packet of *chain* that took *path*."""
+    before = len(lab.traces)
+    lab.send(chain, 2)
+    return next(t.trace for t in lab.traces[before:] if t.path == path)
+
+
 def test_one_pass_blocks_tables_entries_actions(lab):
-    t = lab.send("web", 1)[0].trace
+    t = took(lab, "web", "web/0")
     (p,) = timeline(t, lab.value_kinds())
     assert [b.title for b in p.blocks] == ["classifier", "NF firewall", "branch after slot 0",
                                            "NF nat", "NF lb", "NF l3fwd", "rewinder"]
@@ -40,7 +47,7 @@ def test_one_pass_blocks_tables_entries_actions(lab):
 
 
 def test_recirculations_end_a_pass_with_the_next_token(lab):
-    t = lab.send("sr", 1)[0].trace
+    t = took(lab, "sr", "sr/0")
     passes = timeline(t, lab.value_kinds())
     assert [p.end for p in passes] == ["recirculate"] * 3 + ["out"]
     assert passes[0].end_text == ("recirculate -> pass 1 (path_id=2, state=1, bitmap=0b10000, "
