@@ -329,12 +329,13 @@ class SfcMagics(Magics, Configurable):
 
 
 def _chain_warnings(lab: Lab) -> list[str]:
-    """What the lab warns about its chains (a chain every packet of which an earlier
-    chain takes …), when the Lab says: ``lab.warnings()`` or ``lab.warnings``."""
-    found = getattr(lab, "warnings", None)
-    if callable(found):
-        found = found()
-    return [str(w) for w in found or ()]
+    """What sfclab warns about the lab's chains (a chain no packet reaches because
+    earlier chains take them all …): the compiled chains' ``warnings`` and the Lab's
+    own ``warnings()``, when they have them."""
+    found = list(getattr(lab.compiled, "warnings", ()) or ())
+    extra = getattr(lab, "warnings", None)
+    found += list((extra() if callable(extra) else extra) or ())
+    return [getattr(w, "message", None) or str(w) for w in found]
 
 
 def _warnings_output(warnings: list[str]) -> Any:

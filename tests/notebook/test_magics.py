@@ -209,15 +209,23 @@ def test_other_exceptions_are_not_hidden(ip, sfc, monkeypatch):
 
 
 def test_chain_warnings_show_below_the_view(ip, sfc, monkeypatch):
-    # the Lab's warnings about its chains (e.g. a chain an earlier one shadows), if it has any
+    # the compiled chains' warnings (a chain earlier ones shadow) and the Lab's own, if any
+    from types import SimpleNamespace
+
+    shadow = SimpleNamespace(message="chain 'web' gets no packets: chain 'all' takes them")
+    real = Lab.compiled
+    monkeypatch.setattr(Lab, "compiled", property(
+        lambda lab: SimpleNamespace(warnings=(shadow,), paths=real.fget(lab).paths)))
     monkeypatch.setattr(Lab, "warnings", lambda lab: [f"{len(lab.chains)} chains: look"],
                         raising=False)
     ip.run_cell_magic("chain", "", WEB)
     view, warned = sfc.shown
     assert view is sfc.lab.view
     bundle = warned._repr_mimebundle_()
-    assert bundle["text/plain"] == "warning: 2 chains: look"
+    assert bundle["text/plain"] == ("warning: chain 'web' gets no packets: chain 'all' takes "
+                                    "them\nwarning: 2 chains: look")
     assert "sfc-warning" in bundle["text/html"] and "2 chains: look" in bundle["text/html"]
+    monkeypatch.setattr(Lab, "compiled", real)
     monkeypatch.setattr(Lab, "warnings", lambda lab: [], raising=False)
     sfc.shown.clear()
     ip.run_cell_magic("chain", "", WEB)
