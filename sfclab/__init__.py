@@ -16,7 +16,11 @@ from .lang import format, format_topology, parse, parse_file, parse_topology, pa
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
            "parse", "parse_file", "format", "parse_topology", "parse_topology_file",
-           "format_topology", "compile", "catalog", "Lab", "load_ipython_extension"]
+           "format_topology", "compile", "catalog", "Lab", "notebook", "load_ipython_extension"]
+
+#: Subpackages reachable as attributes after a bare ``import sfclab``, imported on first
+#: use (``sfclab.notebook.ChainEditor()``): the plain import stays as fast as before.
+_LAZY_SUBPACKAGES = ("p4", "notebook")
 
 
 def load_ipython_extension(ipython) -> None:
@@ -27,15 +31,16 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    # `sfclab.catalog` (the NF library, loaded on first use), `sfclab.compile`, `sfclab.Lab`
+    # `sfclab.catalog` (the NF library, loaded on first use), `sfclab.compile`, `sfclab.Lab`,
+    # and the subpackages of _LAZY_SUBPACKAGES
     if name == "catalog":
         from .p4.catalog import load_default
 
         return load_default()
-    if name == "p4":
+    if name in _LAZY_SUBPACKAGES:
         import importlib
 
-        return importlib.import_module(".p4", __name__)
+        return importlib.import_module(f".{name}", __name__)
     if name == "Lab":
         from .lab import Lab
 

@@ -30,10 +30,13 @@ from typing import TextIO
 
 from .codegen import CodegenOptions, generate
 from .compiler import compile
+from .ir.values import ValueKinds
 from .lang import parse
-from .report import bar, html_report
+from .lab import TableUse
+from .report import bar, html_report, log_share, occupancy_text, target_text
 from .targets.connect import open_target
 from .targets.coverage import Oracle, class_traffic
+from .targets.timeline import timeline_text
 
 __all__ = ["run", "DemoResult", "ClassResult", "demo_chains"]
 
@@ -129,10 +132,11 @@ def run(*, target: str | None = None, packets: int = 8, html: str | Path | None 
     with open_target(target) as tgt:
         t0 = time.perf_counter()
         n = tgt.push(gen)
-        say(f"pushed the program and {n} table entries to {tgt!r} over P4Runtime in "
+        say(f"pushed the program and {n} table entries to {target_text(tgt)} in "
             f"{(time.perf_counter() - t0) * 1000:.0f} ms")
         say()
-        classes = _traffic(tgt, gen, packets, prog)
+        kinds = ValueKinds.of_program(gen.program.program)
+        classes, lookups = _traffic(tgt, gen, packets, prog, kinds)
         prog.done()
         say(_classes_text(classes))
         say()
@@ -140,7 +144,8 @@ def run(*, target: str | None = None, packets: int = 8, html: str | Path | None 
             say(f"trace of a {c.chain} packet:")
             say(c.trace)
             say()
-        occ = tgt.occupancy()
+        occ = [TableUse(o.table, o.entries, o.size, lookups[o.table, True],
+                        lookups[o.table, False]) for o in tgt.occupancy()]
         say(_occupancy_text(occ))
     result = DemoResult(classes, buf.getvalue())
     say()
@@ -168,14 +173,20 @@ def _plan_text(compiled) -> str:
                       f"{plc.best.weighted_recirculations:.3g} weighted recirculations"]
         lines += [f"  {pid}: throughput {t:.2f} T" for pid, t in plc.best.throughput]
     if compiled.offload is not None:
-        lines += ["", "offload (P4SFC):"] + [f"  {s}" for s in compiled.offload.paths]
+        lines += ["", "offload (P4SFC): where each NF runs; (partial): on the switch, its state "
+                      "kept by a server process"]
+        lines += [f"  {s}" for s in compiled.offload.paths]
     return "\n".join(lines)
 
 
-def _traffic(tgt, gen, packets: int, prog: _Progress) -> dict[str, ClassResult]:
+def _traffic(tgt, gen, packets: int, prog: _Progress, kinds: ValueKinds
+             ) -> tuple[dict[str, ClassResult], Counter]:
+    """Send *packets* of every class, chosen to cover its service paths; what each
+    class did, and the lookups per ``(table, hit)``."""
     compiled = gen.composition.compiled
     fsm = {f.path.id: f for f in compiled.fsm.paths}
     classes: dict[str, ClassResult] = {}
+    lookups: Counter = Counter()
     total = packets * len(compiled.chains)
     done = 0
     with Oracle(gen) as oracle:
@@ -187,15 +198,16 @@ def _traffic(tgt, gen, packets: int, prog: _Progress) -> dict[str, ClassResult]:
             plan = class_traffic(gen, chain.name, packets, oracle=oracle)
             c.labels = dict(plan.labels)
             for cp in plan.packets:
-                _send_one(tgt, c, chain.name, cp, fsm)
+                r = _send_one(tgt, c, chain.name, cp, fsm, kinds)
+                lookups.update((name, hit) for name, hit in r.trace.tables())
                 done += 1
                 prog.step(f"sending packets of every class ({chain.name})", done, total)
             c.missed = {p: plan.missed.get(p, "its packets took another path on the target")
                         for p in plan.paths if p not in c.paths}
-    return classes
+    return classes, lookups
 
 
-def _send_one(tgt, c: ClassResult, chain: str, cp, fsm) -> None:
+def _send_one(tgt, c: ClassResult, chain: str, cp, fsm, kinds: ValueKinds):
     r = tgt.send(cp.port, cp.packet)
     c.sent += 1
     took = tgt.session.path_of(r.trace)
@@ -212,7 +224,8 @@ def _send_one(tgt, c: ClassResult, chain: str, cp, fsm) -> None:
     if r.dropped and plan is not None and nfs != plan.path.nfs:
         c.nf_drops[nfs[-1] if nfs else "initializer"] += 1
     if not c.trace:
-        c.trace = compact_trace(r.trace)
+        c.trace = timeline_text(r.trace, kinds, path=took)
+    return r
 
 
 def _follows(plan, nfs: tuple[str, ...], r) -> bool:
@@ -220,17 +233,6 @@ def _follows(plan, nfs: tuple[str, ...], r) -> bool:
     if nfs == plan.path.nfs:
         return r.passes == plan.passes
     return r.dropped and plan.path.nfs[:len(nfs)] == nfs and r.passes <= plan.passes
-
-
-def compact_trace(trace) -> str:
-    """A packet's trace without the token checks: NFs, tables hit or missed, actions
-    other than NoAction, passes, and how it left."""
-    keep = ("nf", "table_hit", "table_miss", "recirculate", "drop", "packet_out", "digest")
-    lines = [trace.text().splitlines()[0]]
-    for ev in trace.events:
-        if ev.kind in keep or (ev.kind == "action" and not ev.name.endswith("NoAction")):
-            lines.append(f"  [{ev.pass_no}] {ev.text()}")
-    return "\n".join(lines)
 
 
 def _classes_text(classes: dict[str, ClassResult]) -> str:
@@ -251,23 +253,23 @@ def _classes_text(classes: dict[str, ClassResult]) -> str:
 
 
 def _occupancy_text(occ) -> str:
-    lines = ["table occupancy (entries / size):"]
-    for o in occ:
-        if o.entries:
-            lines.append(f"  {o.table:<44} {bar(o.share, 16)} {o.entries:5d} / {o.size}")
-    return "\n".join(lines)
+    used = [o for o in occ if o.entries or o.hits or o.misses]
+    return "table occupancy (entries / size):\n" + "\n".join(
+        "  " + line for line in occupancy_text(used).splitlines())
 
 
 def _html(compiled, gen, classes, occ, plan: str) -> str:
     rows = [[c.chain, c.sent, ", ".join(f"{p}×{k}" for p, k in c.paths.items()),
              ", ".join(f"{k} pass(es)×{n}" for k, n in c.passes.items()), c.dropped,
              ", ".join(f"{p}×{n}" for p, n in c.ports.items())] for c in classes.values()]
-    occ_rows = [[o.table, o.entries, o.size, bar(o.share, 20)] for o in occ if o.entries]
+    occ_rows = [[o.table, o.entries, o.size, bar(log_share(o.entries, o.size), 20), o.hits,
+                 o.misses] for o in occ if o.entries or o.hits or o.misses]
     traces = "\n\n".join(f"{c.chain}:\n{c.trace}" for c in classes.values())
     return html_report(
         "sfclab demo", chains=compiled.chains, catalog=compiled.catalog,
         sections=[("What the compiler decided", plan), ("Packet traces (one per class)", traces)],
         tables=[("Traffic per class", ["class", "sent", "service paths", "passes", "dropped",
                                        "egress ports"], rows),
-                ("Table occupancy", ["table", "entries", "size", ""], occ_rows)],
+                ("Table occupancy", ["table", "entries", "size", "log scale", "hits",
+                                     "misses"], occ_rows)],
         program=gen.program.text)

@@ -24,7 +24,9 @@ caching is the whole chain set.
 
 The live view (:attr:`Lab.view`, a :class:`sfclab.notebook.views.LiveView`) is
 created on first use and updated in place after every change; so is every view
-made by :meth:`Lab.live_view`.  :meth:`Lab.on_change` callbacks get a
+made by :meth:`Lab.live_view`.  A change refreshes only the tab on show; the P4
+program and its entries are generated when a tab showing them is opened (and
+cached, as above), so an edit stays cheap whatever the program's size.  :meth:`Lab.on_change` callbacks get a
 :class:`LabChange` naming the chains added, replaced and removed.
 """
 
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .compiler import ARCHS, CompiledChains, compile
+from .compiler import CompiledChains, compile
 from .errors import CatalogError, ChainError, SfclabError, did_you_mean
 from .ir.model import Chain, ChainSet
 from .lang import format as format_chains
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from .codegen import Generated
     from .notebook.views import LiveView
 
-__all__ = ["Lab", "LabChange", "LabTrace", "SendResult"]
+__all__ = ["Lab", "LabChange", "LabTrace", "SendResult", "TableUse"]
 
 #: How many compiled chain sets (and their generated programs) a Lab keeps.
 CACHE_SIZE = 16
@@ -106,6 +108,23 @@ class SendResult(list):
 
 
 @dataclass(frozen=True, slots=True)
+class TableUse:
+    """One table of the target: entries installed, capacity, and the lookups of the
+    packets a Lab sent (hits and misses)."""
+
+    table: str
+    entries: int
+    size: int
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def share(self) -> float:
+        """Entries / size."""
+        return self.entries / self.size if self.size else 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class LabChange:
     """What one change did: chain names added, replaced and removed, and the
     compiled program before and after.  ``reason`` is ``"add"``, ``"remove"``,
@@ -151,6 +170,7 @@ class Lab:
         self._target_url: str | None = None
         self._pushed = None
         self._oracle = None          # the model that tells which path a class packet takes
+        self._kinds: tuple[Any, Any] | None = None
         #: Every packet sent from this Lab, in order (:class:`LabTrace`).
         self.traces: list[LabTrace] = []
         self._compiled = self._compile(self._chains, arch)  # checks arch and options
@@ -277,7 +297,7 @@ class Lab:
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
             view = LiveView(show=key)
-            view.update(self._compiled, self._codes() if view.needs_code else None)
+            view.update(self._compiled, self._generate)
             self._views[key] = view
         return view
 
@@ -288,6 +308,11 @@ class Lab:
         otherwise; it starts on first use)."""
         if self._target is None:
             self.connect(self._target_url)
+        return self._target
+
+    @property
+    def started_target(self):
+        """The target if it runs already, else None (reading this starts nothing)."""
         return self._target
 
     def connect(self, url: str | None = None):
@@ -309,6 +334,27 @@ class Lab:
         n = self.target.push(gen)
         self._pushed = gen
         return n
+
+    @property
+    def pushed(self) -> Generated | None:
+        """The program and entries last pushed to (or updated on) the target, if any."""
+        return self._pushed
+
+    def value_kinds(self):
+        """How to print the values of the program on the target (or, before a push, of
+        the generated one): addresses, MACs, ports (:class:`sfclab.ir.values.ValueKinds`)."""
+        from .ir.values import ValueKinds
+
+        gen = self._pushed
+        if gen is None:
+            out = self._generate(self._target_arch())
+            gen = None if isinstance(out, SfclabError) else out
+        if gen is None:
+            return ValueKinds.library()
+        cached = self._kinds
+        if cached is None or cached[0] is not gen:
+            self._kinds = cached = (gen, ValueKinds.of_program(gen.program.program))
+        return cached[1]
 
     def update(self, *, allow_reload: bool = False):
         """Bring the target to the current chains: by table entries only when the
@@ -391,18 +437,19 @@ class Lab:
         self.traces.append(LabTrace(label, path, r))
         return r
 
-    def tables(self):
-        """Occupancy of every table with entries (entries / size), with the hits of the
+    def tables(self) -> list[TableUse]:
+        """Every table of the target: entries / size, and the hits and misses of the
         packets this Lab sent."""
-        from .runtime.session import Occupancy
-
         hits: dict[str, int] = {}
+        misses: dict[str, int] = {}
         for t in self.traces:
             for ev in t.result.trace.events:
                 if ev.kind == "table_hit":
                     hits[ev.name] = hits.get(ev.name, 0) + 1
-        return [Occupancy(o.table, o.entries, o.size, hits.get(o.table, 0))
-                for o in self.target.occupancy()]
+                elif ev.kind == "table_miss":
+                    misses[ev.name] = misses.get(ev.name, 0) + 1
+        return [TableUse(o.table, o.entries, o.size, hits.get(o.table, 0),
+                         misses.get(o.table, 0)) for o in self.target.occupancy()]
 
     def counters(self) -> dict[str, list[tuple[int, int, int]]]:
         """Counters with non-zero cells: name -> [(index, packets, bytes)] (the model)."""
@@ -483,7 +530,7 @@ class Lab:
             if view.comm is None:                # closed by the user
                 del self._views[key]
                 continue
-            view.update(self._compiled, self._codes() if view.needs_code else None)
+            view.update(self._compiled, self._generate)   # code: when a code tab shows
 
     def _compile(self, chains: ChainSet, arch: str, *, catalog: NFCatalog | None = None,
                  version: int | None = None) -> CompiledChains:
@@ -514,10 +561,6 @@ class Lab:
             out = e
         _remember(self._generated_cache, key, (self._compiled, out))
         return out
-
-    def _codes(self) -> dict[str, Generated | SfclabError]:
-        """Generated code for every architecture (an error in place of what failed)."""
-        return {a: self._generate(a) for a in ARCHS}
 
 
 def _remember(cache: OrderedDict, key: Hashable, value: Any) -> None:

@@ -1,8 +1,7 @@
 """A self-contained HTML report of a chain set on a switch (``sfclab demo --html``).
 
-No JavaScript and no files beside it: chain graphs are inline SVG, laid out in
-layers (topological generations, loops drawn back), in sfclab's visual language
-(:mod:`sfclab.style`).
+No JavaScript and no files beside it: chain graphs are inline SVG, drawn as the
+notebook's views draw them (:mod:`sfclab.drawing`).
 
 >>> import sfclab
 >>> svg = chain_svg(sfclab.parse("chain a: firewall -> nat")["a"])
@@ -13,99 +12,74 @@ True
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable
 
-import networkx as nx
-
+from .drawing import chain_elements, svg
 from .ir.model import Chain
-from .style import EDGE_COLORS, ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
 
-__all__ = ["chain_svg", "html_report", "bar"]
-
-_W, _H, _DX, _DY = 118, 34, 160, 60
-
-
-def _layers(chain: Chain) -> dict[str, tuple[int, int]]:
-    g = chain.graph
-    dag = nx.DiGraph((u, v) for u, v, d in g.edges(data=True) if d.get("kind") != "loop")
-    dag.add_nodes_from(g.nodes)
-    try:
-        gens = list(nx.topological_generations(dag))
-    except nx.NetworkXUnfeasible:
-        gens = [list(g.nodes)]
-    return {n: (x, y) for x, gen in enumerate(gens) for y, n in enumerate(sorted(gen))}
-
-
-def _color(chain: Chain, n: str, catalog) -> str:
-    d = chain.graph.nodes[n]
-    if d.get("kind") == "endpoint":
-        return ENDPOINT_COLORS.get(n, OTHER_LAYER_COLOR)
-    info = catalog.get(d["nf"]) if catalog is not None else None
-    return LAYER_COLORS.get(info.layer, OTHER_LAYER_COLOR) if info else OTHER_LAYER_COLOR
-
+__all__ = ["chain_svg", "html_report", "bar", "log_share", "occupancy_text", "target_text"]
 
 def chain_svg(chain: Chain, catalog=None) -> str:
-    """One chain's graph as an SVG element: NFs as rounded boxes coloured by layer,
-    end points as ellipses, edges coloured by kind and labelled with conditions."""
-    pos = _layers(chain)
-    width = (max((x for x, _ in pos.values()), default=0) + 1) * _DX + 20
-    height = (max((y for _, y in pos.values()), default=0) + 1) * _DY + 20
-
-    def center(n: str) -> tuple[float, float]:
-        x, y = pos[n]
-        return 10 + x * _DX + _W / 2, 10 + y * _DY + _H / 2
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">',
-           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-           'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
-           'fill="context-stroke"/></marker></defs>']
-    for u, v, d in chain.graph.edges(data=True):
-        (x1, y1), (x2, y2) = center(u), center(v)
-        kind = d.get("kind", "seq")
-        color = EDGE_COLORS.get(kind, EDGE_COLORS["seq"])
-        dash = ' stroke-dasharray="6 4"' if kind in ("else", "loop") else ""
-        if kind == "loop" or x2 <= x1:       # drawn back over the boxes
-            mid = min(y1, y2) - _DY / 2
-            path = f"M {x1} {y1 - _H / 2} C {x1} {mid} {x2} {mid} {x2} {y2 - _H / 2}"
-        else:
-            path = f"M {x1 + _W / 2} {y1} L {x2 - _W / 2} {y2}"
-        out.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"{dash} '
-                   f'marker-end="url(#arrow)"/>')
-        label = _edge_label(u, d)
-        if label:
-            out.append(f'<text x="{(x1 + x2) / 2}" y="{(y1 + y2) / 2 - 6}" fill="{color}" '
-                       f'text-anchor="middle" font-size="10">{html.escape(label)}</text>')
-    for n in chain.graph.nodes:
-        cx, cy = center(n)
-        fill = _color(chain, n, catalog)
-        if chain.graph.nodes[n].get("kind") == "endpoint":
-            shape = (f'<ellipse cx="{cx}" cy="{cy}" rx="{_W / 2 - 14}" ry="{_H / 2}" '
-                     f'fill="{fill}" stroke="#333"/>')
-        else:
-            shape = (f'<rect x="{cx - _W / 2}" y="{cy - _H / 2}" width="{_W}" height="{_H}" '
-                     f'rx="8" fill="{fill}" stroke="#333"/>')
-        out.append(shape + f'<text x="{cx}" y="{cy + 4}" text-anchor="middle">'
-                           f'{html.escape(n)}</text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _edge_label(u: str, d: dict) -> str:
-    kind, cond = d.get("kind", "seq"), d.get("cond")
-    if kind == "then" and cond is not None:
-        return f"{cond.field.removeprefix(u + '.')} {cond.op} {cond.value}"
-    if kind == "case":
-        return "= " + ", ".join(map(str, d.get("cases", ())))
-    if kind == "loop":
-        return f"×{d.get('bound', '')}"
-    return {"else": "else"}.get(kind, "")
+    """One chain's graph as an SVG element (:func:`sfclab.drawing.svg`): NFs as rounded
+    boxes coloured by layer, end points as ellipses, edges coloured by kind and labelled
+    with conditions."""
+    return svg(*chain_elements(chain, catalog), title=f"chain {chain.name}")
 
 
 def bar(share: float, width: int = 20) -> str:
     """A text bar for a share in [0, 1]: ``█████···············``."""
     full = max(0, min(width, round(share * width)))
     return "█" * full + "·" * (width - full)
+
+
+def log_share(entries: int, size: int) -> float:
+    """*entries* of *size* on a log scale: 0 for none, 1 for full, 1 entry of 1,024
+    about 0.1 (a plain share would be 0.001: an empty-looking bar).
+
+    >>> round(log_share(1, 1024), 2), log_share(0, 1024), log_share(1024, 1024)
+    (0.1, 0.0, 1.0)
+    """
+    if entries <= 0 or size <= 0:
+        return 0.0
+    return min(1.0, math.log1p(entries) / math.log1p(size))
+
+
+def occupancy_text(rows: Iterable, *, lookups: bool = True) -> str:
+    """Tables as text: entries / size with a log-scale bar, and (*lookups*) the hits
+    and misses of the packets sent (rows with ``table``, ``entries``, ``size``, and
+    ``hits``, ``misses``).
+
+    >>> from types import SimpleNamespace as R
+    >>> print(occupancy_text([R(table="acl", entries=2, size=1024, hits=0, misses=5)]))
+    table  entries /  size  occupancy (log)       hits  misses
+    acl          2 /  1024  ███···············       0       5
+    """
+    rows = list(rows)
+    w = max((len(r.table) for r in rows), default=5)
+    head = f"{'table':<{w}}  entries /  size  occupancy (log)   "
+    lines = [head + ("    hits  misses" if lookups else "")]
+    for r in rows:
+        line = f"{r.table:<{w}}  {r.entries:7d} / {r.size:5d}  {bar(log_share(r.entries, r.size), 18)}"
+        if lookups:
+            line += f"  {getattr(r, 'hits', 0) or 0:6d}  {getattr(r, 'misses', 0) or 0:6d}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def target_text(target: object) -> str:
+    """A switch target in words, its address as ``host:port`` (no URL: notebooks turn
+    URLs in text into links that lead nowhere).
+
+    >>> class T: kind, address = "model", "127.0.0.1:9559"
+    >>> target_text(T())
+    'the embedded switch model, P4Runtime at 127.0.0.1:9559'
+    """
+    kind = getattr(target, "kind", "")
+    address = getattr(target, "address", "")
+    what = {"model": "the embedded switch model", "bmv2": "BMv2 (simple_switch_grpc)",
+            "tofino": "a Tofino"}.get(kind, kind or type(target).__name__)
+    return f"{what}, P4Runtime at {address}" if address else what
 
 
 def _table(head: Iterable[str], rows: Iterable[Iterable]) -> str:

@@ -20,7 +20,7 @@ entry never holds one, whoever made it (:func:`match_value` reads one as None,
 >>> from sfclab.codegen.compose import compose
 >>> es = chain_entries(compose(compile("chain a match tcp.dport == 80: firewall -> nat")))
 >>> print(es[0])
-SfcIngress.initializer: hdr.tcp.$valid$=1&&&0x1 hdr.tcp.dst_port=80&&&0xFFFF -> set_token(path_id=1, bitmap=3) prio 1  [chain:a]
+SfcIngress.initializer: hdr.tcp.dst_port=80 -> set_token(path_id=1, bitmap=0b11) prio 1  [chain:a]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from ..errors import CompileError, did_you_mean
 from ..ir.classifier import FieldMatch
 from ..ir.fields import FIELDS
 from ..ir.model import Condition
+from ..ir.values import ValueKinds, implied_keys
 from .compose import TERMINALS, Composition, InitKey
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
@@ -153,12 +154,25 @@ class TableEntry:
             d["note"] = self.note
         return d
 
-    def __str__(self) -> str:
-        match = " ".join(f"{k}={m}" for k, m in self.match) or "*"
+    def match_text(self, kinds: ValueKinds | None = None) -> list[tuple[str, str]]:
+        """The match as ``(key, value)`` pairs people read (``10.0.1.0/24``, a MAC, a
+        port); validity keys another key of their header implies are left out."""
+        k = kinds or ValueKinds.library()
+        hide = implied_keys(n for n, _ in self.match)
+        return [(n, k.match(n, m)) for n, m in self.match if n not in hide]
+
+    def describe(self, kinds: ValueKinds | None = None) -> str:
+        """The entry on one line, its values printed by their kind (*kinds*: the
+        program's, :meth:`ValueKinds.of_program`; default: the NF library's)."""
+        k = kinds or ValueKinds.library()
+        match = " ".join(f"{n}={v}" for n, v in self.match_text(k)) or "*"
         act = self.action.rpartition(".")[2]
-        params = ", ".join(f"{k}={v}" for k, v in self.params)
         prio = f" prio {self.priority}" if self.priority is not None else ""
-        return f"{self.table}: {match} -> {act}({params}){prio}  [{self.group}]"
+        return f"{self.table}: {match} -> {act}({k.args(self.action, self.params)}){prio}" \
+               f"  [{self.group}]"
+
+    def __str__(self) -> str:
+        return self.describe()
 
 
 # --- classifier -> initializer entries -------------------------------------------------------

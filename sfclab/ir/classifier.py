@@ -12,10 +12,10 @@ possibly negated (``!=``).  It is what the initializer table matches on.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import values
 from .fields import FIELDS, HeaderField
 
 __all__ = ["FieldMatch", "Classifier", "format_value"]
@@ -23,13 +23,7 @@ __all__ = ["FieldMatch", "Classifier", "format_value"]
 
 def format_value(f: HeaderField, v: int) -> str:
     """Print *v* the way a user writes values of field *f*."""
-    if f.literal == "ipv4":
-        return str(ipaddress.IPv4Address(v))
-    if f.literal == "ipv6":
-        return str(ipaddress.IPv6Address(v))
-    if f.literal == "mac":
-        return ":".join(f"{b:02x}" for b in v.to_bytes(6, "big"))
-    return str(v)
+    return values.format_value(v, f.literal)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,20 +1,20 @@
-"""ipycytoscape graphs in sfclab's visual language, updated in place.
+"""Graph widgets of the notebook's views: sfclab's SVG drawings, updated in place.
 
-The colours and shapes are the chain editor's (``js/src/graph-style.js``): NF
-colour by protocol layer, NFs as rounded boxes, end points as double ellipses,
-non-offloadable NFs with a dashed border, edge colour and dash by edge kind.
-The builders turn compiler data into *elements* (cytoscape ``{"data": …,
-"classes": …}`` dicts); :func:`sync_graph` puts them into a widget, reusing the
-Node and Edge widgets whose id stays, so an update sends only what changed.
-
-Only what works in JupyterLab 4 is used: rendering, layouts run by the front end
-(dagre) and click callbacks; positions are never synced back.
+:class:`Graphs` shows graphs drawn by :mod:`sfclab.drawing` (laid out in
+Python, so the browser only paints SVG: a view with twenty chain graphs shows at
+once, and re-running a cell lays nothing out in the browser), all in one widget;
+:class:`GraphView` is one graph.  An update is sent only when a drawing or a
+heading changed, and the front end redraws only those; a click on a node calls
+the widget's click callbacks with the node's data.  The element builders live in :mod:`sfclab.drawing` and are re-exported.
 
 >>> from sfclab.lang import parse
->>> nodes, edges = chain_elements(parse("chain c { input => firewall => (nat : drop ? "
-...                                     "firewall.verdict == 0); nat => output; }")["c"])
->>> [(e["data"]["id"], e["data"]["kind"], e["data"]["label"]) for e in edges][1:3]
-[('firewall->nat', 'then', 'verdict == 0'), ('firewall->drop', 'else', 'else')]
+>>> g = GraphView()
+>>> g.show(*chain_elements(parse("chain c: firewall -> nat")["c"]))
+True
+>>> g.show(*chain_elements(parse("chain c: firewall -> nat")["c"]))   # same: nothing sent
+False
+>>> sorted(g.node_data["graph"])
+['firewall', 'input', 'nat', 'output']
 """
 
 from __future__ import annotations
@@ -23,235 +23,127 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anywidget
-import ipycytoscape as cy
+import traitlets as t
 
-from ..ir.model import Chain
-from ..nfinfo import ENDPOINTS, NFCatalog
-from ..passes.merge import MergedIR
-from ..passes.pipeline import PipelineResult
-from .editor import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
+from ..drawing import (CSS, SHARE_COLORS, VISITED, Element, automaton_elements, chain_elements,
+                       edge_label, merged_elements, nf_color, share_color, svg)
 
-__all__ = ["GRAPH_STYLE", "GRAPH_HEIGHTS", "DAGRE", "SHARE_COLORS", "Element", "nf_color",
-           "share_color", "edge_label", "chain_elements", "merged_elements", "automaton_elements",
-           "graph_widget", "sync_graph"]
-
-Element = dict[str, Any]
-
-#: Left-to-right layered layout (cytoscape-dagre, bundled with ipycytoscape).
-DAGRE = {"name": "dagre", "rankDir": "LR", "nodeSep": 24, "rankSep": 110, "fit": True,
-         "padding": 16}
-#: Heights (pixels) a graph widget can have.
-GRAPH_HEIGHTS = (160, 220, 280, 360)
-#: IR node fill by how many chains share the node: 1, 2, 3, 4, 5 or more.
-SHARE_COLORS = ("#e0ecf4", "#9ebcda", "#8c96c6", "#8856a7", "#810f7c")
+__all__ = ["Graphs", "GraphView", "graph_widget", "SHARE_COLORS", "VISITED", "Element", "nf_color",
+           "share_color", "edge_label", "chain_elements", "merged_elements",
+           "automaton_elements"]
 
 
-def _edge(color: str, **extra: Any) -> dict[str, Any]:
-    return {"line-color": color, "target-arrow-color": color, "color": color, **extra}
+class Graphs(anywidget.AnyWidget):
+    """Several graphs as SVG, each under an optional heading, in one widget (one view
+    for the browser to render however many graphs); :meth:`set` replaces them and the
+    front end redraws only the items whose heading or drawing changed.  A click on a
+    node calls :meth:`on_click` callbacks with its data (and the item's ``key`` in it)."""
 
-
-#: The editor's stylesheet as cytoscape JSON (node sizes come from ``data(width)``,
-#: ``data(height)``), plus the views' own classes.
-GRAPH_STYLE: list[dict[str, Any]] = [
-    {"selector": "node", "style": {
-        "background-color": "data(color)", "label": "data(label)", "color": "#111",
-        "font-size": 12, "font-family": "sans-serif", "text-valign": "center",
-        "text-halign": "center", "text-wrap": "wrap", "shape": "round-rectangle",
-        "width": "data(width)", "height": "data(height)", "border-width": 1,
-        "border-color": "#333"}},
-    {"selector": "node[kind = 'endpoint']", "style": {
-        "shape": "ellipse", "border-width": 3, "border-style": "double"}},
-    {"selector": "node[offload = 'non']", "style": {"border-style": "dashed", "border-width": 2}},
-    {"selector": "node[text]", "style": {"color": "data(text)"}},
-    {"selector": "node.replica", "style": {
-        "border-color": "#d50000", "border-width": 3, "border-style": "dashed"}},
-    {"selector": "node.state", "style": {"shape": "ellipse"}},
-    {"selector": "node.final", "style": {"border-width": 4, "border-style": "double"}},
-    {"selector": "edge", "style": {
-        "width": 2, "curve-style": "bezier", "target-arrow-shape": "triangle",
-        "label": "data(label)", "font-size": 10, "text-background-color": "#fff",
-        "text-background-opacity": 0.85, "text-background-padding": 2, **_edge("#777")}},
-    {"selector": "edge[kind = 'then']", "style": _edge("#2e7d32")},
-    {"selector": "edge[kind = 'else']", "style": _edge("#c62828", **{"line-style": "dashed"})},
-    {"selector": "edge[kind = 'case']", "style": _edge("#1565c0", **{"line-style": "dotted",
-                                                                      "width": 3})},
-    {"selector": "edge[kind = 'loop']", "style": _edge("#6a1b9a", **{
-        "line-style": "dashed", "control-point-step-size": 70, "loop-direction": "0deg",
-        "loop-sweep": "-60deg"})},
-    {"selector": "edge[kind = 'exit']", "style": _edge("#6a1b9a")},
-    {"selector": "edge[color]", "style": {"line-color": "data(color)",
-                                          "target-arrow-color": "data(color)"}},
-    {"selector": "node:selected", "style": {"border-width": 3, "border-color": "#1976d2"}},
-]
-
-
-def nf_color(catalog: NFCatalog | None, nf: str | None) -> str:
-    """The colour of an NF type (by its protocol layer) or of an end point."""
-    if not nf:
-        return OTHER_LAYER_COLOR
-    if nf in ENDPOINTS:
-        return ENDPOINT_COLORS[nf]
-    info = catalog.get(nf) if catalog is not None else None
-    return LAYER_COLORS.get(info.layer, OTHER_LAYER_COLOR) if info else OTHER_LAYER_COLOR
-
-
-def share_color(k: int) -> str:
-    """IR node fill for a node shared by *k* chains."""
-    return SHARE_COLORS[max(1, min(k, len(SHARE_COLORS))) - 1]
-
-
-def _size(label: str) -> tuple[int, int]:
-    lines = label.split("\n")
-    return max(56, 7 * max(len(x) for x in lines) + 22), 18 + 14 * len(lines)
-
-
-def _node(nid: str, label: str, color: str, classes: str = "", **data: Any) -> Element:
-    w, h = _size(label)
-    return {"data": {"id": nid, "label": label, "color": color, "width": w, "height": h, **data},
-            "classes": classes}
-
-
-def edge_label(u: str, data: dict[str, Any]) -> str:
-    """What an edge of a chain graph says: its condition, case values or loop bound."""
-    kind, cond = data.get("kind", "seq"), data.get("cond")
-    if kind == "then" and cond is not None:
-        return f"{cond.field.removeprefix(f'{u}.')} {cond.op} {cond.value}"
-    if kind == "case":
-        return "= " + ", ".join(str(c) for c in data.get("cases", ()))
-    if kind == "loop":
-        return f"×{data['bound']}" if data.get("bound") else "loop"
-    return {"else": "else", "exit": "done"}.get(kind, "")
-
-
-def chain_elements(chain: Chain, catalog: NFCatalog | None = None
-                   ) -> tuple[list[Element], list[Element]]:
-    """A chain's graph: NF instances and end points, edges labelled with conditions."""
-    g = chain.graph
-    nodes = []
-    for n, d in g.nodes(data=True):
-        if d.get("kind") == "endpoint":
-            nodes.append(_node(n, n, nf_color(catalog, n), kind="endpoint"))
-        else:
-            info = catalog.get(d["nf"]) if catalog is not None else None
-            nodes.append(_node(n, n, nf_color(catalog, d["nf"]), kind="nf", nf=d["nf"],
-                               written=d.get("label", n), layer=info.layer if info else 0,
-                               offload=info.offload if info else ""))
-    edges = [{"data": {"id": f"{u}->{v}", "source": u, "target": v, "kind": d.get("kind", "seq"),
-                       "label": edge_label(u, d)}, "classes": ""}
-             for u, v, d in g.edges(data=True)]
-    return nodes, edges
-
-
-def merged_elements(merge: MergedIR, catalog: NFCatalog | None = None
-                    ) -> tuple[list[Element], list[Element]]:
-    """P4SC's merged IR: fill by how many chains share a node, replicas marked."""
-    nodes = []
-    for n in merge.nodes:
-        k = len(n.chains)
-        label = n.name + (f"\n{k} chains" if k > 1 else "") + ("\nduplicate" if n.replica else "")
-        nodes.append(_node(n.name, label, share_color(k), "replica" if n.replica else "",
-                           kind="nf", nf=n.nf, tables=n.tables, replica=n.replica,
-                           chains=sorted(n.chains), paths=sorted(n.paths),
-                           text="#fff" if k >= 4 else "#111"))
-    edges = [{"data": {"id": f"{u}->{v}", "source": u, "target": v, "kind": "seq", "label": ""},
-              "classes": ""} for u, v in merge.edges]
-    return nodes, edges
-
-
-def automaton_elements(pipeline: PipelineResult, catalog: NFCatalog | None = None
-                       ) -> tuple[list[Element], list[Element]]:
-    """FlexMesh's MA-FSA: states (finals double-bordered), transitions labelled by NF."""
-    a = pipeline.automaton
-    nodes = [_node(f"s{s}", f"s{s}", "#f5f5f5", "state final" if s in a.finals else "state",
-                   kind="state", start=s == a.start, final=s in a.finals)
-             for s in range(a.n_states)]
-    for n in nodes:
-        n["data"]["width"] = n["data"]["height"] = 38
-    edges = [{"data": {"id": f"s{s}-{nf}->s{t}", "source": f"s{s}", "target": f"s{t}",
-                       "kind": "seq", "label": nf, "nf": nf, "color": nf_color(catalog, nf)},
-              "classes": ""} for s, nf, t in a.transitions]
-    return nodes, edges
-
-
-class _GraphCss(anywidget.AnyWidget):
-    """The graph heights as CSS classes.  anywidget loads ``_css`` when the model is
-    created, before any graph view renders: ipycytoscape fits the layout to the
-    container's size at its first render, when a ``layout.height`` has not been
-    applied yet (its own CSS says 400px), but its DOM classes have."""
-
-    _esm = "export default { render() {} };"
-    _css = "\n".join(f".custom-widget.sfc-graph-{h} {{ height: {h}px; }}" for h in GRAPH_HEIGHTS)
-
-
-_CSS: _GraphCss | None = None
-
-
-def graph_widget(*, height: int = 220, layout: dict[str, Any] | None = None,
-                 on_click: Callable[[dict], Any] | None = None) -> cy.CytoscapeWidget:
-    """An empty graph widget with sfclab's style, *height* pixels tall (one of
-    :data:`GRAPH_HEIGHTS`); *on_click(data)* gets a clicked node's data dict."""
-    global _CSS
-    if height not in GRAPH_HEIGHTS:
-        raise ValueError(f"height must be one of {GRAPH_HEIGHTS}, not {height!r}")
-    if _CSS is None or _CSS.comm is None:
-        _CSS = _GraphCss()
-    w = cy.CytoscapeWidget()
-    w.set_style(GRAPH_STYLE)
-    w.cytoscape_layout = dict(layout or DAGRE)
-    w.user_zooming_enabled = False          # the wheel scrolls the notebook, not the graph
-    w.min_zoom, w.max_zoom = 0.2, 1.25      # small graphs are not blown up
-    w.add_class(f"sfc-graph-{height}")
-    w.layout.height = f"{height}px"
-    w.layout.width = "100%"
-    if on_click is not None:
-        w.on("node", "click", lambda target: on_click(target.get("data", {})))
-    return w
-
-
-def sync_graph(widget: cy.CytoscapeWidget, nodes: Sequence[Element],
-               edges: Sequence[Element]) -> bool:
-    """Make *widget* show *nodes* and *edges* and lay them out; returns True if
-    anything changed.
-
-    When the elements are the same (ids, in order) only changed data and classes
-    are sent, the element widgets stay, and the layout runs again.  Otherwise the
-    graph is emptied in one message and refilled with new element widgets in the
-    next (the front end lays it out then): ipycytoscape's front end removes element
-    views asynchronously, so re-adding an id (or reordering) in a single update
-    would collide with the element being removed.
+    _esm = """
+    export default { render({ model, el }) {
+      el.classList.add("sfc-graphs");
+      const draw = () => {
+        const keep = new Set(); let prev = null;
+        for (const it of model.get("items")) {
+          keep.add(it.key);
+          let div = [...el.children].find((d) => d.dataset.key === it.key);
+          if (!div) { div = document.createElement("div"); div.className = "sfc-graph";
+                      div.dataset.key = it.key; }
+          if (div._head !== it.head || div._svg !== it.svg) {
+            div.innerHTML = (it.head ? `<div class="sfc-graph-head">${it.head}</div>` : "")
+              + it.svg;
+            div._head = it.head; div._svg = it.svg;
+          }
+          const want = prev ? prev.nextSibling : el.firstChild;
+          if (div !== want) el.insertBefore(div, want);
+          prev = div;
+        }
+        for (const div of [...el.children]) if (!keep.has(div.dataset.key)) div.remove();
+      };
+      el.addEventListener("click", (e) => {
+        const g = e.target.closest("[data-node]"), d = e.target.closest("[data-key]");
+        if (g && d) model.send({ event: "click", key: d.dataset.key, id: g.dataset.node });
+      });
+      model.on("change:items", draw); draw();
+    } };
     """
-    g = widget.graph
-    want_n = [_el(e, False) for e in nodes]
-    want_e = [_el(e, True) for e in edges]
-    ids = [d["id"] for d, _ in want_n], [d["id"] for d, _ in want_e]
-    if ids == ([w.data.get("id") for w in g.nodes], [w.data.get("id") for w in g.edges]):
-        changed = False
-        with g.hold_sync():
-            for w, (data, classes) in zip([*g.nodes, *g.edges], [*want_n, *want_e]):
-                if dict(w.data) != data:
-                    w.data, changed = data, True
-                if w.classes != classes:
-                    w.classes, changed = classes, True
-        if changed:
-            widget.relayout()                   # labels, hence node sizes, may differ
-        return changed
-    old = [*g.nodes, *g.edges]
-    with g.hold_sync():
-        g.nodes, g.edges, g._adj = [], [], {}
-    new_nodes = [cy.Node(data=d, classes=c) for d, c in want_n]
-    new_edges = [cy.Edge(data=d, classes=c) for d, c in want_e]
-    adj: dict[str, dict[str, int]] = {d["id"]: {} for d, _ in want_n}
-    for d, _ in want_e:
-        adj.setdefault(d["source"], {})[d["target"]] = 1
-    with g.hold_sync():
-        g.nodes, g.edges, g._adj = new_nodes, new_edges, adj
-    for w in old:
-        w.close()
-    return True
+    _css = """
+    .sfc-graph { overflow-x: auto; margin: 2px 0 8px 0; }
+    .sfc-graph svg { max-width: 100%; height: auto; display: block; }
+    .sfc-graph-head { font-size: 13px; margin: 2px 0; }
+    """ + CSS
+
+    items = t.List(t.Dict(), help="The graphs: key, head (HTML), svg.").tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: Per item key: the data of its nodes by id (what a click hands to the callbacks).
+        self.node_data: dict[str, dict[str, dict[str, Any]]] = {}
+        self.elements: dict[str, tuple[list[Element], list[Element]]] = {}
+        self._drawn: dict[str, tuple[str, str]] = {}           # key -> (elements, svg)
+        self._clicks: list[Callable[[dict], Any]] = []
+        self.on_msg(self._message)
+
+    def set(self, items: Sequence[tuple[str, str, Sequence[Element], Sequence[Element]]]
+            ) -> bool:
+        """Show *items*, ``(key, heading HTML, nodes, edges)`` in order; returns True if
+        anything changed (and was sent).  Unchanged graphs are not drawn again."""
+        out, drawn = [], {}
+        for key, head, nodes, edges in items:
+            self.elements[key] = (list(nodes), list(edges))
+            self.node_data[key] = {n["data"]["id"]: {**n["data"], "key": key} for n in nodes}
+            fingerprint = repr((nodes, edges))
+            old = self._drawn.get(key)
+            picture = old[1] if old and old[0] == fingerprint else (
+                svg(nodes, edges, title=key, css=False) if nodes else "")
+            drawn[key] = (fingerprint, picture)
+            out.append({"key": key, "head": head, "svg": picture})
+        for key in set(self.elements) - set(drawn):
+            self.elements.pop(key)
+            self.node_data.pop(key, None)
+        self._drawn = drawn
+        if out == self.items:
+            return False
+        self.items = out
+        return True
+
+    def on_click(self, fn: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        """Call ``fn(node_data)`` when a node is clicked in the browser."""
+        self._clicks.append(fn)
+        return fn
+
+    def _message(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        data = self.node_data.get(content.get("key", ""), {}).get(content.get("id", ""))
+        if content.get("event") == "click" and data is not None:
+            for fn in list(self._clicks):
+                fn(data)
 
 
-def _el(element: Element, edge: bool) -> tuple[dict[str, Any], str]:
-    classes = element.get("classes", "")
-    if edge:
-        classes = (classes + " directed").strip()
-    return dict(element["data"]), classes
+class GraphView(Graphs):
+    """One graph (a :class:`Graphs` of one item, without heading)."""
+
+    def show(self, nodes: Sequence[Element], edges: Sequence[Element], *,
+             title: str = "graph") -> bool:
+        """Draw *nodes* and *edges*; returns True if the drawing changed (and was sent)."""
+        return self.set([(title, "", nodes, edges)] if nodes else [])
+
+    @property
+    def svg(self) -> str:
+        """The drawing shown (empty when nothing is)."""
+        return self.items[0]["svg"] if self.items else ""
+
+    @property
+    def nodes(self) -> list[Element]:
+        return next(iter(self.elements.values()), ([], []))[0]
+
+    @property
+    def edges(self) -> list[Element]:
+        return next(iter(self.elements.values()), ([], []))[1]
+
+
+def graph_widget(*, on_click: Callable[[dict], Any] | None = None) -> GraphView:
+    """An empty :class:`GraphView`; *on_click(data)* gets a clicked node's data."""
+    g = GraphView()
+    if on_click is not None:
+        g.on_click(on_click)
+    return g

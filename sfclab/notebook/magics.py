@@ -21,8 +21,9 @@ does the work.
     ``_``); the first line of its docstring is its line in ``%sfc help``.  To add
     a command, add such a method.
 
-Errors are short: the message, the offending line with a caret, and a hint.
-``%config SfcMagics.traceback = True`` shows Python tracebacks again.
+Errors are short: the message, the offending line with a caret, and a hint;
+positions count the cell's lines as the editor shows them (the ``%%chain`` line
+is line 1).  ``%config SfcMagics.traceback = True`` shows Python tracebacks again.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from traitlets import Bool, CaselessStrEnum
 from traitlets.config import Configurable
 
 from ..compiler import ARCHS
-from ..errors import SfclabError, did_you_mean
+from ..errors import SfclabError, SourceError, did_you_mean
 from ..lab import Lab
 from ..nfinfo import OFFLOAD_CLASSES
 
@@ -66,6 +67,21 @@ class SfcUsageError(UsageError):
             tb = shell.InteractiveTB if shell is not None else FormattedTB(mode="Context")
             return tb.structured_traceback(type(e), e, e.__traceback__)
         return [f"{type(e).__name__}: {e}"]
+
+
+def in_cell(error: SfclabError, magic: str, body: str) -> SfclabError:
+    """*error* about the *body* of a cell, with its position counted as the user sees
+    the cell: the magic's own line (*magic*, ``%%chain …``) is line 1.
+
+    >>> from sfclab.errors import ChainSyntaxError
+    >>> e = in_cell(ChainSyntaxError("bad", line=1, column=7, text="chain x"), "%%chain", "chain x")
+    >>> e.location
+    '<input>:2:7'
+    """
+    if isinstance(error, SourceError) and error.line and error.text == body:
+        error.line += 1
+        error.text = f"{magic}\n{body}"
+    return error
 
 
 def _views(text: str) -> tuple[str, ...]:
@@ -101,11 +117,15 @@ class SfcMagics(Magics, Configurable):
     def lab(self, lab: Lab) -> None:
         self._lab = lab
 
-    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run a library call; its sfclab errors become short UsageErrors."""
+    def _call(self, fn: Callable[..., Any], *args: Any, cell: tuple[str, str] | None = None,
+              **kwargs: Any) -> Any:
+        """Run a library call; its sfclab errors become short UsageErrors (positions in
+        *cell*, ``(magic line, body)``, counted as the cell shows them)."""
         try:
             return fn(*args, **kwargs)
         except SfclabError as e:
+            if cell is not None:
+                in_cell(e, *cell)
             raise SfcUsageError(e, traceback=self.traceback) from None
 
     # -- cell magics ---------------------------------------------------------------------------
@@ -122,8 +142,12 @@ class SfcMagics(Magics, Configurable):
         if not cell.strip():
             raise UsageError("the cell is empty: write chains below %%chain, e.g.\n"
                              "    chain web: firewall -> nat -> l3fwd")
-        self._call(self.lab.add, cell, name=args.name, arch=args.arch, source="<cell>")
+        self._call(self.lab.add, cell, name=args.name, arch=args.arch, source="<cell>",
+                   cell=(f"%%chain {line}".rstrip(), cell))
         display(self.lab.live_view(show))
+        warnings = _chain_warnings(self.lab)
+        if warnings:
+            display(_warnings_output(warnings))
 
     @magic_arguments()
     @argument("name", help="the NF's name: the name of the control in the cell")
@@ -150,7 +174,8 @@ class SfcMagics(Magics, Configurable):
                              f"    control {args.name}(inout headers_t hdr, inout sfc_meta_t sfc)"
                              " { apply { } }")
         name = self._call(self.lab.add_nf, cell, name=args.name, manifest=manifest,
-                          replace=True if args.replace else None)
+                          replace=True if args.replace else None,
+                          cell=(f"%%nf {line}".rstrip(), cell))
         info = self.lab.catalog.resolve(name)
         print(f"NF {name!r}: layer {info.layer}, {info.offload} offloadable, "
               f"{info.tables} tables; chains can use it now")
@@ -179,16 +204,22 @@ class SfcMagics(Magics, Configurable):
     def _parser(self, command: str) -> MagicArgumentParser:
         return MagicArgumentParser(prog=f"%sfc {command}", add_help=False)
 
-    def sfc_help(self, args: str) -> None:
+    def sfc_help(self, args: str) -> Any:
         """help                       this list"""
-        lines = ["%%chain [--name N] [--arch v1model|tna] [--show VIEWS]   add chains, show "
-                 "the live view", "%%nf NAME [--layer L] [--offload C] [--field F:W] "
-                 "[--replace]   add an NF written in P4", "%sfc commands:"]
+        from .runtime_views import help_output, target_text
+
+        cells = [("%%chain [--name N] [--arch v1model|tna] [--show VIEWS]",
+                  "add chains, show the live view"),
+                 ("%%nf NAME [--layer L] [--offload C] [--field F:W] [--replace]",
+                  "add an NF written in P4")]
         for cmd in self.commands():
             doc = (getattr(self, f"sfc_{cmd.replace('-', '_')}").__doc__ or cmd).strip()
-            lines.append("  " + doc.splitlines()[0])
-        lines.append(f"lab: {self.lab!r}")
-        print("\n".join(lines))
+            usage, _, what = doc.splitlines()[0].partition("  ")
+            cells.append((f"%sfc {usage.strip()}", what.strip()))
+        lab = self.lab
+        where = target_text(lab.started_target) if lab.started_target is not None else \
+            "the embedded model (started on first use)"
+        return help_output(cells, f"lab: {len(lab.chains)} chains ({lab.arch}), target: {where}")
 
     def sfc_show(self, args: str) -> None:
         """show [VIEW …]              display the live view, or just some tabs of it"""
@@ -216,16 +247,20 @@ class SfcMagics(Magics, Configurable):
     # -- the target -----------------------------------------------------------------------------
     def sfc_target(self, args: str) -> None:
         """target [URL]               show or set the switch: model, model://H:P, bmv2, bmv2://H:P?device_id=N"""
+        from .runtime_views import target_text
+
         if not args:
-            print(repr(self.lab.target))
+            print(f"target: {target_text(self.lab.target)}")
             return
         t = self._call(self.lab.connect, None if args == "model" else args)
-        print(f"target: {t!r} (nothing pushed yet: %sfc push)")
+        print(f"target: {target_text(t)} (nothing pushed yet: %sfc push)")
 
-    def sfc_push(self, args: str) -> None:
+    def sfc_push(self, args: str) -> Any:
         """push                       push the program and every entry to the target"""
+        from .runtime_views import PushSummary
+
         n = self._call(self.lab.push)
-        print(f"pushed the program and {n} table entries to {self.lab.target!r}")
+        return PushSummary(self.lab.target, self.lab.pushed, n)
 
     def sfc_update(self, args: str) -> None:
         """update [--reload]          apply the changed chains by entries, or say a reload is needed"""
@@ -236,15 +271,17 @@ class SfcMagics(Magics, Configurable):
         print(plan)
 
     def sfc_send(self, args: str) -> Any:
-        """send CHAIN [N] [--port P]  send N packets of CHAIN's class; shows their traces"""
+        """send CHAIN [N] [--port P]  send N packets of CHAIN's class, varied to cover its paths"""
         p = self._parser("send")
         p.add_argument("chain")
         p.add_argument("n", nargs="?", type=int, default=1)
         p.add_argument("--port", type=int, default=None)
         ns = p.parse_args(shlex.split(args))
         before = len(self.lab.traces)
-        self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
-        return self._trace_view(self.lab.traces[before:])
+        sent = self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
+        # what the sender says it covered (a send result with covered / missed), if it does
+        return self._trace_view(self.lab.traces[before:], covered=getattr(sent, "covered", None),
+                                missed=getattr(sent, "missed", None))
 
     def sfc_send_pcap(self, args: str) -> Any:
         """send-pcap FILE [--port P]  send the packets of a pcap file in on port P (default 1)"""
@@ -285,10 +322,31 @@ class SfcMagics(Magics, Configurable):
         for name, cells in counters.items():
             print(name + ": " + ", ".join(f"[{i}] {pk} pkts / {by} B" for i, pk, by in cells))
 
-    def _trace_view(self, traces):
-        from .runtime_views import TraceView
+    def _trace_view(self, traces, **coverage: Any):
+        from .send_view import SendView
 
-        return TraceView(self.lab, traces)
+        return SendView(self.lab, traces, **coverage)
+
+
+def _chain_warnings(lab: Lab) -> list[str]:
+    """What sfclab warns about the lab's chains (a chain no packet reaches because
+    earlier chains take them all …): the compiled chains' ``warnings`` and the Lab's
+    own ``warnings()``, when they have them."""
+    found = list(getattr(lab.compiled, "warnings", ()) or ())
+    extra = getattr(lab, "warnings", None)
+    found += list((extra() if callable(extra) else extra) or ())
+    return [getattr(w, "message", None) or str(w) for w in found]
+
+
+def _warnings_output(warnings: list[str]) -> Any:
+    from .markup import esc
+    from .runtime_views import Rich
+
+    text = "\n".join(f"warning: {w}" for w in warnings)
+    html = "".join(f"<div class='sfc-warning' style='background:#fff8e1;border-left:3px solid "
+                   f"#f9a825;padding:2px 8px;margin:2px 0;white-space:pre-wrap'>⚠ {esc(w)}</div>"
+                   for w in warnings)
+    return Rich(text, html)
 
 
 def current_lab(shell: Any = None) -> Lab:

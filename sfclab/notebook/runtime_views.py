@@ -1,124 +1,142 @@
-"""What ``%sfc tables`` and ``%sfc trace`` show: occupancy bars and packet traces.
+"""What ``%sfc push``, ``%sfc tables`` and ``%sfc help`` show.
 
-:class:`TablesView` is a rich output (HTML bars with hit counts; plain text for
-nbconvert and terminals).  :class:`TraceView` is a widget: a list of the packets
-a Lab sent; selecting one shows its passes, NFs, tables hit or missed with the
-matched entries, actions and how it left, and highlights the service path it
-took on its chain's graph.  Its ``_repr_mimebundle_`` falls back to text.
+Each is a rich output with an HTML form for notebooks and a plain-text form for
+terminals and nbconvert.  Addresses and URLs are shown in the HTML form as code,
+so JupyterLab does not turn them into links that lead nowhere.
+
+* :class:`TablesView`: per table its entries against its size on a logarithmic
+  bar (two entries in a 1,024-entry table still show), and its lookups, hits and
+  misses side by side on one scale (a table every packet missed is as visible as
+  one every packet hit);
+* :class:`PushSummary`: the target, the program and the entries per group;
+* :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`).
+
+>>> from sfclab.lab import TableUse
+>>> print(TablesView([TableUse("SfcIngress.acl", 2, 1024, 0, 5)]).text())
+table           entries /  size  occupancy (log)       hits  misses
+SfcIngress.acl        2 /  1024  ███···············       0       5
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import ipywidgets as widgets
+from ..report import log_share, occupancy_text, target_text
+from .markup import CELL, bar, esc, note, table
 
-from ..report import bar
-from . import graphs as G
+__all__ = ["TablesView", "PushSummary", "Rich", "help_output", "target_text"]
 
-__all__ = ["TablesView", "TraceView", "trace_text"]
+HIT, MISS, FILL = "#59a14f", "#e15759", "#4e79a7"
 
-_VISITED = [
-    {"selector": "node.sfc-visited", "style": {"border-width": 4, "border-color": "#1976d2"}},
-    {"selector": "edge.sfc-visited", "style": {"width": 5, "line-color": "#1976d2",
-                                               "target-arrow-color": "#1976d2"}},
-    {"selector": "node.sfc-idle", "style": {"opacity": 0.35}},
-]
-_KEEP = ("nf", "table_hit", "table_miss", "recirculate", "drop", "packet_out", "digest",
-         "packet_in")
+
+class Rich:
+    """Plain text with an HTML form (shown in notebooks, text in terminals)."""
+
+    def __init__(self, text: str, html: str) -> None:
+        self.text, self.html = text, html
+
+    def _repr_mimebundle_(self, **kw: Any) -> dict[str, str]:
+        return {"text/plain": self.text, "text/html": self.html}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def help_output(commands: Sequence[tuple[str, str]], about: str) -> Rich:
+    """``%sfc help``: one line per command (usage, what it does), then *about*; in HTML
+    the usages are code, so the URLs in them are not made links.
+
+    >>> print(help_output([("%sfc push", "push the program")], "lab: 0 chains").text)
+    %sfc push                                                    push the program
+    lab: 0 chains
+    """
+    text = "\n".join([*(f"{u:<60} {w}" for u, w in commands), about])
+    rows = "".join(f"<tr><td style='padding:1px 10px 1px 0'><code>{esc(u)}</code></td>"
+                   f"<td>{esc(w)}</td></tr>" for u, w in commands)
+    return Rich(text, f"<table style='font-size:12px;border-collapse:collapse'>{rows}</table>"
+                      f"<div style='margin-top:4px'>{esc(about)}</div>")
 
 
 class TablesView:
-    """Occupancy (entries / size) and hits of every table with entries."""
+    """Occupancy (entries / size) and lookups (hits, misses) of every table with
+    entries or lookups (rows like :class:`sfclab.lab.TableUse`)."""
 
     def __init__(self, rows: Sequence[Any]) -> None:
-        self.rows = [r for r in rows if r.entries]
+        self.rows = [r for r in rows if r.entries or _misses(r) or (r.hits or 0)]
 
     def text(self) -> str:
-        w = max((len(r.table) for r in self.rows), default=10)
-        lines = [f"{'table':<{w}}  {'occupancy':<20}  entries /   size   hits"]
-        for r in self.rows:
-            hits = "" if r.hits is None else f"{r.hits:6d}"
-            lines.append(f"{r.table:<{w}}  {bar(r.share, 20)}  {r.entries:7d} / {r.size:6d} {hits}")
-        return "\n".join(lines)
+        return occupancy_text(self.rows)
 
     def _repr_html_(self) -> str:
+        most = max((((r.hits or 0) + _misses(r)) for r in self.rows), default=0)
         rows = []
         for r in self.rows:
-            pct = max(r.share * 100, 0.5 if r.entries else 0)
-            rows.append(
-                f"<tr><td style='text-align:left'><code>{html.escape(r.table)}</code></td>"
-                f"<td style='width:220px'>"
-                f"<div style='background:#eee;width:200px;height:12px'><div style='background:"
-                f"#4e79a7;width:{pct:.1f}%;height:12px'></div></div></td>"
-                f"<td style='text-align:right'>{r.entries} / {r.size}</td>"
-                f"<td style='text-align:right'>{'' if r.hits is None else r.hits}</td></tr>")
-        return ("<table><thead><tr><th style='text-align:left'>table</th><th>occupancy</th><th>entries / size</th>"
-                "<th>hits</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+            hits, misses = r.hits or 0, _misses(r)
+            pct = 100 * r.entries / r.size if r.size else 0
+            occ = (bar(log_share(r.entries, r.size), FILL, width=140,
+                       title=f"{r.entries} of {r.size} entries ({pct:.2g} %)")
+                   + f" <span style='font-size:11px'>{pct:.2g} %</span>")
+            rows.append([f"<code>{esc(r.table)}</code>",
+                         f"<div style='text-align:right'>{r.entries:,} / {r.size:,}</div>",
+                         occ, _lookups(hits, misses, most)])
+        head = ["table", "entries / size", "occupancy (log scale)",
+                f"lookups: <span style='color:{HIT}'>■ hit</span> "
+                f"<span style='color:{MISS}'>■ miss</span>"]
+        return (table(head, rows, cls="sfc-tables")
+                + note("Occupancy on a log scale: one entry in a table of 1,024 shows; lookups "
+                       "of the packets this lab sent, on one scale for every table."))
 
-    def _repr_mimebundle_(self, **kw) -> dict[str, str]:
+    def _repr_mimebundle_(self, **kw: Any) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
 
 
-def trace_text(t) -> str:
-    """One packet: header line, then the steps that matter (no token checks)."""
-    tr = t.trace
-    lines = [tr.text().splitlines()[0] + (f"  [{t.path}]" if t.path else "")]
-    for ev in tr.events:
-        if ev.kind in _KEEP or (ev.kind == "action" and not ev.name.endswith("NoAction")):
-            lines.append(f"  pass {ev.pass_no}: {ev.text()}")
-    return "\n".join(lines)
+def _misses(r: Any) -> int:
+    return getattr(r, "misses", 0) or 0
 
 
-class TraceView:
-    """The packets a Lab sent, one selectable at a time, its path on its chain's graph."""
+def _lookups(hits: int, misses: int, most: int) -> str:
+    """A stacked bar of hits and misses, scaled to the busiest table, and the counts."""
+    if not most:
+        return "<span style='color:var(--jp-ui-font-color2,#666)'>no lookups</span>"
+    width = 140
+    part = (lambda k, c: f"<div style='background:{c};width:{max(k / most * width, 2):.1f}px;"
+                         f"height:12px'></div>" if k else "")
+    return (f"<div style='display:inline-flex;background:var(--jp-layout-color2,#eee);"
+            f"width:{width}px;height:12px;vertical-align:middle'>{part(hits, HIT)}"
+            f"{part(misses, MISS)}</div> <span style='font-size:11px'>{hits} hit · "
+            f"{misses} miss</span>")
 
-    def __init__(self, lab, traces: Sequence[Any]) -> None:
-        self.lab, self.traces = lab, list(traces)
-        labels = [(f"#{t.trace.packet_id} {t.chain or '?'} {t.path or ''} → "
-                   + ("drop" if t.result.dropped else f"port {', '.join(map(str, t.result.ports))}"),
-                   k) for k, t in enumerate(self.traces)]
-        self.select = widgets.Select(options=labels, rows=min(10, max(3, len(labels))),
-                                     layout=widgets.Layout(width="320px"))
-        self.details = widgets.HTML()
-        self.graph = G.graph_widget(height=220)
-        self.graph.set_style(G.GRAPH_STYLE + _VISITED)
-        self._chain = None
-        self.select.observe(lambda ch: self.show(ch["new"]), names="value")
-        self.widget = widgets.HBox([self.select, widgets.VBox([self.graph, self.details],
-                                                              layout=widgets.Layout(flex="1"))])
-        if self.traces:
-            self.select.value = len(self.traces) - 1
-            self.show(len(self.traces) - 1)
 
-    def show(self, k: int | None) -> None:
-        if k is None:
-            return
-        t = self.traces[k]
-        self.details.value = f"<pre style='font-size:12px'>{html.escape(trace_text(t))}</pre>"
-        chains = self.lab.chains
-        if t.chain not in chains:
-            return
-        chain = chains[t.chain]
-        nodes, edges = G.chain_elements(chain, self.lab.catalog)
-        path = next((p for p in self.lab.compiled.paths if p.id == t.path), None)
-        visited = {"input", *(path.nodes if path else ()), path.terminal if path else ""}
-        ran = t.trace.nfs()
-        on = {n for n in visited if n in ("input", "output", "drop", "cpu")
-              or chain.graph.nodes.get(n, {}).get("nf") in ran}
-        for n in nodes:
-            n["classes"] = "sfc-visited" if n["data"]["id"] in on else "sfc-idle"
-        for e in edges:
-            d = e["data"]
-            e["classes"] = "sfc-visited" if d["source"] in on and d["target"] in on else ""
-        G.sync_graph(self.graph, nodes, edges)
+class PushSummary(Rich):
+    """What ``%sfc push`` did: the target, the program and its entries per group."""
 
-    def text(self) -> str:
-        return "\n\n".join(trace_text(t) for t in self.traces) or "no packets sent yet"
-
-    def _repr_mimebundle_(self, **kw) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_(**kw) or {}
-        bundle["text/plain"] = self.text()
-        return bundle
+    def __init__(self, target: Any, generated: Any, count: int,
+                 groups: Mapping[str, int] | None = None) -> None:
+        groups = dict(groups if groups is not None else
+                      {g: len(es) for g, es in generated.groups().items()})
+        if not isinstance(count, int):                # a push that reports more than a count
+            count = len(generated.entries)
+        lines = generated.program.text.count("\n") + 1
+        chains = {g.removeprefix("chain:"): k for g, k in groups.items() if g.startswith("chain:")}
+        nfs = {g.removeprefix("nf:"): k for g, k in groups.items() if g.startswith("nf:")}
+        where = target_text(target)
+        text = [f"pushed to {where}:",
+                f"  program: {generated.arch}, {lines} lines",
+                f"  {count} table entries"]
+        if chains:
+            text.append("  per chain: " + ", ".join(f"{c} {k}" for c, k in chains.items()))
+        if nfs:
+            text.append("  per NF slot: " + ", ".join(f"{n} {k}" for n, k in nfs.items()))
+        rows = [["target", f"<code>{esc(where)}</code>"],
+                ["program", f"{esc(generated.arch)}, {lines} lines"],
+                ["table entries", f"<b>{count}</b>"]]
+        if chains:
+            rows.append(["per chain", esc(", ".join(f"{c}: {k}" for c, k in chains.items()))])
+        if nfs:
+            rows.append(["per NF slot", esc(", ".join(f"{n}: {k}" for n, k in nfs.items()))])
+        html = ("<div style='font-size:13px'><b>pushed</b> the program and its entries "
+                "over P4Runtime</div><table style='border-collapse:collapse;font-size:12px'>"
+                + "".join(f"<tr><th style='{CELL};text-align:left'>{k}</th>"
+                          f"<td style='{CELL}'>{v}</td></tr>" for k, v in rows) + "</table>")
+        super().__init__("\n".join(text), html)

@@ -3,16 +3,22 @@
 P4SFC (§III-D/E) classes NFs as *fully*, *partially* or *non* offloadable
 (``NFInfo.offload``).  Per service path, the NFs before the first
 non-offloadable NF are ``pre_server`` (run on the switch), those after the last
-one are ``post_server`` (switch again), and all others are ``server``.  A
-partially offloadable NF in ``pre_server`` or ``post_server`` runs on the
-switch (its stateless part) *and* on the server (its stateful part), so it is
-also listed in ``on_server``.  A path without non-offloadable NFs is all
-``pre_server`` (only its partially offloadable NFs need a server).
+one are ``post_server`` (switch again), and all others are ``server``: the
+three are one split of the path, each NF instance in exactly one of them.  A
+partially offloadable NF in ``pre_server`` or ``post_server`` (``partial``)
+processes packets on the switch while a process on a server keeps its state
+(P4SFC's state library), so the server processes a path needs (``on_server``)
+are its ``server`` NFs and its ``partial`` ones.  A path without
+non-offloadable NFs is all ``pre_server``.
 
 >>> from sfclab.ir.model import linear_chain
 >>> s = split_path(linear_chain("c", ["firewall", "nat", "ips", "lb", "l3fwd"]).paths()[0])
->>> s.pre_server, s.server, s.post_server, s.on_server
-(('firewall', 'nat'), ('ips',), ('lb', 'l3fwd'), ('nat', 'ips', 'lb'))
+>>> s.pre_server, s.server, s.post_server, s.partial
+(('firewall', 'nat'), ('ips',), ('lb', 'l3fwd'), ('nat', 'lb'))
+>>> print(s)
+c/0: switch [firewall, nat (partial)] -> server [ips] -> switch [lb (partial), l3fwd]
+>>> s.where("nat"), s.where("ips"), s.where("l3fwd")
+('switch, state on a server', 'server', 'switch')
 """
 
 from __future__ import annotations
@@ -43,11 +49,22 @@ class OffloadSplit:
         """True when no NF of the path needs a server."""
         return not self.on_server
 
+    @property
+    def partial(self) -> tuple[str, ...]:
+        """The switch's NFs whose state a server keeps (partially offloaded ones)."""
+        return tuple(n for n in self.on_server if n not in self.server)
+
+    def where(self, nf: str) -> str:
+        """Where the NF instance *nf* of this path runs, in words."""
+        if nf in self.server:
+            return "server"
+        return "switch, state on a server" if nf in self.partial else "switch"
+
     def __str__(self) -> str:
         def show(xs: tuple[str, ...]) -> str:
-            return ", ".join(xs) or "-"
+            return ", ".join(x + (" (partial)" if x in self.partial else "") for x in xs) or "-"
         return (f"{self.path}: switch [{show(self.pre_server)}] -> server [{show(self.server)}]"
-                f" -> switch [{show(self.post_server)}]; on server: {show(self.on_server)}")
+                f" -> switch [{show(self.post_server)}]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ir.values import ValueKinds
+
 __all__ = ["EVENT_KINDS", "Event", "PacketTrace", "Outputs", "nf_of", "diff_traces"]
 
 EVENT_KINDS = (
@@ -75,15 +77,18 @@ class Event:
         if self.kind not in EVENT_KINDS:
             raise ValueError(f"unknown trace event kind {self.kind!r}")
 
-    def text(self) -> str:
-        k = self.kind
+    def text(self, kinds: ValueKinds | None = None) -> str:
+        """The event in words; addresses, MACs and ports in the matched entry and the
+        action's arguments printed by their kind (*kinds*: the program's, default
+        the NF library's)."""
+        k, kv = self.kind, kinds or ValueKinds.library()
         if k == "table_hit":
-            return f"table {self.name}: hit" + (f" [{self.entry}]" if self.entry else "")
+            entry = kv.described(self.entry) if self.entry else ""
+            return f"table {self.name}: hit" + (f" [{entry}]" if entry else "")
         if k == "table_miss":
             return f"table {self.name}: miss"
         if k == "action":
-            args = ", ".join(f"{a}={v}" for a, v in self.args)
-            return f"action {self.name}({args})"
+            return f"action {self.name}({kv.args(self.name, self.args)})"
         if k == "condition":
             return f"if {self.name}: {self.value}"
         if k in ("recirculate", "resubmit"):
@@ -186,7 +191,9 @@ class PacketTrace:
     def outcome(self) -> str:
         return f"port {self.egress_port}" if not self.dropped else f"drop ({self.drop_reason or 'no reason given'})"
 
-    def text(self) -> str:
+    def text(self, kinds: ValueKinds | None = None) -> str:
+        """Every event but the parser's and deparser's bookkeeping, one per line
+        (values printed by their kind, as :meth:`Event.text`)."""
         head = f"packet {self.packet_id}" + (f" [{self.label}]" if self.label else "")
         lines = [f"{head}: in on port {self.ingress_port}, {self.passes} pass(es), "
                  f"NFs {' -> '.join(self.nfs()) or '(none)'}, {self.outcome}"]
@@ -194,7 +201,7 @@ class PacketTrace:
             if e.kind in ("parser_start", "deparser_done", "pipeline_done") or (
                     e.kind == "parser_done" and e.value in (None, "", "NoError")):
                 continue
-            lines.append(f"  [{e.pass_no}] {e.text()}")
+            lines.append(f"  [{e.pass_no}] {e.text(kinds)}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

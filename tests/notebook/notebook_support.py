@@ -13,3 +13,9 @@ def ipython_shell():
     shell = get_ipython() or running_ipython()
     shell.run_line_magic("load_ext", "sfclab")
     return shell
+
+
+def sent_states(widget) -> list[dict]:
+    """The trait updates *widget* sent to the front end (its dummy comm's messages)."""
+    return [m[1]["data"]["state"] for m in widget.comm.messages
+            if m[1].get("data", {}).get("method") == "update"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from IPython.core.error import UsageError
 
@@ -85,7 +87,9 @@ def test_chain_adds_compiles_and_displays(ip, sfc):
 def test_every_chain_cell_shows_the_same_view_updated_in_place(ip, sfc):
     ip.run_cell_magic("chain", "", WEB)
     ip.run_cell_magic("chain", "", "chain web: firewall -> l3fwd\nchain extra: nat")
-    first, second = sfc.shown
+    # web lost its match, so mgmt and extra after it get no packets: warnings follow the view
+    first, second = [v for v in sfc.shown if isinstance(v, LiveView)]
+    assert len(sfc.shown) == 3 and "gets no packets" in str(sfc.shown[2])
     assert first is second and sfc.lab.chains.names() == ["web", "mgmt", "extra"]
     assert "3 chains" in first.summary
 
@@ -139,11 +143,11 @@ def test_chain_usage_errors(ip, sfc, line, cell, message):
     assert len(sfc.lab.chains) == 0 and sfc.shown == []
 
 
-@pytest.mark.parametrize("line, cell, first_line", [
+@pytest.mark.parametrize("line, cell, first_line", [           # lines as the cell shows them
     ("", "chain c {\n    input => firewal => output;\n}",
-     "ChainValidationError: <cell>:2:14: unknown NF 'firewal'"),
-    ("", "chain c {\n    input => => output;\n}", "ChainSyntaxError: <cell>:2:14:"),
-    ("", "chain a: nat\nchain a: lb", "ChainValidationError: <cell>:2:7: duplicate chain name"),
+     "ChainValidationError: <cell>:3:14: unknown NF 'firewal'"),
+    ("", "chain c {\n    input => => output;\n}", "ChainSyntaxError: <cell>:3:14:"),
+    ("", "chain a: nat\nchain a: lb", "ChainValidationError: <cell>:3:7: duplicate chain name"),
     ("--name x", WEB, "ChainError: <cell>: a name is for one chain; got 2 (web, mgmt)"),
 ])
 def test_chain_errors_are_short_and_change_nothing(ip, sfc, capsys, line, cell, first_line):
@@ -158,6 +162,23 @@ def test_chain_errors_are_short_and_change_nothing(ip, sfc, capsys, line, cell, 
     run(ip, f"%%chain {line}\n{cell}")                     # as a notebook shows it
     out = capsys.readouterr()
     assert first_line in out.out + out.err and "Traceback" not in out.out + out.err
+
+
+def test_positions_count_the_magic_line_as_the_editor_does(ip, sfc):
+    cell = "chain web {\n    input => firewall;\n    firewall => (nat : drop ? firewall.colour == 0);\n}"
+    with pytest.raises(SfcUsageError) as e:
+        ip.run_cell_magic("chain", "--arch tna", cell)
+    err = e.value.error
+    editor_lines = f"%%chain --arch tna\n{cell}".splitlines()         # what the user sees
+    assert err.line == 4 and err.location.startswith("<cell>:4:")       # not 3: the body's
+    start = editor_lines[3].index("firewall.colour") + 1
+    assert start <= err.column < start + len("firewall.colour")        # a caret in the token
+    assert err.context.splitlines()[0].strip() == editor_lines[3].strip()
+    with pytest.raises(SfcUsageError) as e:
+        ip.run_cell_magic("nf", "tagger", "control tagger(inout headers_t hdr, inout sfc_meta_t "
+                                          "sfc) {\n    apply { x = ; }\n}")
+    assert e.value.error.location == "<nf tagger>:3:17"
+    assert "apply { x = ; }" in e.value.error.context
 
 
 def test_the_caret_line_is_shown(ip, sfc, capsys):
@@ -187,6 +208,30 @@ def test_other_exceptions_are_not_hidden(ip, sfc, monkeypatch):
     monkeypatch.setattr(sfc.lab, "add", broken)
     with pytest.raises(RuntimeError, match="a bug"):
         ip.run_cell_magic("chain", "", "chain c: nat")
+
+
+def test_chain_warnings_show_below_the_view(ip, sfc, monkeypatch):
+    # the compiled chains' warnings (a chain earlier ones shadow) and the Lab's own, if any
+    from types import SimpleNamespace
+
+    shadow = SimpleNamespace(message="chain 'web' gets no packets: chain 'all' takes them")
+    real = Lab.compiled
+    monkeypatch.setattr(Lab, "compiled", property(
+        lambda lab: SimpleNamespace(warnings=(shadow,), paths=real.fget(lab).paths)))
+    monkeypatch.setattr(Lab, "warnings", lambda lab: [f"{len(lab.chains)} chains: look"],
+                        raising=False)
+    ip.run_cell_magic("chain", "", WEB)
+    view, warned = sfc.shown
+    assert view is sfc.lab.view
+    bundle = warned._repr_mimebundle_()
+    assert bundle["text/plain"] == ("warning: chain 'web' gets no packets: chain 'all' takes "
+                                    "them\nwarning: 2 chains: look")
+    assert "sfc-warning" in bundle["text/html"] and "2 chains: look" in bundle["text/html"]
+    monkeypatch.setattr(Lab, "compiled", real)
+    monkeypatch.setattr(Lab, "warnings", lambda lab: [], raising=False)
+    sfc.shown.clear()
+    ip.run_cell_magic("chain", "", WEB)
+    assert sfc.shown == [sfc.lab.view]                       # nothing to say: nothing shown
 
 
 def test_without_a_widget_front_end_the_view_is_the_summary(ip, sfc, monkeypatch, capsys):
@@ -225,7 +270,7 @@ def test_nf_shadows_the_library_only_with_replace(ip, sfc):
     ("tagger --layer three", TAGGER, UsageError, "invalid int value"),
     ("", TAGGER, UsageError, "the following arguments are required: name"),
     ("tagger", "\n", UsageError, "the cell is empty"),
-    ("tagger", "control tagger( {", SfcUsageError, "P4SyntaxError: <nf tagger>:1:"),
+    ("tagger", "control tagger( {", SfcUsageError, "P4SyntaxError: <nf tagger>:2:"),
     ("other", TAGGER, SfcUsageError, "expected one control named 'other'"),
 ])
 def test_nf_errors(ip, sfc, line, cell, error, message):
@@ -239,15 +284,18 @@ def test_nf_errors(ip, sfc, line, cell, error, message):
 
 # -- %sfc ------------------------------------------------------------------------------------------
 
-def test_sfc_help_lists_every_command(ip, sfc, capsys):
-    ip.run_line_magic("sfc", "help")
-    out = capsys.readouterr().out
+def test_sfc_help_lists_every_command(ip, sfc):
+    shown = ip.run_line_magic("sfc", "help")
+    bundle = shown._repr_mimebundle_()
+    out, html = bundle["text/plain"], bundle["text/html"]
     for cmd in ("help", "show [VIEW", "export DIR", "remove CHAIN", "%%chain", "%%nf",
                 "target [URL]", "push", "update [--reload]", "send CHAIN [N]", "send-pcap FILE",
                 "trace [N]", "tables", "counters"):
-        assert cmd in out
-    ip.run_line_magic("sfc", "")
-    assert capsys.readouterr().out == out
+        assert cmd in out and cmd.replace("<", "&lt;") in html
+    # URLs only as code in the HTML (JupyterLab turns URLs in plain text into links)
+    assert "<code>%sfc target [URL]</code>" in html
+    assert "bmv2://H:P?device_id=N" in html and "<Lab" not in out
+    assert ip.run_line_magic("sfc", "")._repr_mimebundle_()["text/plain"] == out
     assert SfcMagics.commands() == ["help", "show", "export", "remove", "target", "push",
                                     "update", "send", "send-pcap", "trace", "tables", "counters"]
 
@@ -269,8 +317,8 @@ def test_adding_a_command_is_one_method(ip, capsys):
     ip.register_magics(magics)
     try:
         assert ip.run_line_magic("sfc", "send-pcap x.pcap") == "sent x.pcap"
-        ip.run_line_magic("sfc", "help")
-        assert "  send-pcap FILE           send the packets" in capsys.readouterr().out
+        help_text = ip.run_line_magic("sfc", "help")._repr_mimebundle_()["text/plain"]
+        assert re.search(r"%sfc send-pcap FILE +send the packets of a pcap file", help_text)
     finally:
         ip.register_magics(SfcMagics(ip))
 

@@ -3,15 +3,18 @@ update, target and send-pcap, with their error paths."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from IPython.core.error import UsageError
 from scapy.all import IP, TCP, Ether, wrpcap
 
 import sfclab.notebook.magics as magics_module
 from sfclab.notebook.magics import SfcMagics
-from sfclab.notebook.runtime_views import TablesView, TraceView
+from sfclab.notebook.runtime_views import PushSummary, TablesView
+from sfclab.notebook.send_view import SendView, coverage
 from notebook_support import ipython_shell
-from test_editor import dummy_comm  # noqa: F401  (widgets talk to a dummy comm)
+from test_editor import dummy_comm, front_end  # noqa: F401  (fixtures: a dummy comm, browser messages)
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     input => firewall;
@@ -38,23 +41,73 @@ def sfc(ip, monkeypatch):
     ip.configurables.remove(magics)
 
 
-def test_push_send_trace(ip, sfc, capsys):
-    ip.run_line_magic("sfc", "push")
-    assert "pushed the program and" in capsys.readouterr().out
+def test_push_prints_a_summary_without_urls(ip, sfc):
+    summary = ip.run_line_magic("sfc", "push")
+    assert isinstance(summary, PushSummary)
+    bundle = summary._repr_mimebundle_()
+    text = bundle["text/plain"]
+    assert text.startswith("pushed to the embedded switch model, P4Runtime at 127.0.0.1:")
+    groups = {g: len(es) for g, es in sfc.lab.pushed.groups().items()}
+    assert f"  {sum(groups.values())} table entries" in text
+    assert f"per chain: web {groups['chain:web']}, mgmt {groups['chain:mgmt']}" in text
+    assert f"per NF slot: slot0_firewall {groups['nf:slot0_firewall']}" in text
+    assert "://" not in text and "<" not in text            # nothing JupyterLab links
+    assert "<code>the embedded switch model, P4Runtime at 127.0.0.1:" in bundle["text/html"]
+    assert "v1model" in bundle["text/html"] and "ModelTarget" not in bundle["text/html"]
+
+
+def test_send_shows_packets_their_timeline_and_path(ip, sfc, front_end):
     view = ip.run_line_magic("sfc", "send web 3")
-    assert isinstance(view, TraceView) and len(view.traces) == 3
-    # the class's packets cover both paths: allowed (web/0) and denied (web/1)
-    assert [t.path for t in view.traces] == ["web/0", "web/1", "web/0"]
+    assert isinstance(view, SendView) and len(view.traces) == 3
+    paths = [t.path for t in view.traces]
+    assert set(paths) <= {"web/0", "web/1"} and "web/0" in paths
+    rows = view.table.rows
+    assert [(r["chain"], r["path"], r["passes"]) for r in rows] == [("web", p, 1) for p in paths]
+    k = paths.index("web/0")                                # a packet the firewall let in
+    assert rows[k]["outcome"] == "port 1" and rows[k]["nfs"] == "firewall → nat → lb → l3fwd"
+    assert view.table.selected == 2                          # the last packet, selected
+    front_end(view.table, state={"selected": k})            # a click on its row
+    details = view.details.value
+    assert f"packet {view.traces[k].trace.packet_id}" in details and "on <b>web/0</b>" in details
+    assert "pass 0" in details and "classifier" in details and "rewinder" in details
+    assert "hdr.ipv4.dst_addr=10.0.1.0/24" in details       # the entry, as written
+    assert "route(dmac=00:00:00:00:01:01, smac=00:00:00:00:00:fe, port=1)" in details
+    assert "out on port 1" in details and "dmac=257" not in details
+    svg = view.graph.svg
+    assert re.search(r'data-node="firewall" class="sfc-visited"', svg)
+    assert re.search(r'data-node="drop" class="sfc-idle"', svg)
+    # coverage: every service path of web is either covered or not reached
+    covered = ", ".join(f"<b>{p}</b>" for p in dict.fromkeys(paths))
+    assert f"service paths covered: {covered}" in view.summary.value
+    assert {p for p, _ in view.missed} == {"web/0", "web/1"} - set(paths)
     text = view.text()
-    assert "NF firewall" in text and "SfcIngress.rewinder: hit" in text and "port 1" in text
+    assert "covered: " + ", ".join(dict.fromkeys(paths)) in text and "pass 0" in text
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
-    view.show(1)                                   # selecting a packet highlights its path
-    classes = {n.data["id"]: n.classes for n in view.graph.graph.nodes}
-    assert classes["firewall"] == "sfc-visited" and classes["drop"] == "sfc-visited"
-    assert classes["nat"] == "sfc-idle"            # web/1: denied, dropped after the firewall
     again = ip.run_line_magic("sfc", "trace 2")
     assert [t.trace.packet_id for t in again.traces] == [t.trace.packet_id for t in view.traces[1:]]
+
+
+def test_coverage_says_which_paths_no_packet_reached():
+    from types import SimpleNamespace as T
+
+    took, missed = coverage([T(path="web/0"), T(path="web/0")], ["web/0", "web/1"])
+    assert took == ["web/0"] and missed == [("web/1", "no packet sent took it")]
+    took, missed = coverage([], ["web/0", "web/1"], covered={"web/0": 2},
+                            missed={"web/1": "firewall.verdict is never 1"})
+    assert took == ["web/0"] and missed == [("web/1", "firewall.verdict is never 1")]
+
+
+def test_send_shows_what_the_sender_says_it_covered(ip, sfc, monkeypatch):
+    class Sent(list):
+        covered = ["web/0"]
+        missed = {"web/1": "firewall.verdict is 0 for every packet the firewall lets in"}
+
+    real = sfc.lab.send
+    monkeypatch.setattr(sfc.lab, "send", lambda *a, **k: Sent(real(*a, **k)))
+    view = ip.run_line_magic("sfc", "send web 2")
+    assert view.missed == [("web/1", Sent.missed["web/1"])]
+    assert "(firewall.verdict is 0 for every packet" in view.summary.value
 
 
 def test_send_pushes_first_and_ports_can_be_given(ip, sfc):
@@ -69,7 +122,13 @@ def test_tables_and_counters(ip, sfc, capsys):
     assert isinstance(tables, TablesView)
     rows = {r.table: r for r in tables.rows}
     assert rows["SfcIngress.rewinder"].entries == 3 and rows["SfcIngress.rewinder"].hits == 4
-    assert "SfcIngress.initializer" in tables.text() and "<table>" in tables._repr_html_()
+    acl = rows["SfcIngress.slot0_firewall.acl"]
+    assert acl.hits + acl.misses == 4                       # every packet looked it up
+    assert any(r.misses for r in tables.rows)
+    for r in tables.rows:                                   # hits and misses, side by side
+        line = next(x for x in tables.text().splitlines() if x.startswith(r.table + " "))
+        assert line.split()[-2:] == [str(r.hits), str(r.misses)], line
+    assert "SfcIngress.initializer" in tables.text() and "sfc-tables" in tables._repr_html_()
     ip.run_line_magic("sfc", "counters")
     assert "no counter has counted anything yet" in capsys.readouterr().out
     ip.run_cell_magic("chain", "", "chain m match udp.dport == 53: monitor -> l3fwd")
@@ -99,7 +158,9 @@ def test_update_by_entries_and_when_a_reload_is_needed(ip, sfc, capsys):
 
 def test_target_commands(ip, sfc, capsys):
     ip.run_line_magic("sfc", "target")
-    assert "ModelTarget" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("target: the embedded switch model, P4Runtime at 127.0.0.1:")
+    assert "://" not in out
     with pytest.raises(UsageError, match="cannot read the target"):
         ip.run_line_magic("sfc", "target bmx://127.0.0.1:1")
     ip.run_line_magic("sfc", "target model")

@@ -1,21 +1,23 @@
-"""LiveView without a browser: every tab's content, in-place updates, clicks, text fallback."""
+"""LiveView without a browser: every tab's content, lazy and in-place updates, clicks,
+text fallback."""
 
 from __future__ import annotations
 
 import re
 
-import ipycytoscape
 import pytest
 
 import sfclab
+import sfclab.codegen
 from sfclab import Lab
 from sfclab.codegen import generate
 from sfclab.errors import CompileError
 from sfclab.notebook import LiveView
-from sfclab.notebook.editor import ENDPOINT_COLORS, LAYER_COLORS
-from sfclab.notebook.graphs import SHARE_COLORS, chain_elements, sync_graph
+from sfclab.notebook.graphs import SHARE_COLORS, GraphView, chain_elements
 from sfclab.notebook.views import TABS, CodeView, highlight_p4, normalize_show
-from test_editor import dummy_comm, front_end  # noqa: F401  (a dummy comm; browser messages)
+from sfclab.style import ENDPOINT_COLORS, LAYER_COLORS
+from notebook_support import sent_states
+from test_editor import dummy_comm, front_end  # noqa: F401  (fixtures: a dummy comm, browser messages)
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     input => firewall;
@@ -27,20 +29,25 @@ chain mgmt match vlan.vid == 100 { input => l2fwd => output; }
 CROSS = "chain p: L3_SW -> FW -> NAT\nchain r: L3_SW -> NAT -> FW"
 LOOP = ("chain sr { input => sr_encap => (self : l3fwd ? sr_encap.global_counter < 4); "
         "l3fwd => output; }")
+P4SFC = "chain edge: FW -> NAT -> IPS -> LB -> L3fwd\nchain offloaded: FW -> NAT -> L3fwd"
 
 
 def view_of(text: str, *, show=None, arch: str = "v1model", **options) -> LiveView:
+    """A view of *text* with every tab brought up to date."""
     compiled = sfclab.compile(text, arch=arch, **options)
-    return LiveView(compiled, {a: generate(compiled, arch=a) for a in ("v1model", "tna")},
-                    show=show)
-
-
-def data(graph, kind: str = "nodes") -> dict[str, dict]:
-    return {w.data["id"]: dict(w.data) for w in getattr(graph.graph, kind)}
+    v = LiveView(compiled, {a: generate(compiled, arch=a) for a in ("v1model", "tna")},
+                 show=show)
+    v.refresh()
+    return v
 
 
 def text(html: str) -> str:
     return re.sub(r"<[^>]+>", " ", html)
+
+
+def select(view: LiveView, tab: str) -> None:
+    """Show *tab* as a click on it in the browser does."""
+    view.selected_index = view.show.index(tab)
 
 
 # -- tabs ------------------------------------------------------------------------------------------
@@ -50,7 +57,6 @@ def test_all_tabs_by_default_and_a_selection():
     assert tuple(v.titles) == TABS and len(v.children) == len(TABS)
     v = view_of(WEB, show="p4, chains")
     assert v.show == ("chains", "p4") and tuple(v.titles) == ("chains", "p4")
-    assert v.needs_code and not LiveView(show="ir").needs_code
 
 
 @pytest.mark.parametrize("show, message", [
@@ -62,21 +68,22 @@ def test_bad_tab_names(show, message):
         normalize_show(show)
 
 
-def test_chains_tab_one_graph_per_chain():
+def test_chains_tab_all_graphs_in_one_widget():
     v = view_of(WEB)
-    panel = v.panels["chains"]
-    assert list(panel.items) == ["web", "mgmt"]
-    box, head, graph = panel.items["web"]
-    assert isinstance(graph, ipycytoscape.CytoscapeWidget)
-    assert graph.cytoscape_layout["name"] == "dagre"
-    assert "match" in head.value and "2 service path" in head.value
-    nodes, edges = data(graph), data(graph, "edges")
+    graphs = v.panels["chains"].graphs
+    assert [i["key"] for i in graphs.items] == ["web", "mgmt"]
+    web = graphs.items[0]
+    assert "match" in web["head"] and "2 service path" in web["head"]
+    assert web["svg"].startswith("<svg") and 'data-node="firewall"' in web["svg"]
+    nodes, edges = graphs.elements["web"]
+    nodes = {n["data"]["id"]: n["data"] for n in nodes}
+    edges = {e["data"]["id"]: e["data"] for e in edges}
     assert nodes["firewall"]["color"] == LAYER_COLORS[4] and nodes["firewall"]["kind"] == "nf"
     assert nodes["drop"]["color"] == ENDPOINT_COLORS["drop"] and nodes["drop"]["kind"] == "endpoint"
     assert (edges["firewall->nat"]["kind"], edges["firewall->nat"]["label"]) == ("then",
                                                                                 "verdict == 0")
     assert edges["firewall->drop"]["label"] == "else"
-    assert panel.box.children[1] is box
+    assert ">verdict == 0</text>" in web["svg"] and 'stroke-dasharray="6 4"' in web["svg"]
 
 
 def test_loop_edges_show_their_bound():
@@ -88,21 +95,23 @@ def test_loop_edges_show_their_bound():
 
 def test_ir_tab_colours_by_sharing_and_marks_duplicates():
     v = view_of(CROSS)
-    nodes = data(v.panels["ir"].graph)
-    assert nodes["l3fwd"]["color"] == SHARE_COLORS[1] and nodes["l3fwd"]["chains"] == ["p", "r"]
-    assert nodes["firewall"]["color"] == SHARE_COLORS[0]
-    dup = next(w for w in v.panels["ir"].graph.graph.nodes if w.data["replica"])
-    assert dup.classes == "replica" and "duplicate" in dup.data["label"]
+    graph = v.panels["ir"].graph
+    nodes = {n["data"]["id"]: n for n in graph.nodes}
+    assert nodes["l3fwd"]["data"]["color"] == SHARE_COLORS[1]
+    assert nodes["l3fwd"]["data"]["chains"] == ["p", "r"]
+    assert nodes["firewall"]["data"]["color"] == SHARE_COLORS[0]
+    dup = next(n for n in graph.nodes if n["data"]["replica"])
+    assert dup["classes"] == "replica" and "duplicate" in dup["data"]["label"]
+    assert 'stroke="#d50000"' in graph.svg                      # the replica's red border
     assert "1 duplicated" in v.panels["ir"].head.value
 
 
 def test_pipeline_tab_automaton_slots_and_three_pipelines():
     v = view_of(CROSS)
     p = v.panels["pipeline"]
-    compiled = sfclab.compile(CROSS)
-    a = compiled.pipeline.automaton
-    assert len(p.graph.graph.nodes) == a.n_states and len(p.graph.graph.edges) == len(a.transitions)
-    assert {e.data["label"] for e in p.graph.graph.edges} == {"l3fwd", "firewall", "nat"}
+    a = sfclab.compile(CROSS).pipeline.automaton
+    assert len(p.graph.nodes) == a.n_states and len(p.graph.edges) == len(a.transitions)
+    assert {e["data"]["label"] for e in p.graph.edges} == {"l3fwd", "firewall", "nat"}
     assert "0: l3fwd" in p.slots.value and "3: firewall" in p.slots.value
     table = text(p.table.value)
     assert "naive" in table and "MA-FSA ★" in table and "optimal" in table
@@ -125,11 +134,20 @@ def test_placement_tab():
     assert "runs for <code>tna</code>" in view_of(WEB).panels["placement"].html.value
 
 
-def test_offload_tab():
-    v = view_of(WEB)
+def test_offload_tab_one_consistent_split_per_path():
+    v = LiveView(sfclab.compile(P4SFC), show="offload")    # IPS has no P4: no code
     html = v.panels["offload"].html.value
-    assert "pre-server" in html and "post-server" in html and "web/0" in html
-    assert "web: nat, lb" in text(html)
+    assert "runs on a server" not in html                 # the column that repeated NFs
+    rows = re.findall(r"<tr>(.*?)</tr>", html)[1:]
+    cells = {re.sub(r"<[^>]+>", "", r.split("</td>")[0]).strip(): r for r in rows}
+    for path, nfs in (("edge/0", ["firewall", "nat", "ips", "lb", "l3fwd"]),
+                      ("offloaded/0", ["firewall", "nat", "l3fwd"])):
+        shown = re.findall(r">([a-z0-9_#]+)(?: ◐)?</span>", cells[path])
+        assert sorted(shown) == sorted(nfs), (path, shown)      # each NF once, in one column
+    columns = cells["edge/0"].split("</td>")
+    assert "nat ◐" in columns[1] and "ips" in columns[2] and "lb ◐" in columns[3]
+    assert "ips" not in columns[1] + columns[3]
+    assert "partially offloaded" in html and "edge: nat, ips, lb" in text(html)
 
 
 def test_p4_tab_both_architectures():
@@ -138,6 +156,9 @@ def test_p4_tab_both_architectures():
     v = LiveView(compiled, gens, show="p4")
     codes = v.panels["p4"].codes
     assert tuple(v.panels["p4"].tabs.titles) == ("v1model", "tna")
+    assert codes["v1model"].code == gens["v1model"].program.text
+    assert codes["tna"].code == ""                           # not shown yet: not filled
+    v.panels["p4"].tabs.selected_index = 1
     for arch, view in codes.items():
         assert view.code == gens[arch].program.text and view.error == ""
         assert view.filename == f"sfclab_{arch}.p4" and view.title.startswith(arch)
@@ -148,75 +169,105 @@ def test_p4_tab_both_architectures():
     assert codes["tna"].code == "" and codes["v1model"].code
 
 
-def test_entries_tab_a_table_per_group():
+def test_entries_tab_shows_addresses_and_ports_as_written():
     v = view_of(WEB)
     html = v.panels["entries"].html.value
     assert html.count("<details") == len(generate(sfclab.compile(WEB)).groups())
     assert "chain:web" in html and "set_token" in html
+    assert "hdr.ipv4.dst_addr = 10.0.1.0/24" in html and "hdr.tcp.dst_port = 80" in html
+    assert "dmac=00:00:00:00:01:01" in html and "port=1" in html
+    assert "167772" not in html and "&amp;&amp;&amp;" not in html and "dmac=257" not in html
 
 
 def test_no_chains_says_what_to_do():
     v = LiveView(sfclab.compile(sfclab.ChainSet()))
+    v.refresh()
     assert "%%chain" in v.panels["fsm"].html.value and "%%chain" in v.panels["chains"].note.value
     assert "%%chain" in v.panels["entries"].html.value
     v = LiveView(sfclab.compile(WEB), show="p4,entries")             # compiled, no code given
+    v.refresh()
     assert "No program generated" in v.panels["entries"].html.value
+    v.panels["p4"].tabs.selected_index = 1
     assert v.panels["p4"].codes["tna"].error == "no program generated for tna"
 
 
-# -- in-place updates ------------------------------------------------------------------------------
+# -- lazy and in-place updates -----------------------------------------------------------------
+
+@pytest.fixture
+def generations(monkeypatch):
+    """The architectures sfclab.codegen.generate is called for, in order."""
+    calls: list[str] = []
+    real = sfclab.codegen.generate
+
+    def counting(compiled, *, arch=None, options=None):
+        calls.append(arch or compiled.arch)
+        return real(compiled, arch=arch, options=options)
+
+    monkeypatch.setattr(sfclab.codegen, "generate", counting)
+    return calls
+
+
+def test_edits_refresh_only_the_tab_on_show_and_generate_code_when_opened(generations):
+    lab = Lab()
+    lab.add(WEB)
+    v = lab.view
+    assert v.selected_index == 0 and not v.panels["chains"].stale
+    assert all(v.panels[n].stale for n in TABS[1:])          # not shown: not refreshed
+    lab.add("chain web: firewall -> ids -> l3fwd")           # a new NF enters the set
+    assert generations == []                                 # no P4 while no code tab shows
+    assert "ids" in v.panels["chains"].graphs.items[0]["svg"]
+    select(v, "ir")
+    assert not v.panels["ir"].stale and "ids" in v.panels["ir"].graph.node_data["merged IR"]
+    select(v, "p4")
+    assert generations == ["v1model"] and "ids" in v.panels["p4"].codes["v1model"].code
+    v.panels["p4"].tabs.selected_index = 1
+    assert generations == ["v1model", "tna"]
+    select(v, "entries")
+    assert generations == ["v1model", "tna"]                 # cached by the Lab
+    lab.add("chain web: firewall -> ids -> l3fwd")           # the same: nothing at all
+    assert generations == ["v1model", "tna"]
+
+
+def test_an_edit_redraws_only_the_chain_that_changed():
+    lab = Lab()
+    lab.add("chain a: firewall -> nat\nchain b: l2fwd -> qos\nchain c: lb -> l3fwd")
+    graphs = lab.view.panels["chains"].graphs
+    before = {i["key"]: i["svg"] for i in graphs.items}
+    graphs.comm.messages.clear()
+    lab.add("chain b: l2fwd -> ipsg -> qos")
+    after = {i["key"]: i["svg"] for i in graphs.items}
+    assert after["a"] is before["a"] and after["c"] is before["c"]   # not drawn again
+    assert after["b"] != before["b"] and 'data-node="ipsg"' in after["b"]
+    assert len(sent_states(graphs)) == 1                           # one message for the panel
+
 
 def test_update_in_place_reuses_widgets():
     lab = Lab()
     lab.add(WEB)
     v = lab.view
-    chains = v.panels["chains"]
-    _, _, web_graph = chains.items["web"]
-    fw_node = next(w for w in web_graph.graph.nodes if w.data["id"] == "firewall")
-    _, _, mgmt_graph = chains.items["mgmt"]
-    ir, code = v.panels["ir"].graph, v.panels["p4"].codes["v1model"]
+    v.refresh()
+    graphs, ir, code = v.panels["chains"].graphs, v.panels["ir"].graph, \
+        v.panels["p4"].codes["v1model"]
     children = v.children
-
     lab.add("chain web: firewall -> l3fwd\nchain extra: nat")
+    v.refresh()
     assert lab.view is v and v.children == children
-    assert chains.items["web"][2] is web_graph and v.panels["ir"].graph is ir
+    assert v.panels["chains"].graphs is graphs and v.panels["ir"].graph is ir
     assert v.panels["p4"].codes["v1model"] is code and "extra" in code.code
-    assert set(data(web_graph)) == {"input", "firewall", "l3fwd", "output"}
-    assert fw_node.comm is None                  # new elements: the old ones are closed
-    assert list(chains.items) == ["web", "mgmt", "extra"] and "3 chains" in v.summary
-
+    assert [i["key"] for i in graphs.items] == ["web", "mgmt", "extra"]
+    assert "3 chains" in v.summary
     lab.remove("mgmt")
-    assert "mgmt" not in chains.items and mgmt_graph.comm is None      # closed, not leaked
-    assert [b for b in chains.box.children[1:-1]] == [chains.items[n][0] for n in ("web", "extra")]
+    assert [i["key"] for i in graphs.items] == ["web", "extra"] and "mgmt" not in graphs.elements
 
 
-def test_same_elements_new_data_keep_their_widgets():
-    lab = Lab()
-    lab.add("chain a: firewall -> nat")
-    ir = lab.view.panels["ir"].graph
-    before = list(ir.graph.nodes)
-    ir.comm.messages.clear()
-    lab.add("chain b: firewall -> nat")
-    assert list(ir.graph.nodes) == before and before[0].comm is not None
-    assert {"method": "custom", "content": {"name": "layout"}} in \
-        [m[1]["data"] for m in ir.comm.messages]              # new labels: lay out again
-    assert [w.data["chains"] for w in before] == [["a", "b"], ["a", "b"]]
-    assert before[0].data["color"] == SHARE_COLORS[1]
-
-
-def test_sync_graph_empties_then_refills_on_new_elements():
-    g = ipycytoscape.CytoscapeWidget()
+def test_same_drawing_sends_nothing():
+    g = GraphView()
     nodes, edges = chain_elements(sfclab.parse(WEB)["web"])
-    assert sync_graph(g, nodes, edges)
-    assert not sync_graph(g, nodes, edges)               # nothing changed: nothing sent
-    assert all("directed" in e.classes for e in g.graph.edges)
-    assert set(g.graph._adj["firewall"]) == {"nat", "drop"}
-    g.graph.comm.messages.clear()
-    assert sync_graph(g, *chain_elements(sfclab.parse("chain web: firewall -> lb")["web"]))
-    states = [m[1]["data"]["state"] for m in g.graph.comm.messages
-              if m[1]["data"]["method"] == "update"]
-    assert states[0]["nodes"] == [] and states[0]["edges"] == []   # first empty, then refill
-    assert len(states[1]["nodes"]) == 4 and len(states[1]["edges"]) == 3
+    assert g.show(nodes, edges)
+    g.comm.messages.clear()
+    assert not g.show(nodes, edges) and sent_states(g) == []
+    assert g.show(*chain_elements(sfclab.parse("chain web: firewall -> lb")["web"]))
+    assert len(sent_states(g)) == 1 and 'data-node="lb"' in sent_states(g)[0]["items"][0]["svg"]
 
 
 def test_view_state_reaches_the_front_end():
@@ -224,8 +275,7 @@ def test_view_state_reaches_the_front_end():
     view = v.panels["p4"].codes["tna"]
     view.comm.messages.clear()
     view.set_code("control c() { apply { } }", title="t")
-    sent = [m[1]["data"] for m in view.comm.messages]
-    state = next(d["state"] for d in sent if d.get("method") == "update")
+    state = sent_states(view)[0]
     assert state["code"] == "control c() { apply { } }" and "p4-keyword" in state["html"]
 
 
@@ -233,25 +283,14 @@ def test_view_state_reaches_the_front_end():
 
 def test_clicking_a_node_shows_its_details(front_end):
     v = view_of(WEB)
-    _, _, graph = v.panels["chains"].items["web"]
-    graph.on("node", "click", lambda d: None)            # handlers stack: ours stays
-    front_end(graph, {"event": "click", "widget": "node",
-                      "data": {"data": {"id": "firewall", "nf": "firewall"}}})
+    graphs = v.panels["chains"].graphs
+    front_end(graphs, {"event": "click", "key": "web", "id": "firewall"})
     details = v.panels["chains"].details.value
     assert "firewall" in details and "layer 4" in details and "verdict" in details
+    front_end(graphs, {"event": "click", "key": "web", "id": "nowhere"})   # ignored
     ir = v.panels["ir"]
-    front_end(ir.graph, {"event": "click", "widget": "node",
-                         "data": {"data": {"id": "nat", "nf": "nat", "chains": ["web"]}}})
+    front_end(ir.graph, {"event": "click", "key": "merged IR", "id": "nat"})
     assert "chains web" in ir.details.value
-
-
-def test_showing_a_tab_lays_its_graphs_out_again():
-    v = view_of(WEB)
-    graph = v.panels["ir"].graph
-    graph.comm.messages.clear()
-    v.selected_index = TABS.index("ir")
-    assert {"method": "custom", "content": {"name": "layout"}} in \
-        [m[1]["data"] for m in graph.comm.messages]
 
 
 # -- text fallback -------------------------------------------------------------------------------

@@ -30,3 +30,19 @@ def test_partially_offloadable_nfs_run_on_both_sides():
     assert twice.pre_server == () and twice.server == ("ips", "firewall", "dpi")
     assert twice.post_server == ("lb",)
     assert dict(r.chain_server)["twice"] == ("ips", "firewall", "dpi", "lb")
+
+
+def test_one_split_per_path_each_nf_once():
+    chains, _ = load(FIXTURES / "offload" / "p4sfc.sfc")
+    for s in split_paths(chains.paths()).paths:
+        placed = s.pre_server + s.server + s.post_server
+        path = next(p for p in chains.paths() if p.id == s.path)
+        assert placed == path.nodes                       # the path, split once, in order
+        assert set(s.partial) <= set(s.pre_server + s.post_server)
+        assert set(s.on_server) == set(s.server) | set(s.partial)
+        assert "on server" not in str(s)                  # no NF named twice
+        for n in placed:
+            assert str(s).count(n) == 1, (n, str(s))
+    edge = split_paths(chains.paths()).split("edge/0")
+    assert [edge.where(n) for n in ("firewall", "nat", "ips")] == [
+        "switch", "switch, state on a server", "server"]

@@ -1,0 +1,223 @@
+"""A packet's trace as a per-pass timeline people read.
+
+A :class:`~sfclab.targets.trace.PacketTrace` lists every step a switch took
+(parser states, token checks, conditions …).  :func:`timeline` keeps what a
+person follows, grouped by pass through the pipeline and, inside a pass, by
+*block*: the classifier that gave the packet its token, each NF the packet ran
+(its tables hit or missed with the entry that matched, its actions with their
+arguments), the branch and loop tables of the composed program, and the
+rewinder; each pass ends in a recirculation (with the token the next pass
+starts from), an egress port or a drop.  Values are printed by their kind
+(:mod:`sfclab.ir.values`).  :func:`timeline_text` is the same as text, for
+terminals, ``sfclab demo`` and the notebook's plain-text fallback.
+
+>>> from sfclab.targets.trace import Event, PacketTrace
+>>> t = PacketTrace(packet_id=1, ingress_port=1)
+>>> for e in [Event(kind="table_hit", name="SfcIngress.initializer", entry="hdr.tcp.dst_port=0x0050&&&0xffff"),
+...           Event(kind="action", name="SfcIngress.set_token", args=(("path_id", 1), ("bitmap", 3))),
+...           Event(kind="nf", name="l3fwd"),
+...           Event(kind="table_hit", name="SfcIngress.slot1_l3fwd.ipv4_lpm", entry="hdr.ipv4.dst_addr=0x0a000000/8"),
+...           Event(kind="action", name="SfcIngress.slot1_l3fwd.route", args=(("dmac", 513), ("smac", 254), ("port", 2))),
+...           Event(kind="packet_out", value=2)]:
+...     t.add(e)
+>>> t.finish(egress_port=2)
+>>> print(timeline_text(t))
+packet 1: in on port 1, 1 pass, NFs l3fwd, out on port 2
+pass 0
+  classifier  initializer: hit hdr.tcp.dst_port=80 -> set_token(path_id=1, bitmap=0b11)
+  NF l3fwd    ipv4_lpm: hit hdr.ipv4.dst_addr=10.0.0.0/8 -> route(dmac=00:00:00:00:02:01, smac=00:00:00:00:00:fe, port=2)
+  -> out on port 2
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..ir.values import ValueKinds
+from .trace import PacketTrace, _token, nf_of
+
+__all__ = ["Step", "Block", "Pass", "timeline", "timeline_text", "outcome_text"]
+
+#: Tables of the composed program (not of an NF), by the block they form.
+_CONTROL = (("initializer", "classifier"), ("rewinder", "rewinder"))
+_CONTROL_SLOT = re.compile(r"(?:^|\.)slot(\d+)_(branch|loop)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing a block did: a table applied (``hit`` True / False, ``entry`` the
+    matched entry) and the action that ran, or an event (digest, clone, note)."""
+
+    table: str = ""
+    hit: bool | None = None
+    entry: str = ""
+    action: str = ""
+    text: str = ""
+
+    def __str__(self) -> str:
+        parts = []
+        if self.table:
+            parts.append(f"{self.table}: {'hit' if self.hit else 'miss'}"
+                         + (f" {self.entry}" if self.entry else ""))
+        if self.action:
+            parts.append(self.action)
+        if self.text:
+            parts.append(self.text)
+        return " -> ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A stretch of a pass: an NF instance (``nf`` True) or a part of the composed
+    program (classifier, branch, loop counter, rewinder)."""
+
+    name: str
+    nf: bool
+    steps: tuple[Step, ...]
+
+    @property
+    def title(self) -> str:
+        return f"NF {self.name}" if self.nf else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """One pass through the pipeline: where it started, its blocks, how it ended
+    (``end`` is ``"recirculate"``, ``"out"`` or ``"drop"``; ``detail`` the next
+    token, the port or the reason)."""
+
+    number: int
+    blocks: tuple[Block, ...]
+    end: str
+    detail: str
+
+    @property
+    def end_text(self) -> str:
+        if self.end == "recirculate":
+            return f"recirculate -> pass {self.number + 1} {self.detail}".rstrip()
+        if self.end == "out":
+            return f"out on port {self.detail}"
+        if self.end == "drop":
+            return f"dropped: {self.detail}"
+        return self.detail
+
+
+def _block_of(name: str) -> tuple[str, bool]:
+    """The block a table or action belongs to: (NF instance, True) or (part, False)."""
+    last = name.rpartition(".")[2]
+    for table, block in _CONTROL:
+        if last == table:
+            return block, False
+    m = _CONTROL_SLOT.search(name)
+    if m is not None:
+        return ("loop counter" if m[2] == "loop" else f"branch after slot {m[1]}"), False
+    nf = nf_of(name)
+    return (nf, True) if nf is not None else ("", False)
+
+
+def _short(name: str) -> str:
+    """``SfcIngress.slot3_l3fwd.ipv4_lpm`` -> ``ipv4_lpm``."""
+    return name.rpartition(".")[2]
+
+
+class _Builder:
+    def __init__(self, kinds: ValueKinds) -> None:
+        self.kinds = kinds
+        self.passes: list[Pass] = []
+        self.blocks: list[tuple[str, bool, list[Step]]] = []
+
+    def block(self, name: str, nf: bool) -> list[Step]:
+        if not self.blocks or self.blocks[-1][:2] != (name, nf):
+            self.blocks.append((name, nf, []))
+        return self.blocks[-1][2]
+
+    def table(self, ev, hit: bool) -> None:
+        name, nf = _block_of(ev.name)
+        if not name and self.blocks:                  # a table sfclab did not name: stay
+            name, nf = self.blocks[-1][:2]
+        entry = self.kinds.described(ev.entry) if hit and ev.entry else ""
+        self.block(name or "program", nf).append(Step(table=_short(ev.name), hit=hit,
+                                                      entry=entry))
+
+    def action(self, ev) -> None:
+        if ev.name.endswith("NoAction"):
+            return
+        text = f"{_short(ev.name)}({self.kinds.args(ev.name, ev.args)})"
+        name, nf = _block_of(ev.name)
+        if self.blocks and (not name or (name, nf) == self.blocks[-1][:2] or not nf):
+            steps = self.blocks[-1][2]                 # the action of the table just applied
+            if steps and steps[-1].table and not steps[-1].action:
+                steps[-1] = Step(steps[-1].table, steps[-1].hit, steps[-1].entry, text)
+                return
+        self.block(name or "program", nf).append(Step(action=text))
+
+    def end_pass(self, number: int, end: str, detail: str) -> None:
+        blocks = tuple(Block(n, nf, tuple(s)) for n, nf, s in self.blocks)
+        self.passes.append(Pass(number, blocks, end, detail))
+        self.blocks = []
+
+
+def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass, ...]:
+    """The passes of *trace*, each as blocks of steps (see the module's docstring)."""
+    b = _Builder(kinds or ValueKinds.library())
+    current = 0
+    ended = False
+    for ev in trace.events:
+        if ev.pass_no != current:
+            if not ended:
+                b.end_pass(current, "recirculate", "")
+            current, ended = ev.pass_no, False
+        k = ev.kind
+        if k == "nf":
+            b.block(ev.name, True)
+        elif k in ("table_hit", "table_miss"):
+            b.table(ev, k == "table_hit")
+        elif k == "action":
+            b.action(ev)
+        elif k in ("recirculate", "resubmit"):
+            token = ev.value.items() if isinstance(ev.value, Mapping) else None
+            b.end_pass(current, "recirculate", f"({b.kinds.args('token', token)})" if token
+                       else _token(ev.value) if ev.value else "")
+            ended = True
+        elif k == "digest" and isinstance(ev.value, Mapping):
+            b.block(*(b.blocks[-1][:2] if b.blocks else ("program", False))).append(
+                Step(text=f"digest {ev.name} ({b.kinds.args(ev.name, ev.value.items())})"))
+        elif k in ("digest", "clone") or (k == "note" and ev.value):
+            b.block(b.blocks[-1][0] if b.blocks else "program",
+                    b.blocks[-1][1] if b.blocks else False).append(Step(text=ev.text()))
+    if not ended or b.blocks:
+        if trace.dropped:
+            b.end_pass(current, "drop", trace.drop_reason or "no reason given")
+        else:
+            b.end_pass(current, "out", str(trace.egress_port))
+    return tuple(b.passes)
+
+
+def outcome_text(trace: PacketTrace) -> str:
+    """``out on port 2`` or ``dropped: reason``."""
+    if trace.dropped:
+        return f"dropped: {trace.drop_reason or 'no reason given'}"
+    return f"out on port {trace.egress_port}"
+
+
+def timeline_text(trace: PacketTrace, kinds: ValueKinds | None = None, *,
+                  path: str | None = None) -> str:
+    """The timeline as text: a header line, then per pass its blocks and its end."""
+    passes = timeline(trace, kinds)
+    label = f" [{trace.label}]" if trace.label else ""
+    on = f" {path}" if path else ""
+    n = len(passes)
+    lines = [f"packet {trace.packet_id}{label}{on}: in on port {trace.ingress_port}, "
+             f"{n} pass{'es' if n != 1 else ''}, "
+             f"NFs {' -> '.join(trace.nfs()) or '(none)'}, {outcome_text(trace)}"]
+    for p in passes:
+        lines.append(f"pass {p.number}")
+        width = max((len(b.title) for b in p.blocks), default=0)
+        for blk in p.blocks:
+            steps = [str(s) for s in blk.steps] or ["(no table)"]
+            lines.append(f"  {blk.title:<{width}}  {steps[0]}")
+            lines += [f"  {'':<{width}}  {s}" for s in steps[1:]]
+        lines.append(f"  -> {p.end_text}")
+    return "\n".join(lines)
