@@ -364,7 +364,7 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
     """Statements of the ingress core.  Before them the emitter sets
     ``meta.sfc.ingress_port`` and ``meta.sfc.timestamp``; after them it applies
     the requests (``meta.sfc.drop`` … and ``meta.ctl``).  *extra_args* adds an
-    argument to a slot's NF call (TNA passes NFs their digest buffers)."""
+    argument to a slot's NF call (an NF that packs digests gets its buffer)."""
     extra_args = extra_args or {}
     lines = ["if (!hdr.sfc.isValid()) {", "    initializer.apply();", "} else {",
              "    /* NFs see the real EtherType while the SFC header is on */",

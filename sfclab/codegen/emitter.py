@@ -11,6 +11,13 @@ P4 program for its architecture.  What differs between architectures is data:
 * ``DEFINES``, the macros the architecture file reads, written before its
   ``#include`` (``V1MODEL_VERSION`` selects v1model's index-typed externs).
 
+Digests are lowered the same way on every architecture up to the last step: an
+NF that packs digests gets a third parameter ``dg``, its slot's buffer in the
+metadata (``meta.<slot>_dg``, of type ``<nf>_digest_buf_t``), and ``d.pack(data)``
+first copies *data* into ``dg.d``.  What is reported is then the data at the call,
+whatever later NFs of the pass (or later passes) do to the fields it came from;
+the emitter then digests ``dg.d`` (v1model) or flags it for the deparser (TNA).
+
 Anything an architecture cannot express goes through :meth:`P4Emitter.unsupported`,
 which raises :class:`~sfclab.errors.CompileError` naming the NF, the construct
 and the line.  Every program an emitter writes is parsed back and checked
@@ -31,7 +38,7 @@ from ..p4.arch import DEFINES as ARCH_DEFINES
 from ..p4.catalog import API_EXTERNS, NFDefinition, nf_types
 from ..p4.check import check_program
 from ..p4.parser import include_types, library_dir, parse_p4_file
-from .compose import Composition
+from .compose import Composition, Slot
 from .p4c import locate
 from .rewrite import REMOVE, rewrite
 
@@ -87,12 +94,15 @@ class P4Emitter:
     DEFAULT_CPU_PORT: ClassVar[int] = 255
     #: What the program's first comment calls the architecture and its target.
     LABEL: ClassVar[str] = ""
+    #: A digest buffer holds a ``<d>_valid`` flag next to each digest's data.
+    DIGEST_FLAGS: ClassVar[bool] = False
 
     def __init__(self, comp: Composition) -> None:
         self.comp = comp
         self.notes: list[str] = []
         o = comp.options
         self.cpu_port = o.cpu_port if o.cpu_port is not None else self.DEFAULT_CPU_PORT
+        self._digests: dict[str, list[A.Instance]] = {}   # NF control -> its digest instances
 
     def preamble(self) -> list[str]:
         """The program's first lines: what it is, its slots, its includes."""
@@ -142,8 +152,10 @@ class P4Emitter:
                                        f"{name!r}", hint="rename one of them (prefix it with "
                                                          "the NF's name)")
                 owner[name] = d.name
-                out.append(self.lower_control(decl, d) if isinstance(decl, A.ControlDecl)
-                           else decl)
+                if isinstance(decl, A.ControlDecl):
+                    decl = self.lower_control(decl, d)
+                    out += self._digest_buffer(decl.name)
+                out.append(decl)
         return out
 
     # -- lowering the state API ----------------------------------------------------------
@@ -158,6 +170,8 @@ class P4Emitter:
                 return insts[call.func.expr.name], call.func.name
             return None
 
+        self._digests[control.name] = [i for i in insts.values()
+                                       if i.type.name == "SfcDigest"]  # type: ignore[union-attr]
         self.prepare(control, nf, insts)
 
         def fn(n: A.Node):
@@ -172,7 +186,12 @@ class P4Emitter:
                 return self.expr(self.ENUMS[n.expr.name, n.name])
             return None
 
-        return rewrite(control, fn)
+        out = rewrite(control, fn)
+        if self._digests[control.name]:
+            out = A.ControlDecl(out.name, out.params + (
+                A.Param("inout", A.NamedType(f"{control.name}_digest_buf_t"), "dg"),),
+                out.locals, out.apply, out.type_params, out.annotations, out.pos)
+        return out
 
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
                 insts: dict[str, A.Instance]) -> None:
@@ -186,6 +205,43 @@ class P4Emitter:
             self.unsupported(f"{key}", use.stmt or use.inst, nf=use.nf)
         method: Callable[[Use], object] = getattr(self, name)
         return method(use)
+
+    # -- digests: the data is copied into the slot's buffer at the call ---------------------
+    def digest_decl(self, use: Use):
+        """``SfcDigest<T>() d;`` leaves no instance in the NF (its buffer holds the data)."""
+        return self.remove()
+
+    def digest_copy(self, use: Use) -> A.Assign:
+        """``d.pack(data);`` -> ``dg.d = data;``, the copy every architecture starts with."""
+        return A.Assign(A.Member(A.Name("dg"), use.inst.name), use.call.args[0], use.stmt.pos)
+
+    def _digest_buffer(self, control: str) -> list[A.Node]:
+        """The struct an NF control's digests are copied into (none without digests)."""
+        fields: list[A.Field] = []
+        for inst in self._digests.get(control, []):
+            fields.append(A.Field(inst.type.args[0], inst.name))  # type: ignore[union-attr]
+            if self.DIGEST_FLAGS:
+                fields.append(A.Field(A.BitType(1), f"{inst.name}_valid"))
+        return [A.StructDecl(f"{control}_digest_buf_t", tuple(fields))] if fields else []
+
+    def digest_slots(self) -> list[tuple[int, Slot, A.Instance]]:
+        """(number from 1, slot, digest instance) for every digest of every slot; call
+        after :meth:`nf_decls`."""
+        out = []
+        for s in self.comp.slots:
+            for inst in self._digests.get(s.nf, []):
+                out.append((len(out) + 1, s, inst))
+        return out
+
+    def digest_meta_fields(self) -> str:
+        """``meta_t``'s fields for the slots' digest buffers (one line each)."""
+        return "".join(f"    {s.nf}_digest_buf_t {s.instance}_dg;\n"
+                       for s in self.comp.slots if self._digests.get(s.nf))
+
+    def digest_args(self) -> dict[int, str]:
+        """Slot index -> the buffer its NF gets (:func:`~.compose.core_apply`'s extra args)."""
+        return {s.index: f"meta.{s.instance}_dg" for s in self.comp.slots
+                if self._digests.get(s.nf)}
 
     # -- helpers for the subclasses ------------------------------------------------------
     @staticmethod

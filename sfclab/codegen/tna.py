@@ -34,7 +34,7 @@ from ..errors import CompileError, P4Error
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition
 from ..p4.paths import PORTABLE, check_one_access
-from .compose import PARSER_GRAPH, TERMINALS, Composition, core_apply, core_locals
+from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, core_locals
 from .emitter import EmittedProgram, P4Emitter, Use
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
 
@@ -71,6 +71,7 @@ class TnaEmitter(P4Emitter):
 
     DEFAULT_CPU_PORT = TNA_CPU_PORT
     LABEL = "TNA (Tofino)"
+    DIGEST_FLAGS = True       # the ingress deparser packs the digest whose flag is set
 
     def __init__(self, comp: Composition) -> None:
         super().__init__(comp)
@@ -78,7 +79,6 @@ class TnaEmitter(P4Emitter):
         self._adds: dict[str, list[A.Node]] = {}        # register -> added deltas
         self._reads: set[str] = set()                   # registers read
         self._actions: list[A.Instance] = []            # register actions sfclab adds
-        self._digests: dict[str, list[A.Instance]] = {}  # NF -> its digest instances
 
     # -- lowering the state API ----------------------------------------------------------------
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
@@ -107,7 +107,6 @@ class TnaEmitter(P4Emitter):
         except P4Error as e:
             raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
                                hint=e.hint) from None
-        self._digests[nf.name] = [i for i in insts.values() if i.type.name == "SfcDigest"]
 
     def register_decl(self, use: Use):
         t, i = use.inst.type.args
@@ -192,42 +191,19 @@ class TnaEmitter(P4Emitter):
                           (A.Member(A.TypeName("HashAlgorithm_t"), _HASH[algo.name]),),
                           use.inst.name, None, use.inst.annotations, use.inst.pos)
 
-    def digest_decl(self, use: Use):
-        return self.remove()
-
     def digest_pack(self, use: Use):
-        buf = A.Member(A.Name("dg"), use.inst.name)
-        return (A.Assign(buf, use.call.args[0], use.stmt.pos),
+        """Copy the data into the slot's buffer and raise its flag; the ingress deparser
+        packs it (``digest_type`` says which)."""
+        return (self.digest_copy(use),
                 A.Assign(A.Member(A.Name("dg"), f"{use.inst.name}_valid"), A.Const(1)))
 
     def lower_control(self, control: A.ControlDecl, nf: NFDefinition) -> A.ControlDecl:
-        out = _place_actions(super().lower_control(control, nf), self._actions)
-        if self._digests.get(nf.name):
-            out = A.ControlDecl(out.name, out.params + (
-                A.Param("inout", A.NamedType(f"{nf.name}_digest_buf_t"), "dg"),), out.locals,
-                out.apply, out.type_params, out.annotations, out.pos)
-        return _count_direct(out)
-
-    def nf_decls(self) -> list[A.Node]:
-        decls = super().nf_decls()
-        out: list[A.Node] = []
-        for d in decls:
-            if isinstance(d, A.ControlDecl) and self._digests.get(d.name):
-                fields = []
-                for inst in self._digests[d.name]:
-                    fields += [A.Field(inst.type.args[0], inst.name),
-                               A.Field(A.BitType(1), f"{inst.name}_valid")]
-                out.append(A.StructDecl(f"{d.name}_digest_buf_t", tuple(fields)))
-            out.append(d)
-        return out
+        return _count_direct(_place_actions(super().lower_control(control, nf), self._actions))
 
     # -- the program ---------------------------------------------------------------------------
-    def _digest_slots(self) -> list[tuple[int, str, A.Instance]]:
-        """(digest_type, slot instance, digest instance) for every digest, 1-based."""
-        out = []
-        for s in self.comp.slots:
-            for inst in self._digests.get(s.nf, []):
-                out.append((len(out) + 1, s, inst))
+    def _digest_slots(self) -> list[tuple[int, Slot, A.Instance]]:
+        """(digest_type, slot, digest instance) for every digest, 1-based."""
+        out = self.digest_slots()
         if len(out) > 7:
             self.unsupported(f"{len(out)} digests (ig_dprsr_md.digest_type has 3 bits: 7 at most)")
         return out
@@ -240,10 +216,9 @@ class TnaEmitter(P4Emitter):
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))
         parts.append(self.print_decls(nf) if nf else "")
-        dg_fields = "".join(f"    {s.nf}_digest_buf_t {s.instance}_dg;\n"
-                            for s in comp.slots if self._digests.get(s.nf))
         parts.append(_TYPES.format(cpu=self.cpu_port, recirc=comp.options.recirc_port,
-                                   dg=dg_fields, **{f"T_{k}": v for k, v in TERMINALS.items()}))
+                                   dg=self.digest_meta_fields(),
+                                   **{f"T_{k}": v for k, v in TERMINALS.items()}))
         parts.append(self._ingress_parser())
         parts.append(self._ingress(digests))
         parts.append(self._ingress_deparser(digests))
@@ -283,7 +258,7 @@ class TnaEmitter(P4Emitter):
             "sfc.egress_valid", "sfc.egress_port", "sfc.mcast_grp", "ctl.recirculate",
             "ctl.terminal", "ctl.out_port"))
         init += "".join(f"\n        meta.{s.instance}_dg.{i.name}_valid = 0;"
-                        for s in self.comp.slots for i in self._digests.get(s.nf, []))
+                        for _, s, i in self.digest_slots())
         lines = ["parser SfcIngressParser(packet_in pkt, out headers_t hdr, out meta_t meta, "
                  "out ingress_intrinsic_metadata_t ig_intr_md) {",
                  "    state start {", "        pkt.extract(ig_intr_md);",
@@ -306,9 +281,8 @@ class TnaEmitter(P4Emitter):
     def _ingress(self, digests) -> str:
         locals_ = "\n".join("    " + line if not line.startswith("\n") else line
                             for line in core_locals(self.comp))
-        extra = {s.index: f"meta.{s.instance}_dg" for s in self.comp.slots
-                 if self._digests.get(s.nf)}
-        core = "\n".join(f"            {line}" for line in core_apply(self.comp, extra))
+        core = "\n".join(f"            {line}" for line in core_apply(self.comp,
+                                                                     self.digest_args()))
         flags = "".join(f"\n        if (meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
                         f"            ig_dprsr_md.digest_type = {k};\n        }}"
                         for k, s, i in digests)

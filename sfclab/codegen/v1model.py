@@ -7,6 +7,8 @@ Layout of the program it writes::
                        meter<I>: index-typed, as the NFs' state API is)
     headers (p4/include/sfc_headers.p4) + packet_in / packet_out controller headers
     NF controls, their state API lowered to v1model externs
+    meta_t             sfc_meta_t, the core's sfc_ctl_t, a digest buffer per slot whose
+                       NF packs digests (after the NFs: it holds their digest types)
     SfcParser          Dejavu-style merged parser: only the headers the NFs and classifiers use
     SfcIngress         packet-out, then the core (initializer, slots, branch tables, rewinder),
                        then the requests: drop > to-CPU > next pass > multicast > NF port > default
@@ -57,7 +59,7 @@ class V1ModelEmitter(P4Emitter):
         "SfcDirectCounter": "direct_counter_decl",
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
         "SfcHash": "drop_decl", "SfcHash.get": "hash_get",
-        "SfcDigest": "drop_decl", "SfcDigest.pack": "digest_pack",
+        "SfcDigest": "digest_decl", "SfcDigest.pack": "digest_pack",
     }
     ENUMS: ClassVar[dict[tuple[str, str], str]] = {
         **{("SfcHashAlgorithm", k): f"HashAlgorithm.{v}" for k, v in _V1_HASH.items()},
@@ -177,8 +179,13 @@ class V1ModelEmitter(P4Emitter):
             A.Cast(A.BitType(64), A.Const(1 << out.width)))), use.stmt.pos)
 
     def digest_pack(self, use: Use):
-        return A.CallStmt(A.Call(A.Name("digest"), (A.Const(1, 32), *use.call.args),
-                                 (use.type_arg(0),)), use.stmt.pos)
+        """``dg.d = data; digest<T>(1, dg.d);``: BMv2 reads a digest's fields when ingress
+        ends, so digest the copy in the slot's buffer, which nothing after the call writes
+        (p4c copies the fields into temporaries at the call too; the copy keeps the
+        program's meaning from resting on that)."""
+        copy = self.digest_copy(use)
+        return (copy, A.CallStmt(A.Call(A.Name("digest"), (A.Const(1, 32), copy.lhs),
+                                        (use.type_arg(0),))))
 
     def _enum(self, e: A.Node, target: str, use: Use) -> A.Node:
         if isinstance(e, A.Member) and isinstance(e.expr, A.TypeName):
@@ -193,11 +200,12 @@ class V1ModelEmitter(P4Emitter):
         parts = self.preamble()
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))
-        parts.append(_CONTROL_TYPES.format(cpu=self.cpu_port, **{f"TERM_{k.upper()}": v
-                                                               for k, v in TERMINALS.items()}))
         nf = self.nf_decls()
         if nf:
             parts.append(self.print_decls(nf))
+        parts.append(_CONTROL_TYPES.format(cpu=self.cpu_port, dg=self.digest_meta_fields(),
+                                           **{f"TERM_{k.upper()}": v
+                                              for k, v in TERMINALS.items()}))
         parts.append(self._parser())
         parts.append("control SfcVerifyChecksum(inout headers_t hdr, inout meta_t meta) {\n"
                      "    apply { }\n}\n")
@@ -242,7 +250,8 @@ class V1ModelEmitter(P4Emitter):
     def _ingress(self) -> str:
         locals_ = "\n".join("    " + line if not line.startswith("\n") else line
                             for line in core_locals(self.comp))
-        core = "\n".join(f"        {line}" for line in core_apply(self.comp))
+        core = "\n".join(f"        {line}" for line in core_apply(self.comp,
+                                                                 self.digest_args()))
         return _INGRESS.format(locals=locals_, core=core)
 
     def _deparser(self) -> str:
@@ -334,7 +343,7 @@ struct sfc_ctl_t {{
 struct meta_t {{
     sfc_meta_t sfc;
     sfc_ctl_t ctl;
-}}
+{dg}}}
 """
 
 _INGRESS = """control SfcIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t standard_metadata) {{

@@ -152,6 +152,25 @@ def test_tna_lowers_the_state_api():
     assert "SfcRegister" not in text and "SfcHash" not in text and "SfcDigest" not in text
 
 
+def test_a_digest_sends_the_copy_its_pack_call_made():
+    """BMv2 reads a digest's fields when ingress ends, TNA's deparser after it: on both,
+    pack() copies the data into its slot's own buffer and the digest is built from that."""
+    chains = ("chain a match vlan.vid == 10: "
+              "mac_learning -> l3fwd -> mac_learning#2 -> l2fwd")
+    for arch in ("v1model", "tna"):
+        text = generate(sfclab.compile(chains, arch=arch)).program.text
+        assert "dg.learn_digest = {hdr.ethernet.src_addr, sfc.ingress_port};" in text
+        for slot in ("slot0_mac_learning", "slot2_mac_learning"):
+            assert f"mac_learning_digest_buf_t {slot}_dg;" in text
+            assert f"{slot}.apply(hdr, meta.sfc, meta.{slot}_dg);" in text
+        if arch == "v1model":
+            calls = [line.strip() for line in text.splitlines() if "digest<" in line]
+            assert calls == ["digest<mac_learn_digest_t>(32w1, dg.learn_digest);"]
+        else:
+            assert "slot2_mac_learning_learn_digest.pack(meta.slot2_mac_learning_dg.learn_digest)" \
+                in text
+
+
 def test_tna_stateful_firewall_touches_each_register_once_per_packet():
     """Point 7 of issue 13: one RegisterAction per register, declared after what it reads."""
     text = generate(sfclab.compile("chain s: stateful_firewall -> l3fwd", arch="tna")).program.text

@@ -383,10 +383,8 @@ def test_what_push_wrote_for_flood_is_listed_with_the_tables(lab):
     assert rows[PRE_GROUPS].entries == len(PORTS) + 1                 # + "every port"
 
 
-@pytest.mark.xfail(strict=True, reason="the composed program passes hdr fields to digest(), "
-                   "which BMv2 (and the model, faithfully) reads when ingress ends: an NF "
-                   "after mac_learning that rewrites the source MAC (l3fwd) changes the "
-                   "learned MAC; the emitter should copy digest data at the call")
 def test_a_later_nf_does_not_change_what_mac_learning_learned(lab):
+    """l3fwd rewrites the source MAC after mac_learning packed it: the digest reports the MAC
+    the packet came with (the program digests a copy made at the call)."""
     push(lab, "chain new: l2fwd -> mac_learning -> l3fwd")
     digests("mac_learn_digest_t", _learned)(send_class(lab, "new", 1), lab)
