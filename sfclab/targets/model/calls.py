@@ -5,9 +5,11 @@ statement (``mark_to_drop``, ``hash``, ``digest``, ``clone*``,
 ``resubmit*``, ``recirculate*``, ``truncate``, ``random``,
 ``verify_checksum*``, ``update_checksum*``, ``assert``, ``log_msg``) and
 ``method_call`` the methods of ``register``, ``counter``, ``meter``,
-``direct_counter`` and ``direct_meter`` instances.  BMv2 semantics throughout:
-a digest's fields are read when ingress ends (one digest per pass, the last
-call wins); field lists (``@field_list(n)``) preserve the values the fields
+``direct_counter`` and ``direct_meter`` instances.  BMv2 semantics throughout,
+for programs as p4c compiles them: a digest's data is what it was at the call
+(p4c's ``RemoveComplexExpressions`` copies it into temporaries, although BMv2's
+learn engine reads its fields when ingress ends), one digest per pass, the last
+call wins; field lists (``@field_list(n)``) preserve the values the fields
 have when the pass ends; out-of-range register, counter and meter indexes do
 nothing.
 """
@@ -327,7 +329,10 @@ class ExternCalls:
         label = tname or "digest"
 
         def digest(p):
-            pre = {n: f(p) for n, f, now in items if now}
+            # p4c copies the data into temporaries at the call (backends/bmv2/common/
+            # lower.cpp, RemoveComplexExpressions: "We want the digest to appear as if it
+            # is executed instantly"), so later writes to the fields do not show.
+            pre = {n: f(p) for n, f, _ in items}
             if p.digests:
                 p.tr.append(("note", f"digest {label} replaces an earlier digest in this pass "
                                      f"(BMv2 sends one per pass)"))
