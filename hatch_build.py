@@ -1,11 +1,18 @@
-"""Hatchling build hook: bundle the chain editor's front end before packaging.
+"""Hatchling build hook: build sfclab's two front ends before packaging.
 
-``js/`` holds the editor's ES module sources; ``npm ci && npm run build`` bundles
-them with esbuild into ``sfclab/static/editor.js`` (git-ignored, shipped in the
-wheel as an artifact).  The hook rebuilds only when the bundle is missing or
-older than a source, so building from an sdist that already carries the bundle
-needs no npm.  ``SFCLAB_SKIP_JS=1`` skips the bundle step (the editor then shows
-a "front end not built" message instead of the canvas).
+* ``js/`` holds the chain editor's ES module sources; ``npm ci && npm run build``
+  bundles them with esbuild into ``sfclab/static/editor.js``.
+* ``labextension/`` holds the JupyterLab 4 extension that highlights ``%%chain``,
+  ``%%nf`` and ``%%topology`` cells; ``npm ci && npm run build`` builds it with
+  ``@jupyterlab/builder`` into ``sfclab/labextension/``, which the wheel installs
+  as ``share/jupyter/labextensions/sfclab-languages`` (so ``pip install .`` and
+  ``pip install -e .`` both make it active, no ``jupyter labextension`` step).
+
+Both outputs are git-ignored and shipped in the wheel as artifacts.  A front end
+is rebuilt only when its output is missing or older than one of its sources, so
+building from an sdist that already carries the outputs needs no npm.
+``SFCLAB_SKIP_JS=1`` skips both (the editor then shows a "front end not built"
+message instead of the canvas, and magic cells are highlighted as Python).
 """
 
 from __future__ import annotations
@@ -14,60 +21,84 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-__all__ = ["EditorBundleHook"]
+__all__ = ["FrontEndHook", "FrontEnd", "FRONT_ENDS", "LABEXTENSION_NAME"]
 
-BUNDLE = Path("sfclab/static/editor.js")
-SOURCES = ("js/src", "js/package.json", "js/package-lock.json")
-
-
-def _newest(root: Path) -> float:
-    stamps = []
-    for rel in SOURCES:
-        p = root / rel
-        files = [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else [p] if p.exists() else []
-        stamps += [f.stat().st_mtime for f in files]
-    return max(stamps, default=0.0)
+LABEXTENSION_NAME = "sfclab-languages"
 
 
-def bundle_is_stale(root: Path) -> bool:
-    """True when the bundle is missing or older than one of the js/ sources."""
-    out = root / BUNDLE
-    return not out.is_file() or out.stat().st_mtime < _newest(root)
+class FrontEnd(NamedTuple):
+    """An npm project whose ``npm run build`` writes ``output`` (a file).
+
+    (A NamedTuple: hatchling loads this file without registering it as a module,
+    which a dataclass needs.)
+    """
+
+    what: str
+    folder: str
+    output: str
+    sources: tuple[str, ...]
+
+    def newest_source(self, root: Path) -> float:
+        stamps = []
+        for rel in self.sources:
+            p = root / self.folder / rel
+            files = [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else [p] if p.exists() else []
+            stamps += [f.stat().st_mtime for f in files]
+        return max(stamps, default=0.0)
+
+    def is_stale(self, root: Path) -> bool:
+        """True when the output is missing or older than one of the sources."""
+        out = root / self.output
+        return not out.is_file() or out.stat().st_mtime < self.newest_source(root)
 
 
-class EditorBundleHook(BuildHookInterface):
-    """Run ``npm ci && npm run build`` in ``js/`` when the bundle is stale."""
+FRONT_ENDS = (
+    FrontEnd("the chain editor's front end", "js", "sfclab/static/editor.js",
+             ("src", "package.json", "package-lock.json")),
+    FrontEnd("the JupyterLab extension", "labextension", "sfclab/labextension/package.json",
+             ("src", "build.mjs", "package.json", "package-lock.json")),
+)
+
+
+class FrontEndHook(BuildHookInterface):
+    """Run ``npm ci && npm run build`` in each front end's folder when it is stale."""
 
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         root = Path(self.root)
-        if os.environ.get("SFCLAB_SKIP_JS") or not (root / "js" / "package.json").is_file():
-            return  # an sdist without js/ sources ships the bundle itself
-        if not bundle_is_stale(root):
-            return
+        if not os.environ.get("SFCLAB_SKIP_JS"):
+            for fe in FRONT_ENDS:
+                if (root / fe.folder / "package.json").is_file() and fe.is_stale(root):
+                    self._build(root, fe)
+        lab = root / "sfclab" / "labextension"
+        if self.target_name == "wheel" and (lab / "package.json").is_file():
+            build_data["shared_data"][str(lab)] = f"share/jupyter/labextensions/{LABEXTENSION_NAME}"
+
+    def _build(self, root: Path, fe: FrontEnd) -> None:
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError(
-                "sfclab: building the chain editor's front end needs npm (Node.js 18 or newer), "
-                "and npm is not on PATH.  Install it (Debian/Ubuntu: `apt-get install -y nodejs "
-                "npm`) and build again, or set SFCLAB_SKIP_JS=1 to build without the editor."
+                f"sfclab: building {fe.what} needs npm (Node.js 18 or newer), and npm is not "
+                "on PATH.  Install it (Debian/Ubuntu: `apt-get install -y nodejs npm`) and "
+                "build again, or set SFCLAB_SKIP_JS=1 to build without the front ends."
             )
-        js = root / "js"
-        lock_marker = js / "node_modules" / ".package-lock.json"
-        lock = js / "package-lock.json"
+        folder = root / fe.folder
+        lock_marker = folder / "node_modules" / ".package-lock.json"
+        lock = folder / "package-lock.json"
         steps = [["run", "build"]]
         if not lock_marker.is_file() or lock_marker.stat().st_mtime < lock.stat().st_mtime:
             steps.insert(0, ["ci", "--no-audit", "--no-fund"])
         for step in steps:
-            self.app.display_info(f"sfclab: npm {' '.join(step)} (in js/)")
-            done = subprocess.run([npm, *step], cwd=js, check=False)
+            self.app.display_info(f"sfclab: npm {' '.join(step)} (in {fe.folder}/, {fe.what})")
+            done = subprocess.run([npm, *step], cwd=folder, check=False)
             if done.returncode != 0:
-                raise RuntimeError(f"sfclab: `npm {' '.join(step)}` in {js} failed "
+                raise RuntimeError(f"sfclab: `npm {' '.join(step)}` in {folder} failed "
                                    f"(exit {done.returncode}); see the output above")
-        if not (root / BUNDLE).is_file():
-            raise RuntimeError(f"sfclab: npm run build did not write {BUNDLE}")
+        if not (root / fe.output).is_file():
+            raise RuntimeError(f"sfclab: npm run build in {fe.folder}/ did not write {fe.output}")
+        os.utime(root / fe.output)  # newer than every source, even if the build kept it

@@ -8,7 +8,7 @@ export const GRAPH_STYLE = [
   { selector: "node", style: {
     "background-color": "data(color)", label: "data(label)", color: "#111", "font-size": 12,
     "font-family": "var(--jp-ui-font-family, sans-serif)", "text-valign": "center", "text-halign": "center",
-    shape: "round-rectangle", height: 32, width: (n) => Math.max(56, 7.5 * String(n.data("label")).length + 22),
+    shape: "round-rectangle", height: 32, width: "data(width)", // width: from Python (placement uses it)
     "border-width": 1, "border-color": "#333" } },
   { selector: "node[kind = 'endpoint']", style: { shape: "ellipse", "border-width": 3, "border-style": "double" } },
   { selector: "node[offload = 'non']", style: { "border-style": "dashed", "border-width": 2 } },
@@ -25,7 +25,9 @@ export const GRAPH_STYLE = [
   { selector: "edge:selected", style: { width: 4 } },
   { selector: "node.sfc-error", style: { "border-width": 4, "border-color": "#d50000", "border-style": "solid" } },
   { selector: "edge.sfc-error", style: edge("#d50000", { width: 4 }) },
-  { selector: ".eh-ghost-edge, edge.eh-preview", style: edge("#1976d2", { "line-style": "dashed", label: "" }) },
-  { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
-  { selector: "node.eh-source, node.eh-target", style: { "border-width": 3, "border-color": "#1976d2" } },
+  // the edge being drawn (link.js): a dashed blue line to an invisible tip
+  { selector: "node.sfc-tmp", style: { width: 1, height: 1, opacity: 0, label: "" } },
+  { selector: "edge.sfc-tmp", style: edge("#1976d2", { "line-style": "dashed", label: "", width: 2.5 }) },
+  { selector: "node.sfc-link-source, node.sfc-link-target", style: { "border-width": 3, "border-color": "#1976d2", "border-style": "solid" } },
+  { selector: "node.sfc-link-target", style: { "underlay-color": "#1976d2", "underlay-opacity": 0.18, "underlay-padding": 6 } },
 ];

@@ -11,11 +11,16 @@ else happens here, where it can be tested without a browser:
   the drawing is checked, written as chain text, parsed with
   :func:`sfclab.parse`, and the registered :meth:`~ChainEditor.on_change`
   callbacks are called;
-* setting :attr:`ChainEditor.text` parses it and redraws the chain.
+* setting :attr:`ChainEditor.text` parses it and redraws the chain;
+* every gesture (add, delete, connect, edge kind, move, tidy, a text edit) is one
+  step of :meth:`~ChainEditor.undo` / :meth:`~ChainEditor.redo`;
+* a node added without a position goes to a free spot inside
+  :attr:`ChainEditor.viewport` (the visible extent the front end reports).
 
 Node dicts: ``id`` (``"firewall"``, ``"nat#2"``, ``"output"``), ``kind``
 (``"nf"``/``"endpoint"``), ``nf`` (NF type or ``""``), ``label``, ``layer``,
-``color``, ``offload``, ``x``, ``y``.  Edge dicts: ``id`` (``"u->v"``),
+``color``, ``offload``, ``x``, ``y``, ``width`` (drawn width, see
+:mod:`.editor_layout`).  Edge dicts: ``id`` (``"u->v"``),
 ``source``, ``target``, ``kind`` (seq/then/else/case/loop/exit), ``field``,
 ``op``, ``value`` (the condition of then/else/loop edges; the tested field of
 case edges), ``cases`` (list of case values), ``bound`` (loop runs in all) and
@@ -38,7 +43,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,11 +55,22 @@ import traitlets as t
 from ..errors import ChainError, ChainValidationError
 from ..ir.model import Chain, ChainSet
 from ..lang import default_catalog, format_chain, parse
-from ..lang.format import _name as _chain_name
 from ..nfinfo import ENDPOINTS, NFCatalog
 from ..style import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
+from .editor_layout import DX, free_spot, layered_positions, next_to_last, node_width, place_nodes
+from .editor_text import (
+    check_drawing,
+    edge_id,
+    edge_label,
+    edges_of,
+    err,
+    parse_value,
+    pin_error,
+    render_chain,
+)
 
-__all__ = ["ChainEditor", "EditorChange", "LAYER_COLORS", "ENDPOINT_COLORS", "BUNDLE"]
+__all__ = ["ChainEditor", "EditorChange", "LAYER_COLORS", "ENDPOINT_COLORS", "BUNDLE",
+           "check_drawing", "render_chain", "layered_positions"]
 
 #: The bundled front end (built from ``js/`` by the package build).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "editor.js"
@@ -61,7 +78,6 @@ BUNDLE = Path(__file__).resolve().parent.parent / "static" / "editor.js"
 USER_EDGE_KINDS = ("seq", "then", "else", "case", "loop")
 _EDGE_KINDS = (*USER_EDGE_KINDS, "exit")
 _OPS = ("==", "!=", "<", "<=", ">", ">=")
-_TERMINAL = ("output", "drop", "cpu")
 _NAME_OK = re.compile(r'^[^"\n{}]+$')
 _MISSING_BUNDLE = """export default { render({ el }) {
   el.innerHTML = '<pre style="color:#c00">sfclab: the chain editor front end is not built ' +
@@ -84,314 +100,6 @@ class EditorChange:
     text: str
     chains: ChainSet | None
     errors: tuple[dict, ...]
-
-
-def _edge_id(u: str, v: str) -> str:
-    return f"{u}->{v}"
-
-
-def _err(kind: str, ids: Iterable[str], message: str, hint: str = "", line: int = 0,
-         column: int = 0) -> dict:
-    return {"kind": kind, "ids": list(ids), "message": message, "hint": hint,
-            "line": line, "column": column}
-
-
-def _edge_label(e: Edge) -> str:
-    k = e["kind"]
-    if k == "then":
-        field = e["field"].removeprefix(f"{e['source']}.")
-        return f"{field} {e['op']} {e['value']}"
-    if k == "else":
-        return "else"
-    if k == "case":
-        return "= " + ", ".join(str(c) for c in e["cases"])
-    if k == "loop":
-        return f"×{e['bound']}" if e.get("bound") else "loop ×?"
-    return "done" if k == "exit" else ""
-
-
-def _parse_value(value: Any) -> int | str | None:
-    """A condition or case value from the UI: int, hex, or a run-time name."""
-    if value is None or isinstance(value, int):
-        return value
-    s = str(value).strip()
-    if not s:
-        return None
-    if re.fullmatch(r"[0-9]+", s):
-        return int(s)
-    if re.fullmatch(r"0[xX][0-9A-Fa-f]+", s):
-        return int(s, 16)
-    return s
-
-
-# -- checks on the drawing itself ------------------------------------------------------------
-
-def check_drawing(nodes: list[Node], edges: list[Edge]) -> list[dict]:
-    """Errors that can be pinned on one node or edge before any text is written.
-
-    >>> check_drawing([{"id": "input", "kind": "endpoint"}], [])[0]["message"]
-    'the chain has no NF'
-    """
-    errs: list[dict] = []
-    nfs = [n["id"] for n in nodes if n["kind"] == "nf"]
-    if not nfs:
-        errs.append(_err("chain", [], "the chain has no NF",
-                         "drag an NF from the palette onto the canvas"))
-    out: dict[str, list[Edge]] = {n["id"]: [] for n in nodes}
-    inc: dict[str, list[Edge]] = {n["id"]: [] for n in nodes}
-    for e in edges:
-        out[e["source"]].append(e)
-        inc[e["target"]].append(e)
-        if e["source"] in _TERMINAL:
-            errs.append(_err("edge", [e["id"]], f"{e['source']!r} is an end point: nothing "
-                             "can follow it", "delete this edge"))
-        if e["target"] == "input":
-            errs.append(_err("edge", [e["id"]], "nothing can lead into 'input'",
-                             "`input` starts the chain; delete this edge"))
-    for n in nfs:
-        if not any(e["source"] != n for e in inc[n]):
-            errs.append(_err("node", [n], f"nothing leads into {n!r}",
-                             f"drag from input or an NF onto {n}"))
-        if not any(e["kind"] != "loop" for e in out[n]):
-            errs.append(_err("node", [n], f"{n!r} leads nowhere: packets stop after it",
-                             f"drag from {n} to output, drop or the next NF"))
-        errs += _check_branches(n, out[n])
-    for e in edges:
-        if e["kind"] == "loop" and e["source"] != e["target"] \
-                and e["target"] not in _upstream(e["source"], inc):
-            errs.append(_err("edge", [e["id"]], f"the loop from {e['source']!r} goes to "
-                             f"{e['target']!r}, which does not come before it", "a loop goes "
-                             f"back to {e['source']} itself or to an NF before it"))
-    for e in _back_edges([n["id"] for n in nodes], out):
-        errs.append(_err("edge", [e["id"]], f"{e['source']} => {e['target']} makes a cycle "
-                         "that is not a loop", "to repeat NFs make a loop edge (edge menu: "
-                         "loop) or drop a second instance of the NF"))
-    return errs
-
-
-def _upstream(n: str, inc: dict[str, list[Edge]]) -> set[str]:
-    seen: set[str] = set()
-    todo = [n]
-    while todo:
-        for e in inc[todo.pop()]:
-            if e["kind"] != "loop" and e["source"] not in seen:
-                seen.add(e["source"])
-                todo.append(e["source"])
-    return seen
-
-
-def _back_edges(order: list[str], out: dict[str, list[Edge]]) -> list[Edge]:
-    """Non-loop edges that close a cycle, found by a depth-first walk from input."""
-    state: dict[str, int] = {}  # 1: on the walk's stack, 2: done
-    back: list[Edge] = []
-    for start in sorted(order, key=lambda n: n != "input"):
-        if start in state:
-            continue
-        state[start] = 1
-        stack = [(start, iter([e for e in out[start] if e["kind"] != "loop"]))]
-        while stack:
-            n, it = stack[-1]
-            e = next(it, None)
-            if e is None:
-                state[n] = 2
-                stack.pop()
-            elif state.get(e["target"]) == 1:
-                back.append(e)
-            elif e["target"] not in state:
-                state[e["target"]] = 1
-                stack.append((e["target"], iter([x for x in out[e["target"]]
-                                                 if x["kind"] != "loop"])))
-    return back
-
-
-def _check_branches(n: str, out: list[Edge]) -> list[dict]:
-    errs: list[dict] = []
-    loops = [e for e in out if e["kind"] == "loop"]
-    rest = [e for e in out if e["kind"] != "loop"]
-    kinds = {"seq" if e["kind"] == "exit" else e["kind"] for e in rest}
-    for e in loops:
-        b = e.get("bound")
-        if not isinstance(b, int) or not 2 <= b <= 255:
-            errs.append(_err("edge", [e["id"]], f"the loop at {n!r} needs a bound from 2 to 255",
-                             "open the edge menu and set how many runs in all"))
-    if len(loops) > 1:
-        errs.append(_err("edge", [e["id"] for e in loops[1:]], f"{n!r} has two loops",
-                         "keep one loop edge"))
-    if loops and len(rest) != 1:
-        errs.append(_err("node", [n], f"{n!r} loops, so it needs exactly one way out "
-                         f"(it has {len(rest)})", "keep one edge besides the loop; "
-                         "branch in the NF after it"))
-        return errs
-    if kinds & {"then", "else"}:
-        then = [e for e in rest if e["kind"] == "then"]
-        other = [e for e in rest if e["kind"] not in ("then", "else")]
-        els = [e for e in rest if e["kind"] == "else"]
-        if len(then) != 1 or len(els) != 1 or other:
-            bad = then[1:] + els[1:] + other if then and els else rest
-            errs.append(_err("edge", [e["id"] for e in bad],
-                             f"the branch at {n!r} needs one 'then' and one 'else' edge",
-                             "open the other edge's menu and make it 'else' (or 'then')"))
-        elif not then[0].get("field") or then[0].get("value") is None:
-            errs.append(_err("edge", [then[0]["id"]], f"the branch at {n!r} has no condition",
-                             f"set a condition such as {n}.global_metadata == 1"))
-    elif "case" in kinds:
-        seen: set = set()
-        for e in rest:
-            if e["kind"] != "case" or not e.get("cases"):
-                errs.append(_err("edge", [e["id"]], f"every edge out of {n!r} must be a case "
-                                 "with a value", "open the edge menu and give it a value"))
-            for c in e.get("cases") or ():
-                if c in seen:
-                    errs.append(_err("edge", [e["id"]], f"case {c} is given twice",
-                                     "give each case its own value"))
-                seen.add(c)
-    elif len(rest) > 1:
-        names = " and ".join(repr(e["target"]) for e in rest)
-        errs.append(_err("edge", [e["id"] for e in rest], f"{n!r} is followed by {names} "
-                         "with nothing to choose between them", "open an edge's menu and "
-                         "make it a branch (then/else) or a case, or delete one"))
-    return errs
-
-
-# -- drawing -> text ---------------------------------------------------------------------------
-
-def _order(nodes: list[Node], edges: list[Edge]) -> list[str]:
-    """Sources in reading order: a walk from input, then whatever is left."""
-    succ: dict[str, list[str]] = {n["id"]: [] for n in nodes}
-    for e in edges:
-        succ[e["source"]].append(e["target"])
-    seen: list[str] = []
-    todo = ["input"] if "input" in succ else []
-    while todo:
-        n = todo.pop(0)
-        if n not in seen:
-            seen.append(n)
-            todo += succ[n]
-    return seen + [n["id"] for n in nodes if n["id"] not in seen]
-
-
-def render_chain(name: str, match: str | None, weight: float | None, nodes: list[Node],
-                 edges: list[Edge]) -> tuple[str, dict[int, list[tuple[int, int, list[str]]]]]:
-    """The drawing as a FlexMesh ``chain`` block, and for each line (1-based,
-    within the block) the column spans ``(start, end, element ids)`` of its parts,
-    to pin a parser error on a node or an edge.
-    """
-    head = f"chain {_chain_name(name)}"
-    if match:
-        head += f" match {match}"
-    if weight is not None:
-        head += f" weight {weight!r}"
-    lines, spans = [head + " {"], {}
-    by_src: dict[str, list[Edge]] = {}
-    for e in edges:
-        by_src.setdefault(e["source"], []).append(e)
-    for u in _order(nodes, edges):
-        for text, parts in _statements(u, by_src.get(u, [])):
-            spans[len(lines) + 1] = parts
-            lines.append(text)
-    lines.append("}")
-    return "\n".join(lines), spans
-
-
-def _statements(u: str, out: list[Edge]):
-    """``(line, spans)`` for the statements that say where *u* leads."""
-    def ref(v: str) -> str:
-        return "self" if v == u else v
-
-    loops = [e for e in out if e["kind"] == "loop"]
-    rest = [e for e in out if e["kind"] != "loop"]
-    then = [e for e in rest if e["kind"] == "then"]
-    els = [e for e in rest if e["kind"] == "else"]
-    ids = [e["id"] for e in out]
-    if len(loops) == 1 and len(rest) == 1 and isinstance(loops[0].get("bound"), int):
-        lp, ex = loops[0], rest[0]
-        cond = f"{u}.global_counter < {lp['bound']}"
-        if lp.get("field") and lp.get("op") and lp.get("value") is not None:
-            cond = f"{lp['field']} {lp['op']} {lp['value']}"
-        yield _stmt(u, [(ref(lp["target"]), [lp["id"]]), (" : ", []),
-                        (ref(ex["target"]), [ex["id"]]), (" ? ", []), (cond, [lp["id"]])], ids)
-    elif len(then) == 1 and len(els) == 1 and len(rest) == 2 and not loops \
-            and then[0].get("field") and then[0].get("value") is not None:
-        a, b = then[0], els[0]
-        cond = f"{a['field']} {a['op']} {a['value']}"
-        yield _stmt(u, [(a["target"], [a["id"]]), (" : ", []), (b["target"], [b["id"]]),
-                        (" ? ", []), (cond, [a["id"], b["id"]])], ids)
-    elif rest and not loops and all(e["kind"] == "case" and e.get("cases") for e in rest):
-        parts: list[tuple[str, list[str]]] = []
-        for e in rest:
-            for c in e["cases"]:
-                parts += [(" : " if parts else "", []), (f"{c}@{e['target']}", [e["id"]])]
-        field = rest[0].get("field") or f"{u}.global_metadata"
-        yield _stmt(u, [*parts, (" # ", []), (field, [e["id"] for e in rest])], ids)
-    else:
-        for e in out:
-            yield _stmt(u, [(ref(e["target"]), [e["id"], e["target"]])], [e["id"]], plain=True)
-
-
-def _stmt(u: str, parts: list[tuple[str, list[str]]], ids: list[str], plain: bool = False):
-    text, spans = f"    {u} => ", [(5, 5 + len(u), [u])]
-    if not plain:
-        text += "("
-    for piece, owners in parts:
-        if owners:
-            spans.append((len(text) + 1, len(text) + 1 + len(piece), owners))
-        text += piece
-    text += ";" if plain else ");"
-    spans.append((1, len(text) + 1, ids))  # anything else on the line: the statement's edges
-    return text, spans
-
-
-def _pin(err: ChainError, spans: dict[int, list], first_line: int, nodes: set[str]) -> dict:
-    """Turn a parser error on the generated text into an error on nodes/edges."""
-    where = spans.get(err.line - first_line + 1, [])
-    hit = next((ids for a, b, ids in where if a <= err.column < max(b, a + 1)), [])
-    kind = "node" if hit and all(i in nodes for i in hit) else "edge" if hit else "chain"
-    return _err(kind, hit, err.message, err.hint, err.line, err.column)
-
-
-# -- text -> drawing ----------------------------------------------------------------------------
-
-def _edges_of(chain: Chain) -> list[Edge]:
-    out = []
-    for u, v, d in chain.graph.edges(data=True):
-        c = d.get("cond")
-        e = {"id": _edge_id(u, v), "source": u, "target": v, "kind": d["kind"],
-             "field": c.field if c else "", "op": c.op if c else "==",
-             "value": c.value if c else None, "cases": list(d.get("cases", ())),
-             "bound": d.get("bound")}
-        e["label"] = _edge_label(e)
-        out.append(e)
-    return out
-
-
-def layered_positions(nodes: list[Node], edges: list[Edge], *, dx: float = 150,
-                      dy: float = 90) -> dict[str, tuple[float, float]]:
-    """Left-to-right layers by longest path from the sources (loop edges ignored).
-
-    >>> layered_positions([{"id": "a"}, {"id": "b"}], [{"source": "a", "target": "b", "kind": "seq"}])
-    {'a': (60, 60), 'b': (210, 60)}
-    """
-    ids = [n["id"] for n in nodes]
-    layer = dict.fromkeys(ids, 0)
-    fwd = [(e["source"], e["target"]) for e in edges if e["kind"] != "loop"
-           and e["source"] != e["target"]]
-    for _ in range(len(ids)):  # Bellman-Ford style; stops early on a DAG
-        changed = False
-        for u, v in fwd:
-            if layer[v] < layer[u] + 1 <= len(ids):
-                layer[v], changed = layer[u] + 1, True
-        if not changed:
-            break
-    for t in _TERMINAL:  # end points go to the last column
-        if t in layer:
-            layer[t] = max(layer.values())
-    rows: dict[int, int] = {}
-    pos = {}
-    for n in ids:
-        row = rows.get(layer[n], 0)
-        rows[layer[n]] = row + 1
-        pos[n] = (60 + dx * layer[n], 60 + dy * row)
-    return pos
 
 
 # -- the widget -----------------------------------------------------------------------------------
@@ -419,7 +127,10 @@ class ChainEditor(anywidget.AnyWidget):
     text = t.Unicode("", help="Chain text of every chain; setting it redraws.").tag(sync=True)
     can_undo = t.Bool(False, help="Whether there is an edit to undo.").tag(sync=True)
     can_redo = t.Bool(False, help="Whether there is an undone edit to redo.").tag(sync=True)
-    height = t.Unicode("420px", help="CSS height of the canvas.").tag(sync=True)
+    height = t.Unicode("420px", help="CSS height of the canvas (at least; the palette is "
+                       "never clipped).").tag(sync=True)
+    viewport = t.List(t.Float(), help="The visible extent of the canvas, x1, y1, x2, y2 in "
+                      "node coordinates (set by the front end); new nodes go inside it.").tag(sync=True)
     debounce = t.Float(0.3, help="Seconds to wait after a front-end edit before the drawing is "
                        "re-parsed; 0 commits every edit at once.")
 
@@ -442,7 +153,8 @@ class ChainEditor(anywidget.AnyWidget):
         if text:
             self._load_text(text, record=False)
         else:
-            self.nodes = [self._node(n, 60 if n == "input" else 510, 60) for n in ("input", "output")]
+            self.nodes = [self._node(n, 60 if n == "input" else 60 + 3 * DX, 60)
+                          for n in ("input", "output")]
             self.commit()
 
     # -- constructors and views of the state ---------------------------------------------------------
@@ -500,12 +212,14 @@ class ChainEditor(anywidget.AnyWidget):
             nid, k = base, 2
             while nid in taken:
                 nid, k = f"{base}#{k}", k + 1
+        node = self._node(nid, 0, 0)
         if x is None or y is None:
-            x = max((n["x"] for n in self.nodes), default=-90) + 150
-            y = 60 + 90 * (len(self.nodes) % 4)
-        self._record()
-        self.nodes = [*self.nodes, self._node(nid, x, y)]
-        self._edited()
+            view = self.viewport if len(self.viewport) == 4 else None
+            x, y = free_spot(self.nodes, node["width"], near=next_to_last(self.nodes, view),
+                             view=view)
+        node["x"], node["y"] = float(x), float(y)
+        with self._gesture():
+            self.nodes = [*self.nodes, node]
         return nid
 
     def connect(self, source: str, target: str, kind: str = "seq", **attrs: Any) -> str:
@@ -514,16 +228,16 @@ class ChainEditor(anywidget.AnyWidget):
         for n in (source, target):
             if n not in ids:
                 raise KeyError(f"no node {n!r} in the drawing")
-        eid = _edge_id(source, target)
+        eid = edge_id(source, target)
         if any(e["id"] == eid for e in self.edges):
             return eid
-        self._record()
-        e = {"id": eid, "source": source, "target": target, "kind": "seq", "field": "",
-             "op": "==", "value": None, "cases": [], "bound": None, "label": ""}
-        self.edges = [*self.edges, e]
-        if kind != "seq" or attrs or source == target:
-            self._set_edge(eid, "loop" if source == target and kind == "seq" else kind, **attrs)
-        self._edited()
+        with self._gesture():
+            e = {"id": eid, "source": source, "target": target, "kind": "seq", "field": "",
+                 "op": "==", "value": None, "cases": [], "bound": None, "label": ""}
+            self.edges = [*self.edges, e]
+            if kind != "seq" or attrs or source == target:
+                self._set_edge(eid, "loop" if source == target and kind == "seq" else kind,
+                               **attrs)
         return eid
 
     def set_edge(self, edge_id: str, kind: str, *, field: str | None = None,
@@ -535,37 +249,39 @@ class ChainEditor(anywidget.AnyWidget):
         The other edge of a branch follows: setting one edge to ``then`` makes the
         only other edge ``else``; setting a case numbers its siblings.
         """
-        self._record()
-        self._set_edge(edge_id, kind, field=field, op=op, value=value, cases=cases, bound=bound)
-        self._edited()
+        with self._gesture():
+            self._set_edge(edge_id, kind, field=field, op=op, value=value, cases=cases,
+                           bound=bound)
 
     def remove(self, *ids: str) -> None:
         """Delete nodes (with their edges) and edges; ``input``/``output`` stay."""
         gone = set(ids) - {"input", "output"}
         if not gone:
             return
-        self._record()
-        self.nodes = [n for n in self.nodes if n["id"] not in gone]
-        self.edges = [e for e in self.edges if e["id"] not in gone
-                      and e["source"] not in gone and e["target"] not in gone]
-        self.selection = [s for s in self.selection if s not in gone]
-        self._edited()
+        with self._gesture():
+            self.nodes = [n for n in self.nodes if n["id"] not in gone]
+            self.edges = [e for e in self.edges if e["id"] not in gone
+                          and e["source"] not in gone and e["target"] not in gone]
+            self.selection = [s for s in self.selection if s not in gone]
 
     def move(self, positions: dict[str, tuple[float, float]]) -> None:
-        """Set node positions (not an edit: the text does not change)."""
-        self.nodes = [{**n, "x": float(positions[n["id"]][0]), "y": float(positions[n["id"]][1])}
-                      if n["id"] in positions else n for n in self.nodes]
+        """Set node positions: a gesture of its own (undo puts the nodes back), though
+        the chain text does not change."""
+        nodes = [{**n, "x": float(positions[n["id"]][0]), "y": float(positions[n["id"]][1])}
+                 if n["id"] in positions else n for n in self.nodes]
+        with self._gesture(edit=False):
+            self.nodes = nodes
 
     def tidy(self) -> None:
-        """Lay the drawing out again, left to right."""
-        pos = layered_positions(self.nodes, self.edges)
-        self.move(pos)
+        """Lay the drawing out again, left to right (one gesture)."""
+        self.move(layered_positions(self.nodes, self.edges))
 
     def undo(self) -> bool:
-        """Undo the last edit (drawing or text); False if there is none."""
+        """Undo the last gesture (drawing or text); False if there is none."""
         return self._travel(self._history, self._future)
 
     def redo(self) -> bool:
+        """Redo the last undone gesture; False if there is none."""
         return self._travel(self._future, self._history)
 
     # -- commit --------------------------------------------------------------------------------------
@@ -587,7 +303,7 @@ class ChainEditor(anywidget.AnyWidget):
             try:
                 chains = parse(text, catalog=self.catalog)
             except ChainError as e:
-                errors = [_pin(e, spans, first, {n["id"] for n in self.nodes})]
+                errors = [pin_error(e, spans, first, {n["id"] for n in self.nodes})]
         if chains is not None:
             self._context, self._slot = chains, self.chain_name
         self._publish(text, chains, errors)
@@ -630,11 +346,12 @@ class ChainEditor(anywidget.AnyWidget):
     def _node(self, nid: str, x: float, y: float) -> Node:
         if nid in ENDPOINTS:
             return {"id": nid, "kind": "endpoint", "nf": "", "label": nid, "layer": 0,
-                    "color": ENDPOINT_COLORS[nid], "offload": "", "x": float(x), "y": float(y)}
+                    "color": ENDPOINT_COLORS[nid], "offload": "", "x": float(x), "y": float(y),
+                    "width": node_width(nid)}
         info = self.catalog.resolve(nid.split("#")[0])
         return {"id": nid, "kind": "nf", "nf": info.name, "label": nid, "layer": info.layer,
                 "color": LAYER_COLORS.get(info.layer, OTHER_LAYER_COLOR), "offload": info.offload,
-                "x": float(x), "y": float(y)}
+                "x": float(x), "y": float(y), "width": node_width(nid)}
 
     def _palette(self) -> list[dict]:
         nfs = sorted(self.catalog, key=lambda i: (i.layer, i.name))
@@ -669,7 +386,7 @@ class ChainEditor(anywidget.AnyWidget):
             old = next((e for e in sibs if e["kind"] in ("then", "else") and e.get("field")), me)
             cond = (field or old.get("field") or self._default_field(u),
                     op or (old["op"] if old.get("field") else "=="),
-                    _parse_value(value) if value is not None else
+                    parse_value(value) if value is not None else
                     (old["value"] if old.get("value") is not None else 1))
             pair = [e for e in sibs if e["kind"] in ("seq", "then", "else", "exit")]
             if len(pair) == 1:
@@ -678,7 +395,7 @@ class ChainEditor(anywidget.AnyWidget):
                 e["field"], e["op"], e["value"] = cond
         elif kind == "case":
             me["field"] = field or me.get("field") or f"{u}.global_metadata"
-            vals = [_parse_value(c) for c in (cases if cases is not None else me["cases"])]
+            vals = [parse_value(c) for c in (cases if cases is not None else me["cases"])]
             used = {c for e in sibs for c in e.get("cases") or ()}
             me["cases"] = [c for c in vals if c is not None] or [_free(used)]
             used |= set(me["cases"])
@@ -693,7 +410,7 @@ class ChainEditor(anywidget.AnyWidget):
         else:
             me["field"], me["value"], me["cases"], me["bound"] = "", None, [], None
         for e in edges:
-            e["label"] = _edge_label(e)
+            e["label"] = edge_label(e)
         self.edges = edges
 
     def _default_field(self, nid: str) -> str:
@@ -708,10 +425,26 @@ class ChainEditor(anywidget.AnyWidget):
                 "chain_name": self.chain_name, "header": self._header, "slot": self._slot,
                 "context": self._context}
 
-    def _record(self) -> None:
-        self._history = [*self._history[-99:], self._snapshot()]
+    def _record(self, snapshot: dict | None = None) -> None:
+        self._history = [*self._history[-99:], snapshot or self._snapshot()]
         self._future = []
         self.can_undo, self.can_redo = True, False
+
+    @contextmanager
+    def _gesture(self, *, edit: bool = True) -> Iterator[None]:
+        """One undo step for what the block changes (none if it changes nothing);
+        *edit*: the chain may have changed, so commit."""
+        before = self._snapshot()
+        yield
+        if self._same(before):
+            return
+        self._record(before)
+        if edit:
+            self._edited()
+
+    def _same(self, snap: dict) -> bool:
+        return (snap["nodes"], snap["edges"], snap["chain_name"], snap["header"]) == \
+            (self.nodes, self.edges, self.chain_name, self._header)
 
     def _travel(self, src: list[dict], dst: list[dict]) -> bool:
         if not src:
@@ -746,7 +479,7 @@ class ChainEditor(anywidget.AnyWidget):
         try:
             cs = parse(text, catalog=self.catalog)
         except ChainError as e:
-            self._publish(text, None, [_err("text", [], e.message, e.hint, e.line, e.column)],
+            self._publish(text, None, [err("text", [], e.message, e.hint, e.line, e.column)],
                           force=True)
             return False
         if record:
@@ -772,11 +505,9 @@ class ChainEditor(anywidget.AnyWidget):
             self._header = (None, None)
         else:
             nodes = [self._node(n, 0, 0) for n in chain.graph]
-            edges = _edges_of(chain)
+            edges = edges_of(chain)
             self._header = (str(chain.match) if chain.match else None, chain.weight)
-        fresh = layered_positions(nodes, edges)
-        for n in nodes:
-            n["x"], n["y"] = old.get(n["id"], fresh[n["id"]])
+        place_nodes(nodes, edges, old)
         self.selection = []
         self.nodes, self.edges = nodes, edges
 
@@ -789,8 +520,10 @@ class ChainEditor(anywidget.AnyWidget):
     def _name_set(self, change: dict) -> None:
         if self._quiet:
             return
+        if isinstance(change["old"], str):  # not the name given to the constructor
+            # a rename or a switch to another chain: one undo step
+            self._record({**self._snapshot(), "chain_name": change["old"]})
         if change["new"] in self._context and change["new"] != self._slot:
-            self._record()
             self._slot = change["new"]
             self._draw(self._context[change["new"]])
         self.commit()
@@ -827,6 +560,9 @@ class ChainEditor(anywidget.AnyWidget):
         ev = msg.get("event")
         try:
             if ev == "add_node":
+                view = msg.get("view")
+                if isinstance(view, list) and len(view) == 4:
+                    self.viewport = [float(v) for v in view]
                 self._from_front_end(lambda: self.add_nf(msg["nf"], msg.get("x"), msg.get("y")))
             elif ev == "add_edge":
                 self._from_front_end(lambda: self.connect(msg["source"], msg["target"],
@@ -842,7 +578,7 @@ class ChainEditor(anywidget.AnyWidget):
             elif ev in ("undo", "redo", "tidy", "commit"):
                 getattr(self, ev)()
         except (KeyError, ValueError, TypeError, ChainError) as e:
-            self.errors = [*self.errors, _err("chain", [], f"{ev}: {e}")]
+            self.errors = [*self.errors, err("chain", [], f"{ev}: {e}")]
 
     def _from_front_end(self, edit: Callable[[], Any]) -> None:
         """Run a Python-API edit with a debounced commit (edits arrive in bursts)."""
@@ -858,3 +594,4 @@ def _free(used: set) -> int:
     while k in used:
         k += 1
     return k
+

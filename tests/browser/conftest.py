@@ -67,6 +67,7 @@ class Lab:
     url: str
     token: str
     root: Path
+    app: str = "lab"  # "lab": JupyterLab; "notebook": Notebook 7
 
     def notebook(self, name: str, cells: list[str]) -> str:
         """Write a notebook (no widget state saved) and return its URL."""
@@ -75,12 +76,26 @@ class Lab:
             "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
                        "execution_count": None, "source": src} for i, src in enumerate(cells)]}
         (self.root / name).write_text(json.dumps(nb, indent=1))
+        if self.app == "notebook":
+            return f"{self.url}notebooks/{name}?token={self.token}"
         return f"{self.url}lab/tree/{name}?reset&token={self.token}"
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("lab")
+    yield from _serve(tmp_path_factory.mktemp("lab"), "jupyterlab")
+
+
+@pytest.fixture(scope="module")
+def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """Notebook 7 (``pip install notebook``; the test extra has it) on the same terms."""
+    if shutil.which("jupyter-notebook", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("Notebook 7 is not installed in this environment: pip install notebook")
+    yield from _serve(tmp_path_factory.mktemp("nb7"), "notebook")
+
+
+def _serve(base: Path, module: str) -> Iterator[Lab]:
+    """Run ``python -m MODULE`` (jupyterlab or notebook) on 127.0.0.1 until the end."""
     root = base / "notebooks"
     root.mkdir()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
@@ -89,15 +104,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    if module == "jupyterlab":  # Notebook 7 has no such plugin, and throws on its settings
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), secrets.token_hex(16)
-    log = open(base / "jupyterlab.log", "wb")  # noqa: SIM115 - closed at teardown
+    app = "LabApp" if module == "jupyterlab" else "JupyterNotebookApp"
+    log = open(base / f"{module}.log", "wb")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--ip=127.0.0.1", f"--port={port}",
+        [sys.executable, "-m", module, "--ip=127.0.0.1", f"--port={port}",
          f"--ServerApp.token={token}", "--no-browser", f"--ServerApp.root_dir={root}",
-         f"--LabApp.workspaces_dir={base / 'workspaces'}",
-         f"--LabApp.user_settings_dir={base / 'settings'}",
+         f"--{app}.workspaces_dir={base / 'workspaces'}",
+         f"--{app}.user_settings_dir={base / 'settings'}",
          *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
@@ -109,10 +126,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                     break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start; see "
-                                       f"{base / 'jupyterlab.log'}") from None
+                    raise RuntimeError(f"{module} did not start; see "
+                                       f"{base / f'{module}.log'}") from None
                 time.sleep(0.3)
-        yield Lab(url, token, root)
+        yield Lab(url, token, root, "lab" if module == "jupyterlab" else "notebook")
     finally:
         _stop(proc)
         log.close()
@@ -156,7 +173,7 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory):
 def page(browser_context, request: pytest.FixtureRequest):
     page = browser_context.new_page()
     errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
     page.js_errors = errors  # type: ignore[attr-defined]
     yield page
     ARTIFACTS.mkdir(exist_ok=True)

@@ -10,6 +10,7 @@ import sfclab
 from sfclab.errors import ChainValidationError
 from sfclab.notebook import ChainEditor, EditorChange
 from sfclab.notebook.editor import LAYER_COLORS, check_drawing, layered_positions
+from sfclab.notebook.editor_layout import NODE_HEIGHT, in_view
 
 # -- a dummy comm, as in ipywidgets' own tests: widgets never talk to a kernel -------------------
 
@@ -290,6 +291,140 @@ def test_undo_and_redo():
     while ed.undo():
         pass
     assert ids(ed.nodes) == ["input", "output"] and not ed.can_undo
+
+
+def drawing(ed: ChainEditor) -> tuple:
+    """What a person sees: nodes with their places, edges with their kinds, the chains."""
+    return (sorted((n["id"], n["x"], n["y"]) for n in ed.nodes),
+            sorted((e["id"], e["kind"], e["field"], e["value"], tuple(e["cases"]), e["bound"])
+                   for e in ed.edges), ed.chain_name,
+            sfclab.lang.format_chains(ed.chains) if ed.valid else ed.text)
+
+
+GESTURES = {
+    "move": lambda ed: ed.move({"nat": (400.0, 250.0)}),
+    "move two": lambda ed: ed.move({"nat": (400.0, 250.0), "firewall": (5.0, 6.0)}),
+    "tidy": lambda ed: (ed.move({"nat": (999.0, 999.0)}), ed.tidy()),
+    "add": lambda ed: ed.add_nf("lb"),
+    "add at a point": lambda ed: ed.add_nf("lb", x=300, y=300),
+    "delete node": lambda ed: ed.remove("nat"),
+    "delete edge": lambda ed: ed.remove("firewall->nat"),
+    "connect": lambda ed: ed.connect("firewall", "drop"),
+    "edge kind": lambda ed: ed.set_edge("firewall->drop", "case", cases=[1]),
+    "branch": lambda ed: ed.set_edge("firewall->drop", "then", field="firewall.verdict",
+                                      value=1),
+    "text": lambda ed: setattr(ed, "text", "chain c: lb -> l3fwd"),
+    "rename": lambda ed: setattr(ed, "chain_name", "d"),
+}
+
+
+@pytest.mark.parametrize("gesture", GESTURES)
+def test_undo_and_redo_take_back_exactly_the_last_gesture(gesture):
+    ed = ChainEditor(chain_name="c")
+    linear(ed, "firewall", "nat")
+    ed.add_nf("drop")
+    if "kind" in gesture or "branch" in gesture:
+        ed.connect("firewall", "drop")
+    ed.move({"firewall": (210.0, 80.0)})
+    before = drawing(ed)
+    steps = len(ed._history)
+    GESTURES[gesture](ed)
+    after = drawing(ed)
+    assert after != before
+    for _ in range(len(ed._history) - steps):
+        assert ed.undo()
+    assert drawing(ed) == before and ed.can_redo
+    while ed.redo():
+        pass
+    assert drawing(ed) == after
+    assert ed.undo()  # and the gesture before it is still there to undo
+    ed.undo()
+    assert drawing(ed) != after
+
+
+def test_undo_after_moving_a_new_node_moves_it_back():
+    ed = ChainEditor(chain_name="c")
+    nat = ed.add_nf("nat")
+    start = next((n["x"], n["y"]) for n in ed.nodes if n["id"] == nat)
+    ed.move({nat: (333.0, 222.0)})
+    assert ed.undo()
+    assert next((n["x"], n["y"]) for n in ed.nodes if n["id"] == nat) == start
+    assert ed.redo()
+    assert next((n["x"], n["y"]) for n in ed.nodes if n["id"] == nat) == (333.0, 222.0)
+    ed.undo()
+    assert ed.undo() and nat not in ids(ed.nodes)
+
+
+def test_a_gesture_that_changes_nothing_is_no_undo_step(front_end):
+    ed = ChainEditor(chain_name="c", debounce=0)
+    linear(ed, "firewall")
+    steps = len(ed._history)
+    fw = next(n for n in ed.nodes if n["id"] == "firewall")
+    ed.move({"firewall": (fw["x"], fw["y"])})  # a click on a node: dragfree at the same place
+    ed.set_edge("firewall->output", "seq")  # the edge menu applied as it was
+    ed.connect("input", "firewall")  # already there
+    ed.remove("input")  # stays
+    assert len(ed._history) == steps
+
+
+def test_front_end_move_is_undone_as_a_move(front_end):
+    ed = ChainEditor(chain_name="c", debounce=0)
+    front_end(ed, {"event": "add_node", "nf": "nat", "view": [0, 0, 800, 400]})
+    front_end(ed, {"event": "move", "positions": {"nat": [500, 300]}})
+    front_end(ed, {"event": "undo"})
+    assert "nat" in ids(ed.nodes)
+    assert next(n for n in ed.nodes if n["id"] == "nat")["y"] != 300
+
+
+def boxes_overlap(a, b) -> bool:
+    return abs(a["x"] - b["x"]) < (a["width"] + b["width"]) / 2 \
+        and abs(a["y"] - b["y"]) < NODE_HEIGHT
+
+
+def assert_apart(nodes) -> None:
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            assert not boxes_overlap(a, b), f"{a['id']} is drawn over {b['id']}"
+
+
+def test_palette_clicks_land_on_free_visible_spots(front_end):
+    ed = ChainEditor(chain_name="c", debounce=0)
+    view = [-40.0, -20.0, 760.0, 330.0]  # what the canvas shows (node coordinates)
+    for nf in ["firewall", "nat", "lb", "l3fwd", "ids", "stateful_firewall", "qos", "dpi",
+               "monitor", "router", "nat", "nat"]:
+        front_end(ed, {"event": "add_node", "nf": nf, "view": view})
+    assert ed.viewport == view and len(ed.nodes) == 14
+    for n in ed.nodes:
+        assert in_view(n["x"], n["y"], view, n["width"]), f"{n['id']} is outside the view"
+    assert_apart(ed.nodes)
+
+
+def test_palette_click_next_to_the_right_edge_stays_in_view(front_end):
+    """The issue's case: the last NF sits near the right edge of what is shown."""
+    ed = ChainEditor.from_text("chain c: firewall -> nat -> lb -> l3fwd", debounce=0)
+    xs = [n["x"] for n in ed.nodes]
+    view = [min(xs) - 60, 0.0, max(xs) + 50, 300.0]
+    front_end(ed, {"event": "add_node", "nf": "ids", "view": view})
+    ids_node = next(n for n in ed.nodes if n["id"] == "ids")
+    assert in_view(ids_node["x"], ids_node["y"], view, ids_node["width"])
+    assert_apart(ed.nodes)
+
+
+def test_nodes_from_python_and_text_land_apart():
+    ed = ChainEditor.from_text("chain c: firewall -> nat")
+    ed.text = "chain c: firewall -> nat -> l3fwd"  # l3fwd's fresh place is output's place
+    assert_apart(ed.nodes)
+    ed.text = "chain c { input => firewall => (nat : lb ? firewall.verdict == 0); " \
+              "nat => l3fwd => output; lb => l3fwd; }"
+    assert_apart(ed.nodes)
+    for nf in ["ids", "ids", "qos", "dpi", "router"]:  # Python, no view known
+        ed.add_nf(nf)
+    assert_apart(ed.nodes)
+    ed.viewport = [0.0, 0.0, 900.0, 400.0]
+    n = ed.add_nf("monitor")
+    m = next(x for x in ed.nodes if x["id"] == n)
+    assert in_view(m["x"], m["y"], ed.viewport, m["width"])
+    assert_apart(ed.nodes)
 
 
 def test_on_change_callbacks():
