@@ -42,7 +42,7 @@ chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     nat => lb => l3fwd => output;
 }
 chain mgmt match vlan.vid == 100 { input => l2fwd => output; }"""
-EDITED = "%%chain\nchain web: ids -> firewall -> l3fwd"
+EDITED = "%%chain\nchain web match tcp.dport == 80: ids -> firewall -> l3fwd"
 WEB_PATH = ["input", "firewall", "nat", "lb", "l3fwd", "output"]
 KERNEL = 60_000   # ms: kernel start, first import of sfclab, compiling
 UI = 20_000       # ms: a widget (re)rendering after a kernel reply
@@ -305,7 +305,7 @@ def test_live_view_tabs_graphs_code_and_update(lab, page, artifacts: Path) -> No
     wait_graphs(page, view, [["input", "ids", "firewall", "l3fwd", "output"],
                              ["input", "l2fwd", "output"]])
     text = current_panel(view).inner_text()
-    assert re.search(r"web · share 0\.5 · 1 service path\(s\)", text), text
+    assert re.search(r"web match tcp\.dport == 80 · share 0\.5 · 1 service path\(s\)", text), text
     assert "mgmt match vlan.vid == 100 · share 0.5" in text
     click_tab(view, "p4")
     page.wait_for_function("p => [...p.querySelectorAll('.sfc-code')].some(c => "
