@@ -15,7 +15,8 @@ from .ir import Chain, ChainSet, ServicePath
 from .lang import format, parse, parse_file
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
-           "parse", "parse_file", "format", "compile", "catalog", "Lab", "load_ipython_extension"]
+           "parse", "parse_file", "format", "compile", "catalog", "Lab", "Network",
+           "load_ipython_extension"]
 
 
 def load_ipython_extension(ipython) -> None:
@@ -39,6 +40,10 @@ def __getattr__(name: str):
         from .lab import Lab
 
         return Lab
+    if name == "Network":
+        from .network import Network
+
+        return Network
     if name == "compile":
         from .compiler import compile
 

@@ -26,7 +26,7 @@ from ..errors import RuntimeWriteError, TargetError, UpdateFailure
 from .client import Client
 from .encode import P4InfoIndex
 
-__all__ = ["Session", "UpdatePlan", "Occupancy", "MAX_PATH_ID"]
+__all__ = ["Session", "UpdatePlan", "StagedUpdate", "Occupancy", "MAX_PATH_ID"]
 
 #: The SFC header's path id is 16 bits.
 MAX_PATH_ID = (1 << 16) - 1
@@ -67,6 +67,21 @@ class UpdatePlan:
         parts = [f"{w}: {', '.join(v)}" for w, v in (("added", self.added),
                  ("changed", self.changed), ("removed", self.removed)) if v]
         return f"entries only ({self.writes} writes): " + "; ".join(parts)
+
+
+@dataclass
+class StagedUpdate:
+    """An entries-only update split into its consistent steps: ``first`` the new
+    entries no packet can reach yet, ``flip`` the initializer changes that send
+    packets to them, ``last`` what only old packets could reach."""
+
+    plan: UpdatePlan
+    gen: Generated
+    target: dict
+    first: list = field(default_factory=list)
+    flip: list = field(default_factory=list)
+    last: list = field(default_factory=list)
+    saved: tuple = ()
 
 
 def _path_ids(entry: TableEntry) -> list[int]:
@@ -218,26 +233,51 @@ class Session:
                                        "update(allow_reload=True)")
             self.push(gen)
             return plan
-        if plan.kind == "none":
-            self.generated = gen
-            return plan
-        target = self._target(gen)
+        staged = self.stage(gen, plan)
+        self.write(staged.first)
+        self.write(staged.flip)
+        if staged.last and self.grace:
+            time.sleep(self.grace)
+        self.write(staged.last)
+        self.settle(staged)
+        return plan
+
+    def stage(self, gen: Generated, plan: UpdatePlan | None = None) -> StagedUpdate:
+        """The writes of an entries-only update, in the three steps that keep it
+        consistent (:class:`StagedUpdate`); nothing is written.  A network applies
+        each step on every switch before the next (:mod:`sfclab.targets.network`)."""
+        plan = plan or self.plan(gen)
+        saved = (dict(self._chain_sig), {k: dict(v) for k, v in self._chain_ids.items()},
+                 self._next_id)
+        target = self._target(gen) if plan.kind != "none" else dict(self.installed)
         for chain in plan.removed:
             self._chain_sig.pop(chain, None)
             self._chain_ids.pop(chain, None)
         steps = self._diff(target)
         init = [s for s in steps if s[1].table.endswith(".initializer")]
         rest = [s for s in steps if not s[1].table.endswith(".initializer")]
-        first = [s for s in rest if s[0] == "INSERT"]                 # new paths: unreachable yet
-        flip = [s for s in init if s[0] != "DELETE"] + [s for s in init if s[0] == "DELETE"]
-        last = [s for s in rest if s[0] != "INSERT"]                  # old paths: unreachable now
-        self._apply(first)
-        self._apply(flip)
-        if last and self.grace:
-            time.sleep(self.grace)
-        self._apply(last)
-        self.installed, self.generated = dict(target), gen
-        return plan
+        return StagedUpdate(
+            plan, gen, target,
+            first=[s for s in rest if s[0] == "INSERT"],                 # unreachable yet
+            flip=[s for s in init if s[0] != "DELETE"] + [s for s in init if s[0] == "DELETE"],
+            last=[s for s in rest if s[0] != "INSERT"],                  # unreachable now
+            saved=saved)
+
+    def write(self, steps: list[tuple[str, TableEntry]]) -> None:
+        """Write *steps* (``(INSERT|MODIFY|DELETE, entry)``) as one transaction."""
+        self._apply(steps)
+
+    def undo(self, steps: list[tuple[str, TableEntry]]) -> None:
+        """Take back *steps* that were written (a network's rollback)."""
+        self._undo(steps)
+
+    def settle(self, staged: StagedUpdate) -> None:
+        """Record that every step of *staged* is written."""
+        self.installed, self.generated = dict(staged.target), staged.gen
+
+    def unstage(self, staged: StagedUpdate) -> None:
+        """Forget *staged* (its steps were not written, or were undone)."""
+        self._chain_sig, self._chain_ids, self._next_id = staged.saved
 
     def _diff(self, target: dict[tuple, TableEntry]) -> list[tuple[str, TableEntry]]:
         out: list[tuple[str, TableEntry]] = []
@@ -285,12 +325,14 @@ class Session:
 
     def path_of(self, trace) -> str | None:
         """The service path (``web/0``) a traced packet ended on: the path id of the
-        last ``set_token`` / ``take_branch`` action in its trace; for a trace without
+        last ``set_token`` / ``take_branch`` action (or ``enter``, on a switch of a
+        network) in its trace; for a trace without
         action arguments (a switch's event logger), the one path whose NFs are the NFs
         the trace shows, if only one is."""
         dp = None
         for ev in trace.events:
-            if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch"):
+            if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch",
+                                                                      "enter"):
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
             return self._path_by_nfs(trace)
