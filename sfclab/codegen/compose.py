@@ -31,7 +31,7 @@ from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
-           "core_apply", "TERMINALS", "PARSER_GRAPH"]
+           "core_apply", "headers_of", "TERMINALS", "PARSER_GRAPH"]
 
 #: The rewinder's ``finish(terminal, port)`` codes.
 TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
@@ -184,6 +184,11 @@ def _headers_used(nodes: Iterable[A.Node]) -> set[str]:
             if (isinstance(n, A.Member) and isinstance(n.expr, A.Name) and n.expr.name == "hdr"):
                 out.add(n.name)
     return out
+
+
+def headers_of(nfs: Iterable[NFDefinition]) -> tuple[str, ...]:
+    """The headers a parser must extract for NFs *nfs* (and what they need below them)."""
+    return _closure(_headers_used(d.control for d in nfs if d.has_p4))
 
 
 def _closure(used: set[str]) -> tuple[str, ...]:
@@ -352,7 +357,8 @@ def core_locals(comp: Composition) -> list[str]:
 _ARRIVAL = """
     /* Arrival: a packet that comes in with the SFC header from another switch (or
      * a server) carries its service path (spi) and the index of its next NF (si,
-     * in hdr.sfc.state), NSH-style; this switch's token for what is left. */
+     * in hdr.sfc.state), NSH-style; this switch's token for what is left.  NFs keep
+     * seeing the port the packet entered the network on (hdr.sfc.ingress_port). */
     const bit<2> TERM_FORWARD = 3;
 
     action enter(bit<16> path_id, bit<32> bitmap) {{
@@ -364,7 +370,6 @@ _ARRIVAL = """
         hdr.sfc.egress_valid = 0;
         hdr.sfc.egress_port = 0;
         hdr.sfc.mcast_grp = 0;
-        hdr.sfc.ingress_port = (bit<16>) meta.sfc.ingress_port;
     }}
 
     action unknown_path() {{

@@ -43,7 +43,7 @@ from ..passes.fsm import _decision_positions, fsm_pass
 from ..passes.netplace import ChainPlacement, NetworkPlacement
 from ..passes.pipeline import pipeline_pass
 from . import Generated, emitter_for
-from .compose import CodegenOptions, compose
+from .compose import CodegenOptions, compose, headers_of
 from .entries import network_entries, nf_entries
 
 __all__ = ["Segment", "ServerTask", "SwitchProgram", "NetworkProgram", "generate_network",
@@ -175,19 +175,25 @@ def _journey(path: ServicePath, pl: ChainPlacement, egress_port: int, topology) 
 
 # --- spis -------------------------------------------------------------------------------------
 
-def _spis(paths: list[ServicePath], keep: Mapping[str, int]) -> dict[str, int]:
-    """A service path id for every path: *keep*'s where given, fresh ones elsewhere."""
+def _spis(paths: list[ServicePath], keep: Mapping[str, int],
+          avoid: Iterable[int] = ()) -> dict[str, int]:
+    """A service path id for every path: *keep*'s where given, else one that is
+    neither kept nor in *avoid* (the ids the network runs now: a changed path gets a
+    new id, so no packet can take an old entry for a new one)."""
     out = {p.id: keep[p.id] for p in paths if p.id in keep}
-    used = set(out.values())
-    nxt = 1
+    used = set(out.values()) | set(avoid)
+    nxt = max(used, default=0) % MAX_SPI + 1
     for p in paths:
         if p.id in out:
             continue
-        while nxt in used:
-            nxt += 1
-        if nxt > MAX_SPI:
-            raise CompileError(f"more than {MAX_SPI} service paths in the network: the SFC "
-                               f"header's path id has 16 bits", hint="use fewer chains or branches")
+        for _ in range(MAX_SPI):
+            if nxt not in used:
+                break
+            nxt = nxt % MAX_SPI + 1
+        else:
+            raise CompileError(f"no free service path id: the SFC header's path id has 16 bits "
+                               f"and {len(used)} are in use", hint="use fewer chains or branches, "
+                               "or push the network again (a fresh start)")
         out[p.id] = nxt
         used.add(nxt)
     return out
@@ -224,7 +230,7 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
     keep_spi = {p: i for p, i in (previous.spis.items() if previous else ())
                 if p.rpartition("/")[0] in set(keep_chains)}
     all_paths = [p for c in problem.chains for p in c.paths]
-    spis = _spis(all_paths, keep_spi)
+    spis = _spis(all_paths, keep_spi, previous.spis.values() if previous else ())
     parts: dict[str, dict[tuple, _Part]] = {s: {} for s in topo.switches}
     servers: dict[str, list[ServerTask]] = {}
     journeys: dict[str, tuple[Segment, ...]] = {}
@@ -314,8 +320,13 @@ def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, cat
     problem = placement.problem
     usage = placement.usage().get(s)
     slots = usage.types if usage else ()
-    options = CodegenOptions(network=True, bindings=dict(bindings))
-    if old is not None and set(slots) <= set(old.slots):
+    cat = catalog if catalog is not None else _default_catalog()
+    # parse what any NF of the chains crossing this switch may have pushed upstream
+    nfs = {nf for part in parts for p, _, _ in part.segments for nf in p.nfs}
+    headers = headers_of(cat.definition(nf) for nf in sorted(nfs))
+    options = CodegenOptions(network=True, bindings=dict(bindings), keep_headers=headers)
+    if old is not None and set(slots) <= set(old.slots) and \
+            set(headers) <= set(old.generated.composition.headers):
         slots = old.slots                              # the program the switch runs
         options = CodegenOptions.keeping(old.generated.composition,
                                          bindings=dict(bindings))
@@ -329,7 +340,6 @@ def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, cat
                 exits[sub.id] = ("forward", spi, seg.start + len(seg.nodes), seg.exit[2])
             elif seg.exit[0] == "deliver":
                 exits[sub.id] = ("deliver", seg.exit[1])
-    cat = catalog if catalog is not None else _default_catalog()
     state = CompiledChains(ChainSet.of(chains), tuple(paths), cat, problem.topology.node(s).arch,
                            CompileOptions(pipeline=tuple(slots)))
     for run in (pipeline_pass, fsm_pass):

@@ -43,15 +43,14 @@ EPSILON = 1e-9
 
 class SwitchRoom:
     """The NF types on each switch (with how many instances use each) and the
-    stages and tables they leave free."""
+    stages and tables they leave free.  Slots a running switch has but no chain
+    uses do not count: a reload drops them, and a switch that is not reloaded
+    keeps a program that fitted."""
 
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         self.types: dict[str, dict[str, int]] = {s: {} for s in problem.budgets}
         self.used: dict[str, list[int]] = {s: [0, 0] for s in problem.budgets}
-        for s, ts in problem.installed.items():
-            for t in ts:
-                self.add(s, t, 1 << 30)               # installed slots stay
 
     def need(self, s: str, types: Iterable[str]) -> tuple[int, int]:
         res = self.p.resources
@@ -113,6 +112,12 @@ class _Chain:
                     self.rec[j][b] += w
         self.first = dict(c.firsts)
 
+    def fresh(self, s: str, b: int, j: int, have, installed: frozenset[str]) -> int:
+        """Slots unit *j* adds to running switch *s* that it does not run already."""
+        def new(types):
+            return sum(1 for t in types if t not in have and t not in installed)
+        return new(self.block[b][j]) - (new(self.block[b][j - 1]) if j > b else 0)
+
 
 def _server_for(p: Problem, servers: tuple[str, ...], nf: str) -> str | None:
     return next((s for s in servers if p.topology.node(s).runs(nf)), None)
@@ -149,7 +154,7 @@ def _best_on_route(p: Problem, ch: _Chain, route: Route, room: SwitchRoom
         added, taken = hit
         cost = w.recirculations * ch.rec[j][b] + EPSILON * (added + 0.1 * taken)
         if s in p.installed:
-            cost += w.new_slots * added
+            cost += w.new_slots * ch.fresh(s, b, j, room.types[s], p.installed[s])
         for i, nf in ch.srv[j]:
             here = _server_for(p, route.servers[q], nf)
             if here is None:
@@ -441,8 +446,12 @@ def explain_unplaceable(p: Problem, c: ChainProblem, room: SwitchRoom) -> str:
             loop = " (a loop body: on one switch)" if len(unit) > 1 else ""
             return (f"chain {c.name}: no switch on its routes {ends} has room for {what}{loop}"
                     f" ({st} stages, {tb} tables): " + _rooms(p, room, on_routes))
-    return (f"chain {c.name}: each of its NFs fits some switch, but not all in order along any "
-            f"route {ends}: " + _rooms(p, room, on_routes))
+    types = set().union(*ch.sw) if ch.sw else set()
+    st = sum(p.resources[t][0] for t in types)
+    tb = sum(p.resources[t][1] for t in types)
+    return (f"chain {c.name}: each of its NFs fits some switch, but not all of them in order "
+            f"along any route {ends} (they need {st} stages and {tb} tables in all): "
+            + _rooms(p, room, on_routes))
 
 
 def _rooms(p: Problem, room: SwitchRoom, switches: list[str], most: int = 6) -> str:

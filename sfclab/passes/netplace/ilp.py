@@ -94,10 +94,8 @@ def build_model(p: Problem) -> Model:
 
     def t(s: str, nf: str) -> int:
         if (s, nf) not in slot:
-            st = s in p.installed
-            have = st and nf in p.installed[s]
-            slot[s, nf] = m.col(SLOT_TIE_BREAK + scale * (w.new_slots if st and not have
-                                                          else 0.0), lo=1.0 if have else 0.0)
+            fresh = s in p.installed and nf not in p.installed[s]      # a reload of s
+            slot[s, nf] = m.col(SLOT_TIE_BREAK + scale * (w.new_slots if fresh else 0.0))
         return slot[s, nf]
 
     for c in p.chains:

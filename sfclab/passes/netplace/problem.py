@@ -184,7 +184,8 @@ class Usage:
 @dataclass(eq=False)
 class Problem:
     """Chains, routes and budgets; *preset* chains keep the placement given
-    (runtime updates), *installed* are the slots switches run already."""
+    (runtime updates), *installed* are the slots running switches have (a slot
+    placed on such a switch beyond these costs ``Weights.new_slots``)."""
 
     topology: Topology
     chains: tuple[ChainProblem, ...]
@@ -233,6 +234,7 @@ def build_problem(topology: Topology, chains: ChainSet, *, catalog: NFCatalog | 
     weights = weights or Weights()
     shares = chains.weights()
     types = {nf for c in chains for p in c.paths(shares[c.name]) for nf in p.nfs}
+    types |= {nf for ts in (installed or {}).values() for nf in ts}
     resources, rank = {}, {}
     for t in sorted(types):
         info = nf_info(catalog, t)
@@ -426,7 +428,7 @@ def evaluate(problem: Problem, placed: Mapping[str, ChainPlacement]
     w = problem.weights
     bad: list[str] = []
     hops = rec = det = 0.0
-    types: dict[str, set[str]] = {s: set(v) for s, v in problem.installed.items()}
+    types: dict[str, set[str]] = {}
     for c in problem.chains:
         pl = placed.get(c.name)
         if pl is None:
