@@ -127,7 +127,8 @@ def solve(problem: Problem, *, solver: str = "auto", exact_chains: int = 40,
     heur = solve_heuristic(problem) if solver != "exact" else None
     run_exact = solver in ("exact", "both") or (solver == "auto"
                                                 and len(problem.chains) <= exact_chains)
-    exact = solve_exact(problem, time_limit=time_limit) if run_exact else None
+    start = heur.chains if heur is not None and heur.ok else None
+    exact = solve_exact(problem, time_limit=time_limit, start=start) if run_exact else None
     found = [s for s in (exact, heur) if s is not None and s.ok]
     if not found:
         raise CompileError(_no_placement(problem, exact, heur),

@@ -51,6 +51,8 @@ class SwitchRoom:
         self.p = problem
         self.types: dict[str, dict[str, int]] = {s: {} for s in problem.budgets}
         self.used: dict[str, list[int]] = {s: [0, 0] for s in problem.budgets}
+        #: Placements the improvement may still try (the heuristic's work budget).
+        self.work = 0
 
     def need(self, s: str, types: Iterable[str]) -> tuple[int, int]:
         res = self.p.resources
@@ -123,17 +125,20 @@ def _server_for(p: Problem, servers: tuple[str, ...], nf: str) -> str | None:
     return next((s for s in servers if p.topology.node(s).runs(nf)), None)
 
 
-def _best_on_route(p: Problem, ch: _Chain, route: Route, room: SwitchRoom
-                   ) -> tuple[float, list[int]] | None:
-    """The cheapest placement of *ch* on *route*: (cost without hops, position per unit)."""
+def _best_on_route(p: Problem, ch: _Chain, route: Route, room: SwitchRoom,
+                   cache: dict) -> tuple[float, list[int]] | None:
+    """The cheapest placement of *ch* on *route*: (cost without hops, position per unit).
+    *cache* keeps what a block costs on a switch, for every route of one placement."""
     w = p.weights
     n, L = ch.n, len(route.switches)
     if n == 0:
         return 0.0, []
-    cache: dict[tuple[str, int, int], tuple[int, float] | None] = {}
     res = p.resources
+    usable = [route.usable(q) for q in range(L)]
 
     def step(j: int, q: int, b: int) -> float | None:
+        if not usable[q]:
+            return None
         s = route.switches[q]
         key = (s, b, j)
         hit = cache.get(key, ())
@@ -204,11 +209,13 @@ def _place_chain(p: Problem, ch: _Chain, room: SwitchRoom) -> tuple[float, Chain
     """The cheapest placement of one chain on the room left (not committed)."""
     c = ch.c
     best: tuple[float, Route, list[int]] | None = None
+    cache: dict = {}
+    room.work -= 1
     for route in c.routes:
         hop = p.weights.hops * c.weight * route.extra
         if best is not None and hop >= best[0]:
             break
-        found = _best_on_route(p, ch, route, room)
+        found = _best_on_route(p, ch, route, room, cache)
         if found is not None and (best is None or hop + found[0] < best[0]):
             best = (hop + found[0], route, found[1])
     if best is None:
@@ -258,9 +265,10 @@ class _State:
         return sum(self.cost.values())
 
 
-def _greedy(p: Problem, data: dict[str, _Chain], order: list[ChainProblem]
+def _greedy(p: Problem, data: dict[str, _Chain], order: list[ChainProblem], work: int
             ) -> tuple[_State, list[str]]:
     st = _State(p)
+    st.room.work = work
     for pl in p.preset.values():
         st.commit(pl)
     failed = []
@@ -278,6 +286,8 @@ def _repair(p: Problem, data: dict[str, _Chain], st: _State, name: str) -> bool:
     out of the way (place *name* first, then that chain again)."""
     switches = {s for r in p.chain(name).routes for s in r.switches}
     for other in sorted({m for s in switches for m in st.users.get(s, ())} - set(p.preset)):
+        if st.room.work <= 0:
+            break
         old = st.uncommit(other)
         found = _place_chain(p, data[name], st.room)
         if found is not None:
@@ -291,18 +301,21 @@ def _repair(p: Problem, data: dict[str, _Chain], st: _State, name: str) -> bool:
     return False
 
 
-def _improve(p: Problem, data: dict[str, _Chain], st: _State, max_tries: int) -> None:
-    """Rip up and re-place: one chain at a time, then pairs of chains sharing switches,
-    keeping a change only when the total cost drops."""
+def _improve(p: Problem, data: dict[str, _Chain], st: _State, groups: bool) -> None:
+    """Rip up and re-place while the work budget lasts: one costly chain at a time,
+    then with each chain sharing its switches, then (*groups*) with all of them;
+    a change is kept only when the total cost drops."""
     tol = 1e-12
-    tries = 0
+    room = st.room
     for _ in range(3):
         better = False
         costly = sorted((n for n in st.cost if st.cost[n] > tol and n not in p.preset),
                         key=lambda n: -st.cost[n])
         for name in costly:
+            if room.work <= 0:
+                return
             old = st.uncommit(name)
-            found = _place_chain(p, data[name], st.room)
+            found = _place_chain(p, data[name], room)
             if found is not None and _cost_of(p, found[1]) < _cost_of(p, old) - tol:
                 st.commit(found[1])
                 better = True
@@ -313,15 +326,12 @@ def _improve(p: Problem, data: dict[str, _Chain], st: _State, max_tries: int) ->
             partners = sorted({m for s in switches for m in st.users.get(s, ())} - {name}
                               - set(p.preset))
             for other in partners:
-                if tries >= max_tries or st.cost[name] <= tol:
+                if room.work <= 0 or st.cost[name] <= tol:
                     break
-                tries += 1
-                if _swap(p, data, st, name, other, tol):
-                    better = True
-            if st.cost.get(name, 0.0) > tol and tries < max_tries:
-                tries += 1
+                better |= _swap(p, data, st, name, other, tol)
+            if groups and st.cost.get(name, 0.0) > tol and room.work > 0:
                 better |= _neighbourhood(p, data, st, name, tol)
-        if not better or tries >= max_tries:
+        if not better:
             return
 
 
@@ -388,27 +398,36 @@ def _orders(p: Problem, free: list[ChainProblem], shuffles: int) -> list[list[Ch
     return out
 
 
+#: Up to this many chains the heuristic also tries random orders and moves whole
+#: groups of chains (small instances, where it is compared with the exact solver).
+SMALL = 40
+
+
 def solve_heuristic(problem: Problem, *, restarts: int | None = None,
-                    max_tries: int | None = None) -> Solution:
+                    effort: float | None = None) -> Solution:
     """Place every chain greedily, then improve (see the module docstring).
-    *restarts*: random orders tried besides the two fixed ones (default: 8 up to 100
-    chains, none above); *max_tries* bounds the pair moves of each improvement
-    (default: 20 per chain)."""
+
+    *restarts*: random orders tried besides the two fixed ones (default: 8 up to
+    :data:`SMALL` chains, none above); *effort*: placements each improvement may try,
+    per chain (default: 30 up to :data:`SMALL` chains, 1 above) — the same work on
+    every run, so the same answer."""
     t0 = time.perf_counter()
     data = {c.name: _Chain(problem, c) for c in problem.chains}
     free = [c for c in problem.chains if c.name not in problem.preset]
-    tries = 20 * len(problem.chains) if max_tries is None else max_tries
+    small = len(free) <= SMALL
     if restarts is None:
-        restarts = 8 if len(free) <= 100 else 0
+        restarts = 8 if small else 0
+    work = int(len(free) * (effort if effort is not None else 30 if small else 1)) + len(free)
     best: tuple[_State, list[str]] | None = None
     for order in _orders(problem, free, restarts):
-        st, failed = _greedy(problem, data, order)
+        st, failed = _greedy(problem, data, order, work)
         if failed:              # once more with the chains that failed first
             order = [c for c in order if c.name in failed] + [c for c in order
                                                               if c.name not in failed]
-            st, failed = _greedy(problem, data, order)
+            st, failed = _greedy(problem, data, order, work)
         if not failed:
-            _improve(problem, data, st, tries)
+            st.room.work = work - len(free)
+            _improve(problem, data, st, small)
         if best is None or (len(failed), st.total()) < (len(best[1]), best[0].total()):
             best = (st, failed)
         if not failed and st.total() <= 1e-12:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager
 
 from ...errors import CompileError
@@ -50,6 +51,7 @@ class Model:
         self.rows: list[tuple[list[int], list[float], float, float]] = []
         self.meaning: dict[int, tuple] = {}
         self.scale = 1.0
+        self.exact_units = False
 
     def col(self, cost: float = 0.0, *, integer: bool = True, lo: float = 0.0, hi: float = 1.0,
             meaning: tuple | None = None) -> int:
@@ -75,19 +77,34 @@ class Model:
         return f"{len(self.cost)} variables, {len(self.rows)} constraints"
 
 
-def _scale(p: Problem) -> float:
-    """1 / the smallest cost difference two placements can have (path weight × weight)."""
-    shares = [x.weight for c in p.chains for x in c.paths if x.weight > 0]
+def _unit(p: Problem) -> tuple[float, bool]:
+    """The cost unit: every placement's cost is a whole multiple of it when the
+    weights are (near) rational — the gcd of path shares times cost weights — so a
+    gap under one unit proves a placement optimal.  ``(unit, exact)``; when there
+    is no such unit, the smallest share times weight, not exact."""
+    from fractions import Fraction
+    from math import gcd, lcm
+
     w = p.weights
-    coeff = [v for v in (w.hops, w.recirculations, w.server, w.new_slots) if v > 0]
-    unit = min(shares, default=1.0) * min(coeff, default=1.0)
-    return 1.0 / unit if unit > 0 else 1.0
+    coeff = [v for v in (w.hops, w.recirculations, w.server) if v > 0]
+    values = [Fraction(x.weight * k).limit_denominator(10 ** 6) for c in p.chains
+              for x in c.paths if x.weight > 0 for k in coeff]
+    if w.new_slots > 0:
+        values.append(Fraction(w.new_slots).limit_denominator(10 ** 6))
+    values = [v for v in values if v > 0]
+    if not values:
+        return 1.0, False
+    g = Fraction(gcd(*(v.numerator for v in values)), lcm(*(v.denominator for v in values)))
+    if g > 0 and float(min(values) / g) < 1e7:
+        return float(g), True
+    return float(min(values)), False
 
 
 def build_model(p: Problem) -> Model:
     """The integer programme of *p* (see the module docstring)."""
     m = Model()
-    m.scale = scale = _scale(p)
+    unit, m.exact_units = _unit(p)
+    m.scale = scale = 1.0 / unit
     w = p.weights
     inf = float("inf")
     slot: dict[tuple[str, str], int] = {}
@@ -95,7 +112,8 @@ def build_model(p: Problem) -> Model:
     def t(s: str, nf: str) -> int:
         if (s, nf) not in slot:
             fresh = s in p.installed and nf not in p.installed[s]      # a reload of s
-            slot[s, nf] = m.col(SLOT_TIE_BREAK + scale * (w.new_slots if fresh else 0.0))
+            slot[s, nf] = m.col(SLOT_TIE_BREAK + scale * (w.new_slots if fresh else 0.0),
+                                meaning=("slot", s, nf))
         return slot[s, nf]
 
     for c in p.chains:
@@ -113,7 +131,7 @@ def build_model(p: Problem) -> Model:
                 cols = []
                 for q, s in enumerate(route.switches):
                     nodes = ([n for n in route.servers[q] if p.topology.node(n).runs(c.nf[v])]
-                             if v in c.on_server else [s])
+                             if v in c.on_server else [s]) if route.usable(q) else []
                     for n in nodes:
                         on = preset is not None and route.switches == preset.route \
                             and fixed[v] == (q, n)
@@ -126,15 +144,24 @@ def build_model(p: Problem) -> Model:
                 x[v][k] = cols
                 m.row([col for col, _, _ in cols] + [r[k]], [1.0] * len(cols) + [-1.0], 0.0, 0.0)
         for a, b, wt in c.pairs:
-            for k in range(len(c.routes)):
+            if a == b:                # a loop on one instance: one place, one more pass each
+                if a not in c.on_server:
+                    m.col(scale * w.recirculations * wt, integer=False, lo=1.0)
+                continue
+            for k, route in enumerate(c.routes):
                 xa, xb = x[a][k], x[b][k]
-                m.row([col for col, _, _ in xa] + [col for col, _, _ in xb],
-                      [float(q) for _, q, _ in xa] + [-float(q) for _, q, _ in xb], -inf, 0.0)
+                # b at or before position q only if a is too (cumulative form: tight in LP)
+                for q in range(len(route.switches) - 1):
+                    ca = [col for col, qa, _ in xa if qa <= q]
+                    cb = [col for col, qb, _ in xb if qb <= q]
+                    m.row(cb + ca, [1.0] * len(cb) + [-1.0] * len(ca), -inf, 0.0)
                 if b not in c.on_server and a not in c.on_server \
                         and p.descending(c.nf[a], c.nf[b]):
-                    for (ca, qa, _), (cb, qb, _) in zip(xa, xb):
+                    # a recirculation when b is not after a: y ≥ x[a,q] − Σ_{q' > q} x[b,q']
+                    for ca, q, _ in xa:
+                        later = [col for col, qb, _ in xb if qb > q]
                         y = m.col(scale * w.recirculations * wt, integer=False)
-                        m.row([y, ca, cb], [1.0, -1.0, -1.0], -1.0, inf)
+                        m.row([y, ca, *later], [1.0, -1.0] + [1.0] * len(later), 0.0, inf)
         _detours(m, c, x, scale * w.server)
     by_switch: dict[str, list[tuple[int, str]]] = {}
     for (s, nf), col in slot.items():
@@ -189,10 +216,11 @@ def _quiet_stdout():
         os.close(fd)
 
 
-def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 400_000
-                ) -> Solution:
+def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 400_000,
+                start: Mapping[str, ChainPlacement] | None = None) -> Solution:
     """Solve the ILP of *p* with HiGHS within *time_limit* seconds (``skipped`` when
-    the model has more than *max_variables* columns)."""
+    the model has more than *max_variables* columns); *start*: a placement to start
+    from (the heuristic's), so the search begins with its cost as the one to beat."""
     t0 = time.perf_counter()
     try:
         import highspy
@@ -209,6 +237,9 @@ def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 40
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("threads", 1)
+    ties = _ties(m)
+    if m.exact_units and ties < 0.5:           # below one unit: nothing cheaper exists
+        h.setOptionValue("mip_abs_gap", 0.999 - ties)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(m.cost), len(m.rows)
     lp.col_cost_ = np.array(m.cost)
@@ -224,6 +255,9 @@ def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 40
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in m.integer]
     h.passModel(lp)
+    if start:
+        idx = _start(p, m, start)
+        h.setSolution(len(idx), np.array(idx, dtype=np.int32), np.ones(len(idx)))
     h.run()
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
@@ -241,12 +275,37 @@ def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 40
     if bad:
         return Solution("exact", "failed", placed, seconds,
                         reason="the solution breaks a rule: " + "; ".join(bad[:3]))
-    ties = SLOT_TIE_BREAK * sum(1 for v in m.cost if v == SLOT_TIE_BREAK) + \
-        POSITION_TIE_BREAK * sum(q for mean in m.meaning.values() if mean[0] == "at"
-                                 for q in (mean[4],))
     bound = max(0.0, (info.mip_dual_bound - ties) / m.scale)
     return Solution("exact", "optimal" if status == "Optimal" else "time limit", placed,
                     seconds, cost, bound)
+
+
+def _start(p: Problem, m: Model, placed: Mapping[str, ChainPlacement]) -> list[int]:
+    """The 0/1 columns that are 1 in *placed* (routes, locations, slots); HiGHS
+    completes the rest (the cost indicators)."""
+    where = {(c, i): (q, n) for c, pl in placed.items() for i, q, n in pl.where}
+    slots = {(n, p.chain(c).nf[i]) for c, pl in placed.items() for i, _, n in pl.where
+             if i not in p.chain(c).on_server}
+    ones = []
+    for col, mean in m.meaning.items():
+        if mean[0] == "route":
+            _, c, k = mean
+            if c in placed and p.chain(c).routes[k].switches == placed[c].route:
+                ones.append(col)
+        elif mean[0] == "at":
+            _, c, v, k, q, n = mean
+            if c in placed and p.chain(c).routes[k].switches == placed[c].route \
+                    and where.get((c, v)) == (q, n):
+                ones.append(col)
+        elif mean[0] == "slot" and (mean[1], mean[2]) in slots:
+            ones.append(col)
+    return ones
+
+
+def _ties(m: Model) -> float:
+    """The most the tie-breaks can add to the objective."""
+    return SLOT_TIE_BREAK * sum(1 for v in m.cost if v == SLOT_TIE_BREAK) + \
+        POSITION_TIE_BREAK * sum(mean[4] for mean in m.meaning.values() if mean[0] == "at")
 
 
 def _read(p: Problem, m: Model, values) -> dict[str, ChainPlacement]:
@@ -257,7 +316,7 @@ def _read(p: Problem, m: Model, values) -> dict[str, ChainPlacement]:
             continue
         if meaning[0] == "route":
             routes[meaning[1]] = meaning[2]
-        else:
+        elif meaning[0] == "at":
             _, chain, v, k, q, n = meaning
             where.setdefault(chain, []).append((k, v, q, n))
     out = {}

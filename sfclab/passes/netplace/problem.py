@@ -76,6 +76,11 @@ class Route:
     extra: int
     servers: tuple[tuple[str, ...], ...]
 
+    def usable(self, q: int) -> bool:
+        """NFs may run at position *q*: not a switch's second visit (``e1 a1 e1``
+        goes out to ``a1``'s room; its NFs run at ``e1`` before or ``a1``)."""
+        return self.switches.index(self.switches[q]) == q
+
     def __str__(self) -> str:
         return " ".join(self.switches)
 
@@ -197,7 +202,10 @@ class Problem:
     preset: dict[str, ChainPlacement] = field(default_factory=dict)
 
     def chain(self, name: str) -> ChainProblem:
-        return next(c for c in self.chains if c.name == name)
+        index = self.__dict__.get("_by_name")
+        if index is None or len(index) != len(self.chains):
+            index = self.__dict__["_by_name"] = {c.name: c for c in self.chains}
+        return index[name]
 
     def descending(self, a: str, b: str) -> bool:
         """Does NF type *b* right after *a* on one switch need another pass?"""
@@ -363,21 +371,25 @@ class _RouteFinder:
             hops = len(r) - 1 - best
             if w in via_servers or hops <= self.max_extra:
                 extra.append((w not in via_servers, hops, r))
-        extra.sort()
+        extra.sort()                                   # server routes first, then fewest hops
         room = self.max_routes - len(found)
-        for forced, hops, r in extra:
-            if not forced or room > 0:
+        for optional, hops, r in extra:
+            if not optional or room > 0:
                 found.setdefault(r, hops)
-                room -= forced
+                room -= optional
         return tuple(Route(r, h, tuple(self.attached.get(s, ()) for s in r))
                      for r, h in sorted(found.items(), key=lambda e: (e[1], e[0])))
 
     def _via(self, a: str, w: str, b: str) -> tuple[str, ...] | None:
+        """A shortest route from *a* to *w*, then one on to *b*.  It may cross a switch
+        twice (``e1 a1 e1``: out to a switch with room and back), never a link twice
+        the same way."""
         first, second = self._paths(a).get(w), self._paths(w).get(b)
         if first is None or second is None:
             return None
         r = (*first, *second[1:])
-        return r if len(set(r)) == len(r) else None
+        steps = list(zip(r, r[1:]))
+        return r if len(set(steps)) == len(steps) else None
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -407,8 +419,8 @@ def _broken(problem: Problem, c: ChainProblem, pl: ChainPlacement) -> list[str]:
         return [f"chain {c.name}: instances placed {sorted(loc)} != {sorted(c.instances)}"]
     bad = []
     for i, (p, n) in loc.items():
-        if not 0 <= p < len(route.switches):
-            bad.append(f"chain {c.name}: {i} at position {p} off the route")
+        if not 0 <= p < len(route.switches) or not route.usable(p):
+            bad.append(f"chain {c.name}: {i} at position {p}: not a place for NFs")
         elif i in c.on_server:
             if n not in route.servers[p] or not problem.topology.node(n).runs(c.nf[i]):
                 bad.append(f"chain {c.name}: {i} needs a server running {c.nf[i]} at "

@@ -17,7 +17,6 @@ consistent update (:mod:`.update`) and the trace objects (:mod:`.trace`).
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 
 from ...codegen.network import NetworkProgram, ServerTask
@@ -50,7 +49,7 @@ class ServerStandIn:
                    f"no task for service path {h['spi']}, next NF {h['si']}")
             return Hop(node=self.name, kind="server", in_port=port, dropped=why), None
         out = set_si(data, task.next_si)
-        return Hop(node=self.name, kind="server", in_port=port, nfs=task.nfs,
+        return Hop(node=self.name, kind="server", in_port=port, ran=task.nfs,
                    header=(task.spi, task.next_si)), (task.port, out)
 
 
@@ -173,22 +172,20 @@ class EmbeddedNetwork:
                 nt.hops.append(hop)
                 continue
             r = self.switches[node].send(port, data)
-            hop = switch_hop(topo, node, port, r.outputs, r.trace)
+            hop = switch_hop(topo, node, port, r.outputs, r)
             nt.hops.append(hop)
             for p, out in r.outputs:
                 peer = topo.peer(node, p)
                 if peer is not None:
                     queue.append((peer[0], peer[1], out))
-            time.sleep(0)                        # let other threads run between hops
-        if self.program is not None:
-            nt.path = self._path(nt)
+        nt.path = self.path_of(nt)
         return nt
 
-    def _path(self, nt: NetworkTrace) -> str | None:
-        """The service path the packet ended on: the last switch that knows (its token
-        names a part of a path, after any branch)."""
+    def path_of(self, nt: NetworkTrace) -> str | None:
+        """The service path (``web/0``) a packet ended on: the last switch that knows
+        (its token names a part of a path, after any branch)."""
         for h in reversed(nt.hops):
-            if h.kind == "switch" and h.trace is not None:
+            if h.kind == "switch" and h.trace is not None and h.node in self.switches:
                 part = self.switches[h.node].session.path_of(h.trace)
                 if part is not None:
                     return self.program.switches[h.node].paths.get(part)

@@ -79,19 +79,37 @@ def set_si(data: bytes, si: int) -> bytes:
 class Hop:
     """One node a packet went through.
 
-    ``kind`` is ``switch``, ``server`` or ``host``; ``out`` the links it left on:
-    ``(port, neighbour, neighbour's port)``; ``dropped`` why it went no further
-    (empty if it did); ``header`` the SFC header it left with (spi, si), if any."""
+    ``kind`` is ``switch``, ``server`` or ``host``; ``source`` the switch's
+    :class:`~sfclab.targets.trace.PacketTrace`, or a target's result that makes
+    one when asked (``result.trace``: traces cost more than the packet); ``ran``
+    the NFs a server ran; ``out`` the links it left on: ``(port, neighbour,
+    neighbour's port)``; ``dropped`` why it went no further (empty if it did);
+    ``header`` the SFC header it left with (spi, si), if any."""
 
     node: str
     kind: str
     in_port: int | None
-    trace: PacketTrace | None = None
-    nfs: tuple[str, ...] = ()
-    passes: int = 0
+    source: Any = None
+    ran: tuple[str, ...] = ()
     out: tuple[tuple[int, str, int], ...] = ()
     dropped: str = ""
     header: tuple[int, int] | None = None
+
+    @property
+    def trace(self) -> PacketTrace | None:
+        src = self.source
+        return src if src is None or isinstance(src, PacketTrace) else src.trace
+
+    @property
+    def nfs(self) -> tuple[str, ...]:
+        """The NF types the packet ran here."""
+        t = self.trace
+        return tuple(t.nfs()) if t is not None else self.ran
+
+    @property
+    def passes(self) -> int:
+        t = self.trace
+        return t.passes if t is not None else 0
 
     def tables(self) -> list[tuple[str, bool]]:
         return self.trace.tables() if self.trace is not None else []
@@ -175,9 +193,10 @@ class NetworkTrace:
 
 
 def switch_hop(topology, switch: str, in_port: int, outputs: Iterable[tuple[int, bytes]],
-               trace: PacketTrace, *, cpu_port: int = 255) -> Hop:
+               source, *, cpu_port: int = 255, drop_reason: str = "") -> Hop:
     """The hop of *switch*, from what its target reported: the links its outputs
-    took (per the topology), its NFs and passes, why it dropped the packet."""
+    took (per the topology) and why it dropped the packet; *source* is its
+    :class:`PacketTrace` or a result that makes one (see :class:`Hop`)."""
     out, lost = [], []
     header = None
     for port, data in outputs:
@@ -194,7 +213,6 @@ def switch_hop(topology, switch: str, in_port: int, outputs: Iterable[tuple[int,
             header = (h["spi"], h["si"])
     dropped = "; ".join(lost) if lost and not out else ""
     if not out and not lost:
-        dropped = trace.drop_reason or "no output"
-    return Hop(node=switch, kind="switch", in_port=in_port, trace=trace,
-               nfs=tuple(trace.nfs()), passes=trace.passes, out=tuple(out), dropped=dropped,
-               header=header)
+        dropped = drop_reason or getattr(source, "drop_reason", "") or "no output"
+    return Hop(node=switch, kind="switch", in_port=in_port, source=source, out=tuple(out),
+               dropped=dropped, header=header)
