@@ -16,7 +16,7 @@ from .lang import format, format_topology, parse, parse_file, parse_topology, pa
 
 __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
            "parse", "parse_file", "format", "parse_topology", "parse_topology_file",
-           "format_topology", "compile", "catalog", "Lab", "notebook", "load_ipython_extension"]
+           "format_topology", "compile", "catalog", "Lab", "Network", "notebook", "load_ipython_extension"]
 
 #: Subpackages reachable as attributes after a bare ``import sfclab``, imported on first
 #: use (``sfclab.notebook.ChainEditor()``): the plain import stays as fast as before.
@@ -45,6 +45,10 @@ def __getattr__(name: str):
         from .lab import Lab
 
         return Lab
+    if name == "Network":
+        from .network import Network
+
+        return Network
     if name == "compile":
         from .compiler import compile
 

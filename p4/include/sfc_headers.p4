@@ -40,7 +40,9 @@ header ethernet_t {
  * header (its Fig. 3) carries the service path, so that header rewrites made
  * by NFs survive a recirculation.  It sits right after Ethernet (whose
  * ether_type is ETHERTYPE_SFC while it is there) and is removed before the
- * packet leaves the switch.  21 bytes. */
+ * packet leaves the switch.  On a network of switches (sfclab/codegen/network.py)
+ * it also crosses links: path_id is then the service path and state the index of
+ * the next NF (NSH's SPI and SI), and flags bit 2 says it is in transit.  21 bytes. */
 header sfc_t {
     bit<16> path_id;          /* 16: service path id (FlexMesh's match id) */
     bit<8> state;             /*  8: FSM state: which pass of the path this is */
@@ -48,7 +50,8 @@ header sfc_t {
     bit<8> counter;           /*  8: loop counter (runs of the loop so far) */
     bit<32> metadata;         /* 32: metadata value of the last NF that set one */
     bit<4> version;           /*  4: configuration version (consistent updates) */
-    bit<4> flags;             /*  4: bit 0: drop requested, bit 1: to the CPU */
+    bit<4> flags;             /*  4: bit 0: drop requested, bit 1: to the CPU,
+                                 bit 2: in transit between switches */
     bit<16> next_proto;       /* 16: EtherType of the header after this one */
     bit<9> egress_port;       /*  9: egress port requested by an NF */
     bit<1> egress_valid;      /*  1: egress_port holds a request */

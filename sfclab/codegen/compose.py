@@ -31,7 +31,7 @@ from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
-           "core_apply", "TERMINALS", "PARSER_GRAPH"]
+           "core_apply", "headers_of", "TERMINALS", "PARSER_GRAPH"]
 
 #: The rewinder's ``finish(terminal, port)`` codes.
 TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
@@ -77,7 +77,11 @@ class CodegenOptions:
     * ``keep_keys``, ``keep_headers``, ``keep_branches``, ``keep_loops``: initializer
       keys, parsed headers and slots' branch and loop tables to keep even if no
       chain needs them (those of the program on a switch, so a changed
-      chain set compiles to the same program when it can: an update by entries).
+      chain set compiles to the same program when it can: an update by entries);
+    * ``network``: the program is one switch of a network (:mod:`.network`): an
+      ``arrival`` table takes packets that come in with the SFC header from
+      another switch or a server, and the rewinder can ``forward`` a packet with
+      its header kept or ``deliver`` it to its egress port (:func:`core_locals`).
     """
 
     cpu_port: int | None = None
@@ -92,6 +96,7 @@ class CodegenOptions:
     keep_headers: tuple[str, ...] = ()
     keep_branches: tuple[int, ...] = ()
     keep_loops: tuple[int, ...] = ()
+    network: bool = False
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
@@ -179,6 +184,11 @@ def _headers_used(nodes: Iterable[A.Node]) -> set[str]:
             if (isinstance(n, A.Member) and isinstance(n.expr, A.Name) and n.expr.name == "hdr"):
                 out.add(n.name)
     return out
+
+
+def headers_of(nfs: Iterable[NFDefinition]) -> tuple[str, ...]:
+    """The headers a parser must extract for NFs *nfs* (and what they need below them)."""
+    return _closure(_headers_used(d.control for d in nfs if d.has_p4))
 
 
 def _closure(used: set[str]) -> tuple[str, ...]:
@@ -311,7 +321,10 @@ def core_locals(comp: Composition) -> list[str]:
     for s in comp.slots:
         if s.loops:
             out.append(_slot_table(s.loop_table, _BRANCH_KEYS[:2], "count_loop", sizes["branch"]))
-    out.append(f"""
+    if comp.options.network:
+        out.append(_ARRIVAL.format(size=sizes["initializer"]))
+    steering = _STEERING_ACTIONS if comp.options.network else ""
+    out.append(f"""{steering}
     /* Rewinder: at the end of a pass, go round again with the next state, or finish. */
     action next_pass(bit<8> state, bit<32> bitmap, bit<8> loops) {{
         hdr.sfc.state = state;
@@ -332,13 +345,75 @@ def core_locals(comp: Composition) -> list[str]:
         }}
         actions = {{
             next_pass;
-            finish;
+            finish;{_STEERING_REFS if comp.options.network else ""}
         }}
         size = {sizes['rewinder']};
         default_action = finish(TERM_DROP, 0);
     }}""")
     return out
 
+
+#: Network programs only (``CodegenOptions.network``): packets from other switches.
+_ARRIVAL = """
+    /* Arrival: a packet that comes in with the SFC header from another switch (or
+     * a server) carries its service path (spi) and the index of its next NF (si,
+     * in hdr.sfc.state), NSH-style; this switch's token for what is left.  NFs keep
+     * seeing the port the packet entered the network on (hdr.sfc.ingress_port). */
+    const bit<2> TERM_FORWARD = 3;
+
+    action enter(bit<16> path_id, bit<32> bitmap) {{
+        hdr.sfc.path_id = path_id;
+        hdr.sfc.state = 0;
+        hdr.sfc.bitmap = bitmap;
+        hdr.sfc.counter = 0;
+        hdr.sfc.flags = 0;
+        hdr.sfc.egress_valid = 0;
+        hdr.sfc.egress_port = 0;
+        hdr.sfc.mcast_grp = 0;
+    }}
+
+    action unknown_path() {{
+        meta.ctl.terminal = TERM_DROP;
+        hdr.sfc.setInvalid();
+    }}
+
+    table arrival {{
+        key = {{
+            hdr.sfc.path_id : exact @name("spi");
+            hdr.sfc.state : exact @name("si");
+        }}
+        actions = {{
+            enter;
+            unknown_path;
+        }}
+        size = {size};
+        default_action = unknown_path();
+    }}"""
+
+_STEERING_ACTIONS = """
+    /* Leave for the next switch (or a server) with the SFC header on: the path and
+     * the index of the next NF; the route decides the port, not an NF's request. */
+    action forward(bit<16> spi, bit<8> si, bit<9> port) {
+        hdr.sfc.path_id = spi;
+        hdr.sfc.state = si;
+        hdr.sfc.bitmap = 0;
+        meta.ctl.terminal = TERM_FORWARD;
+        meta.ctl.out_port = port;
+        meta.sfc.egress_valid = 0;
+        meta.sfc.mcast_grp = 0;
+    }
+
+    /* The path is done: the header comes off and the packet leaves to its egress. */
+    action deliver(bit<9> port) {
+        meta.ctl.terminal = TERM_OUTPUT;
+        meta.ctl.out_port = port;
+        meta.sfc.egress_valid = 0;
+        meta.sfc.mcast_grp = 0;
+    }
+"""
+_STEERING_REFS = """
+            forward;
+            deliver;"""
 
 _BRANCH_KEYS = ("hdr.sfc.path_id : exact", "hdr.sfc.state : exact", "meta.sfc.metadata : range",
                 "meta.sfc.counter : range", "meta.sfc.ingress_port : range")
@@ -366,9 +441,12 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
     the requests (``meta.sfc.drop`` … and ``meta.ctl``).  *extra_args* adds an
     argument to a slot's NF call (an NF that packs digests gets its buffer)."""
     extra_args = extra_args or {}
+    network = comp.options.network
+    arrive = ["    if (hdr.sfc.flags[2:2] == 1) {", "        arrival.apply();", "    }"] \
+        if network else []
     lines = ["if (!hdr.sfc.isValid()) {", "    initializer.apply();", "} else {",
              "    /* NFs see the real EtherType while the SFC header is on */",
-             "    hdr.ethernet.ether_type = hdr.sfc.next_proto;", "}",
+             "    hdr.ethernet.ether_type = hdr.sfc.next_proto;", *arrive, "}",
              "if (hdr.sfc.isValid()) {",
              "    meta.sfc.path_id = hdr.sfc.path_id;",
              "    meta.sfc.counter = hdr.sfc.counter;",
@@ -389,8 +467,9 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
         if s.branches:
             lines.append(f"        {s.branch_table}.apply();")
         lines.append("    }")
+    keep = " || meta.ctl.terminal == TERM_FORWARD" if network else ""
     lines += ["    rewinder.apply();",
-              "    if (meta.ctl.recirculate == 1) {",
+              f"    if (meta.ctl.recirculate == 1{keep}) {{",
               "        hdr.sfc.metadata = meta.sfc.metadata;",
               "        hdr.sfc.flags = 2w0 ++ meta.sfc.to_cpu ++ meta.sfc.drop;",
               "        hdr.sfc.egress_valid = meta.sfc.egress_valid;",
@@ -398,6 +477,10 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
               "        hdr.sfc.mcast_grp = meta.sfc.mcast_grp;",
               "        hdr.sfc.next_proto = hdr.ethernet.ether_type;",
               "        hdr.ethernet.ether_type = ETHERTYPE_SFC;",
+              *(["        if (meta.ctl.terminal == TERM_FORWARD) {",
+                 "            hdr.sfc.flags[2:2] = 1;      /* in transit: the next switch "
+                 "looks it up in arrival */",
+                 "        }"] if network else []),
               "    } else {",
               "        hdr.sfc.setInvalid();",
               "    }",

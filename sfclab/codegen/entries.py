@@ -39,7 +39,7 @@ from .compose import TERMINALS, Composition, InitKey
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
-           "canonical_match", "make_entry", "p4info_fields", "INGRESS"]
+           "canonical_match", "make_entry", "p4info_fields", "network_entries", "INGRESS"]
 
 #: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
@@ -351,6 +351,42 @@ def chain_entries(comp: Composition) -> list[TableEntry]:
     """Initializer, branch, loop and rewinder entries, chain by chain."""
     return (_initializer_entries(comp) + _branch_entries(comp) + _loop_entries(comp)
             + _rewinder_entries(comp))
+
+
+def network_entries(comp: Composition, *, classified: Iterable[str],
+                    arrivals: Iterable[tuple[int, int, str]],
+                    exits: dict[str, tuple]) -> list[TableEntry]:
+    """The chain entries of one switch of a network (``CodegenOptions.network``).
+
+    The switch's chains are the parts of the network's chains it runs
+    (:mod:`.network`): only those in *classified* start here and keep their
+    initializer entries; ``(spi, si, chain)`` in *arrivals* enters *chain*'s first
+    path when a packet arrives with service path *spi* and next-NF index *si*; a
+    path in *exits* (path id -> ``("forward", spi, si, port)`` or ``("deliver",
+    port)``) ends with that instead of ``finish``."""
+    keep = set(classified)
+    fsm = comp.compiled.fsm
+    first = {e.chain: e for e in fsm.initializer}
+    out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
+    for spi, si, chain in arrivals:
+        e = first[chain]
+        out.append(TableEntry(
+            _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), f"{INGRESS}.enter",
+            (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
+            f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
+    out += _branch_entries(comp) + _loop_entries(comp)
+    for r, e in zip(fsm.rewinder, _rewinder_entries(comp)):
+        how = exits.get(r.path) if r.done else None
+        if how is not None and how[0] == "forward":
+            _, spi, si, port = how
+            e = replace(e, action=f"{INGRESS}.forward",
+                        params=(("spi", spi), ("si", si), ("port", port)),
+                        note=f"{e.note}: forward as service path {spi}, next NF {si}, port {port}")
+        elif how is not None:
+            e = replace(e, action=f"{INGRESS}.deliver", params=(("port", how[1]),),
+                        note=f"{e.note}: deliver on port {how[1]}")
+        out.append(e)
+    return out
 
 
 # --- NF manifests -> NF entries -----------------------------------------------------------------

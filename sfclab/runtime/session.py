@@ -33,7 +33,7 @@ from .client import Client
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
 
-__all__ = ["Session", "UpdatePlan", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
+__all__ = ["Session", "UpdatePlan", "StagedUpdate", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
 
 #: The SFC header's path id is 16 bits.
 MAX_PATH_ID = (1 << 16) - 1
@@ -78,6 +78,22 @@ class UpdatePlan:
         parts = [f"{w}: {', '.join(v)}" for w, v in (("added", self.added),
                  ("changed", self.changed), ("removed", self.removed)) if v]
         return f"entries only ({self.writes} writes): " + "; ".join(parts)
+
+
+@dataclass
+class StagedUpdate:
+    """An entries-only update split into its consistent steps: ``first`` the new
+    entries no packet can reach yet, ``flip`` the initializer changes that send
+    packets to them, ``last`` what only old packets could reach."""
+
+    plan: UpdatePlan
+    gen: Generated
+    target: dict
+    groups: dict = field(default_factory=dict)
+    first: list = field(default_factory=list)
+    flip: list = field(default_factory=list)
+    last: list = field(default_factory=list)
+    saved: tuple = ()
 
 
 def _path_ids(entry: TableEntry) -> list[int]:
@@ -275,10 +291,26 @@ class Session:
                                        "update(allow_reload=True)")
             self.push(gen)
             return plan
-        if plan.kind == "none":
-            self.generated = gen
-            return plan
-        target, groups = self._target(gen)
+        staged = self.stage(gen, plan)
+        self.write(staged.first)
+        self.write(staged.flip)
+        if staged.last and self.grace:
+            time.sleep(self.grace)
+        self.write(staged.last)
+        self.settle(staged)
+        return plan
+
+    def stage(self, gen: Generated, plan: UpdatePlan | None = None) -> StagedUpdate:
+        """The writes of an entries-only update, in the three steps that keep it
+        consistent (:class:`StagedUpdate`); nothing is written.  A network applies
+        each step on every switch before the next (:mod:`sfclab.targets.network`)."""
+        plan = plan or self.plan(gen)
+        saved = (dict(self._chain_sig), {k: dict(v) for k, v in self._chain_ids.items()},
+                 self._next_id)
+        if plan.kind != "none":
+            target, groups = self._target(gen)
+        else:
+            target, groups = dict(self.installed), dict(self.groups)
         for chain in plan.removed:
             self._chain_sig.pop(chain, None)
             self._chain_ids.pop(chain, None)
@@ -287,16 +319,30 @@ class Session:
         init = [s for s in steps if s[1].table.endswith(".initializer")]
         rest = [s for s in steps if not s[1].table.endswith(".initializer")]
         # new groups and paths first (unreachable yet), old ones last (unreachable by then)
-        first = [s for s in pre if s[0] != "DELETE"] + [s for s in rest if s[0] == "INSERT"]
-        flip = [s for s in init if s[0] != "DELETE"] + [s for s in init if s[0] == "DELETE"]
-        last = [s for s in rest if s[0] != "INSERT"] + [s for s in pre if s[0] == "DELETE"]
-        self._apply(first)
-        self._apply(flip)
-        if last and self.grace:
-            time.sleep(self.grace)
-        self._apply(last)
-        self.installed, self.groups, self.generated = dict(target), groups, gen
-        return plan
+        return StagedUpdate(
+            plan, gen, target, groups,
+            first=[s for s in pre if s[0] != "DELETE"] + [s for s in rest if s[0] == "INSERT"],
+            flip=[s for s in init if s[0] != "DELETE"] + [s for s in init if s[0] == "DELETE"],
+            last=[s for s in rest if s[0] != "INSERT"] + [s for s in pre if s[0] == "DELETE"],
+            saved=saved)
+
+    def write(self, steps: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
+        """Write *steps* (``(INSERT|MODIFY|DELETE, entry or multicast group)``) as one
+        transaction."""
+        self._apply(steps)
+
+    def undo(self, steps: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
+        """Take back *steps* that were written (a network's rollback)."""
+        self._undo(steps)
+
+    def settle(self, staged: StagedUpdate) -> None:
+        """Record that every step of *staged* is written."""
+        self.installed, self.groups, self.generated = (dict(staged.target), staged.groups,
+                                                       staged.gen)
+
+    def unstage(self, staged: StagedUpdate) -> None:
+        """Forget *staged* (its steps were not written, or were undone)."""
+        self._chain_sig, self._chain_ids, self._next_id = staged.saved
 
     def _diff(self, target: dict[tuple, TableEntry]) -> list[tuple[str, TableEntry]]:
         out: list[tuple[str, TableEntry]] = []
@@ -364,12 +410,14 @@ class Session:
 
     def path_of(self, trace) -> str | None:
         """The service path (``web/0``) a traced packet ended on: the path id of the
-        last ``set_token`` / ``take_branch`` action in its trace; for a trace without
+        last ``set_token`` / ``take_branch`` action (or ``enter``, on a switch of a
+        network) in its trace; for a trace without
         action arguments (a switch's event logger), the one path whose NFs are the NFs
         the trace shows, if only one is."""
         dp = None
         for ev in trace.events:
-            if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch"):
+            if ev.kind == "action" and ev.name.rsplit(".", 1)[-1] in ("set_token", "take_branch",
+                                                                      "enter"):
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
             return self._path_by_nfs(trace)

@@ -1,0 +1,393 @@
+"""One program per switch of a network: each runs the parts of the chains placed on it.
+
+Given a network placement (:mod:`sfclab.passes.netplace`), every service path
+becomes a *journey*: the :class:`Segment` it runs on each switch (and server)
+of its route, in order — transit switches get an empty one.  A switch's chain
+set is its *parts*: a part is one chain entered at one point (its NFs up to
+there being the same for every path through it), and its service paths are the
+distinct segments that follow.  Each switch's program is then the one-switch
+program (:func:`~.compose.compose`, the same initializer / slots / rewinder
+model) with ``CodegenOptions(network=True)``, and its entries
+(:func:`~.entries.network_entries`):
+
+* the part that starts a chain (on its ingress switch) is classified by the
+  chain's ``match`` and the ingress port;
+* across links the SFC header carries the service path id (*spi*, one per
+  service path of the network) and the index of the next NF (*si*), NSH-style
+  (Dejavu Fig. 3): the ``arrival`` table maps them to the switch's own token;
+* a segment that ends before its path does is ``forward``-ed with the header
+  kept, to the next switch or to a server (which runs its NFs and sends the
+  packet back with the next index: :class:`ServerTask`); the last one is
+  ``deliver``-ed to the egress port with the header removed;
+* before a branch is taken a packet carries the spi of the first path that
+  agrees with the decisions so far, as the one-switch token does.
+
+Each switch's pipeline has one slot per NF type placed on it, in the
+placement's canonical order, so the recirculations the placement counted are
+the ones the programs make.
+
+>>> from sfclab.ir.topology import line
+>>> from sfclab.ir.model import ChainSet, linear_chain
+>>> from sfclab.passes.netplace import place_network
+>>> chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])])
+>>> prog = generate_network(place_network(line(3, stages=6), chains), chains)
+>>> [(s.node, s.nodes, s.exit) for s in prog.journeys["c/0"]]
+[('s1', ('heavy_hitter',), ('forward', 's2', 2)), ('s2', ('nat',), ('forward', 's3', 2)), ('s3', (), ('deliver', 1))]
+>>> [str(e) for e in prog.switches["s2"].generated.entries if e.group == "chain:c@1"]
+['SfcIngress.arrival: spi=1 si=1 -> enter(path_id=1, bitmap=1)  [chain:c@1]', 'SfcIngress.rewinder: hdr.sfc.path_id=1 hdr.sfc.state=0 -> forward(spi=1, si=2, port=2)  [chain:c@1]']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..compiler import CompiledChains
+from ..errors import CompileError
+from ..ir.classifier import Classifier, FieldMatch
+from ..ir.fields import FIELDS
+from ..ir.model import Chain, ChainSet, ServicePath
+from ..passes import CompileOptions
+from ..passes.fsm import _decision_positions, fsm_pass
+from ..passes.netplace import ChainPlacement, NetworkPlacement
+from ..passes.pipeline import pipeline_pass
+from . import Generated, emitter_for
+from .compose import CodegenOptions, compose, headers_of
+from .entries import network_entries, nf_entries
+
+__all__ = ["Segment", "ServerTask", "SwitchProgram", "NetworkProgram", "generate_network",
+           "write_network_outputs", "MAX_SPI", "MAX_SI"]
+
+#: The SFC header's path id and state fields: 16 and 8 bits.
+MAX_SPI = (1 << 16) - 1
+MAX_SI = (1 << 8) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """What one service path does on one node: the NF instances ``nodes`` (from
+    index ``start`` of the path) on a switch or a server, then ``exit``:
+    ``("forward", node, port)``, ``("deliver", port)``, ``("end", terminal)`` (drop
+    or cpu on that switch) or ``("return", port)`` (a server sends it back)."""
+
+    path: str
+    kind: str
+    node: str
+    position: int
+    start: int
+    nodes: tuple[str, ...]
+    nfs: tuple[str, ...]
+    exit: tuple
+    part: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTask:
+    """What a server does with a packet of service path ``spi`` whose next NF is
+    ``si``: run ``nfs`` (NF types; instances ``nodes``), set the index to
+    ``next_si`` and send it back out of ``port`` (its link to the switch)."""
+
+    spi: int
+    si: int
+    nodes: tuple[str, ...]
+    nfs: tuple[str, ...]
+    next_si: int
+    port: int
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchProgram:
+    """One switch's program and entries, and the parts of chains it runs."""
+
+    switch: str
+    generated: Generated
+    parts: tuple[str, ...]
+    #: Part path id (``web@2/0``) -> the network's path it belongs to (``web/0``).
+    paths: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        return tuple(s.nf for s in self.generated.composition.slots)
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkProgram:
+    """Everything a network target needs: per switch its program and entries, per
+    server its tasks, per service path its spi and its journey."""
+
+    placement: NetworkPlacement
+    switches: Mapping[str, SwitchProgram]
+    servers: Mapping[str, tuple[ServerTask, ...]]
+    spis: Mapping[str, int]
+    journeys: Mapping[str, tuple[Segment, ...]]
+
+    @property
+    def topology(self):
+        return self.placement.problem.topology
+
+    def path_of_spi(self, spi: int) -> str | None:
+        return next((p for p, i in self.spis.items() if i == spi), None)
+
+    def summary(self) -> str:
+        lines = [f"{len(self.switches)} switch programs, {len(self.spis)} service paths"]
+        for s, sp in self.switches.items():
+            if sp.parts:
+                lines.append(f"  {s}: slots {' | '.join(sp.slots) or '(none)'}; "
+                             f"{len(sp.generated.entries)} entries; parts {', '.join(sp.parts)}")
+        for srv, tasks in self.servers.items():
+            lines.append(f"  {srv}: " + "; ".join(f"spi {t.spi} si {t.si}: {', '.join(t.nodes)}"
+                                                   for t in tasks))
+        return "\n".join(lines)
+
+
+# --- journeys ---------------------------------------------------------------------------------
+
+def _journey(path: ServicePath, pl: ChainPlacement, egress_port: int, topology) -> list[Segment]:
+    """The segments of *path* along its chain's route (see the module docstring)."""
+    loc = {i: (q, n) for i, q, n in pl.where}
+    route, nodes, n = pl.route, path.nodes, len(path.nodes)
+    raw: list[tuple[str, str, int, int, int]] = []
+    i = 0
+    for q, s in enumerate(route):
+        while True:
+            start = i
+            while i < n and loc[nodes[i]] == (q, s):
+                i += 1
+            raw.append(("switch", s, q, start, i))
+            if i < n and loc[nodes[i]][0] == q:
+                srv, start = loc[nodes[i]][1], i
+                while i < n and loc[nodes[i]] == (q, srv):
+                    i += 1
+                raw.append(("server", srv, q, start, i))
+                continue
+            break
+        if i == n and path.terminal != "output":
+            break
+    if i != n:                                        # the placement broke monotonicity
+        raise CompileError(f"path {path.id}: its NFs are not in route order on "
+                           f"{' '.join(route)}", hint="report this as a bug in sfclab")
+    out = []
+    for k, (kind, node, q, a, b) in enumerate(raw):
+        if kind == "server":
+            ex: tuple = ("return", topology.port(node, route[q]))
+        elif k + 1 < len(raw):
+            nxt = raw[k + 1][1]
+            ex = ("forward", nxt, topology.port(node, nxt))
+        elif path.terminal == "output":
+            ex = ("deliver", egress_port)
+        else:
+            ex = ("end", path.terminal)
+        out.append(Segment(path.id, kind, node, q, a, nodes[a:b], path.nfs[a:b], ex))
+    return out
+
+
+# --- spis -------------------------------------------------------------------------------------
+
+def _spis(paths: list[ServicePath], keep: Mapping[str, int],
+          avoid: Iterable[int] = ()) -> dict[str, int]:
+    """A service path id for every path: *keep*'s where given, else one that is
+    neither kept nor in *avoid* (the ids the network runs now: a changed path gets a
+    new id, so no packet can take an old entry for a new one)."""
+    out = {p.id: keep[p.id] for p in paths if p.id in keep}
+    used = set(out.values()) | set(avoid)
+    nxt = max(used, default=0) % MAX_SPI + 1
+    for p in paths:
+        if p.id in out:
+            continue
+        for _ in range(MAX_SPI):
+            if nxt not in used:
+                break
+            nxt = nxt % MAX_SPI + 1
+        else:
+            raise CompileError(f"no free service path id: the SFC header's path id has 16 bits "
+                               f"and {len(used)} are in use", hint="use fewer chains or branches, "
+                               "or push the network again (a fresh start)")
+        out[p.id] = nxt
+        used.add(nxt)
+    return out
+
+
+# --- parts per switch ---------------------------------------------------------------------------
+
+@dataclass
+class _Part:
+    name: str
+    chain: Chain
+    classified: bool
+    spi: int                                    # the spi packets arrive with (not classified)
+    start: int
+    #: (path, its segment here, the spi it leaves with)
+    segments: list[tuple[ServicePath, Segment, int]] = field(default_factory=list)
+
+
+def _prefix(path: ServicePath, where: list[int], end: int) -> tuple:
+    return (tuple(path.nodes[:end]), tuple(d for d, k in zip(path.decisions, where) if k < end))
+
+
+def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=None,
+                     bindings: Mapping[str, int] | None = None,
+                     previous: NetworkProgram | None = None,
+                     keep_chains: Iterable[str] = ()) -> NetworkProgram:
+    """Per-switch programs and entries, server tasks and journeys for *placement*.
+
+    With *previous* (the program the network runs), the chains named in
+    *keep_chains* keep their service path ids, and a switch whose NF types are
+    among the slots it runs keeps its program (so the change is entries only)."""
+    problem = placement.problem
+    topo = problem.topology
+    keep_spi = {p: i for p, i in (previous.spis.items() if previous else ())
+                if p.rpartition("/")[0] in set(keep_chains)}
+    all_paths = [p for c in problem.chains for p in c.paths]
+    spis = _spis(all_paths, keep_spi, previous.spis.values() if previous else ())
+    parts: dict[str, dict[tuple, _Part]] = {s: {} for s in topo.switches}
+    servers: dict[str, list[ServerTask]] = {}
+    journeys: dict[str, tuple[Segment, ...]] = {}
+    for cp in problem.chains:
+        chain, pl = chains[cp.name], placement.chains[cp.name]
+        in_switch, in_port = topo.endpoint(cp.ingress)
+        egress_port = topo.endpoint(cp.egress)[1]
+        rep: dict[tuple, int] = {}                   # prefix -> spi of its first path
+        for path in cp.paths:
+            where = _decision_positions(path)
+            segs = _journey(path, pl, egress_port, topo)
+            named = []
+            for seg in segs:
+                pre = _prefix(path, where, seg.start)
+                post = _prefix(path, where, seg.start + len(seg.nodes))
+                rep.setdefault(pre, spis[path.id])
+                rep.setdefault(post, spis[path.id])
+                if seg.kind == "server":
+                    _server_task(servers, seg, path, where, rep[pre])
+                    named.append(seg)
+                    continue
+                part = _part_of(parts[seg.node], chain, pre, seg, in_port, rep[pre])
+                named.append(dataclasses.replace(seg, part=part.name))
+                part.segments.append((path, seg, rep[post]))
+            journeys[path.id] = tuple(named)
+    programs = {}
+    for s in topo.switches:
+        old = previous.switches.get(s) if previous else None
+        programs[s] = _switch_program(s, list(parts[s].values()), placement, catalog,
+                                      bindings or {}, old)
+    return NetworkProgram(placement, programs, {k: tuple(v) for k, v in servers.items()},
+                          spis, journeys)
+
+
+def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment, in_port: int,
+             spi: int) -> _Part:
+    key = (chain.name, pre)
+    part = parts.get(key)
+    if part is None:
+        classified = seg.start == 0 and seg.position == 0 and not pre[0]
+        same = sum(1 for (c, p) in parts if c == chain.name and len(p[0]) == seg.start)
+        name = chain.name if classified else (f"{chain.name}@{seg.start}"
+                                              + (f".{same}" if same else ""))
+        match = None
+        if classified:
+            port = FieldMatch.exact(FIELDS["std.ingress_port"], in_port)
+            match = Classifier(((chain.match.terms if chain.match else ()) + (port,)))
+        sub = Chain(name, chain.graph, match=match, line=chain.line, column=chain.column,
+                    source=chain.source)
+        part = parts[key] = _Part(name, sub, classified, spi, seg.start)
+    return part
+
+
+def _server_task(servers: dict[str, list[ServerTask]], seg: Segment, path: ServicePath,
+                 where: list[int], spi: int) -> None:
+    end = seg.start + len(seg.nodes)
+    if any(seg.start <= k < end and d.kind in ("then", "else", "case")
+           for d, k in zip(path.decisions, where)):
+        raise CompileError(f"path {path.id}: a branch is decided by an NF on server {seg.node} "
+                           f"({', '.join(seg.nodes)})", hint="branch on an NF that runs on a "
+                           "switch: servers run NFs in sequence only")
+    tasks = servers.setdefault(seg.node, [])
+    if not any(t.spi == spi and t.si == seg.start for t in tasks):
+        tasks.append(ServerTask(spi, seg.start, seg.nodes, seg.nfs, end, seg.exit[1], path.id))
+
+
+def _part_paths(part: _Part) -> list[tuple[ServicePath, Segment, int, ServicePath]]:
+    """The part's distinct segments as service paths of the switch: (path, segment,
+    spi it leaves with, the switch's service path)."""
+    out, seen = [], {}
+    for path, seg, spi in part.segments:
+        where = _decision_positions(path)
+        end = seg.start + len(seg.nodes)
+        inside = tuple(d for d, k in zip(path.decisions, where) if seg.start <= k < end)
+        key = (seg.nodes, inside, seg.exit[0], path.terminal if seg.exit[0] == "end" else "")
+        if key in seen:
+            continue
+        seen[key] = True
+        terminal = seg.exit[1] if seg.exit[0] == "end" else "output"
+        sub = ServicePath(part.name, len(out), seg.nodes, seg.nfs, terminal, path.weight, inside)
+        out.append((path, seg, spi, sub))
+    return out
+
+
+def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, catalog,
+                    bindings: Mapping[str, int], old: SwitchProgram | None) -> SwitchProgram:
+    problem = placement.problem
+    usage = placement.usage().get(s)
+    slots = usage.types if usage else ()
+    cat = catalog if catalog is not None else _default_catalog()
+    # parse what any NF of the chains crossing this switch may have pushed upstream
+    nfs = {nf for part in parts for p, _, _ in part.segments for nf in p.nfs}
+    headers = headers_of(cat.definition(nf) for nf in sorted(nfs))
+    options = CodegenOptions(network=True, bindings=dict(bindings), keep_headers=headers)
+    if old is not None and set(slots) <= set(old.slots) and \
+            set(headers) <= set(old.generated.composition.headers):
+        slots = old.slots                              # the program the switch runs
+        options = CodegenOptions.keeping(old.generated.composition,
+                                         bindings=dict(bindings))
+    chains, paths, exits, owner = [], [], {}, {}
+    for part in parts:
+        chains.append(part.chain)
+        for path, seg, spi, sub in _part_paths(part):
+            paths.append(sub)
+            owner[sub.id] = path.id
+            if seg.exit[0] == "forward":
+                exits[sub.id] = ("forward", spi, seg.start + len(seg.nodes), seg.exit[2])
+            elif seg.exit[0] == "deliver":
+                exits[sub.id] = ("deliver", seg.exit[1])
+    state = CompiledChains(ChainSet.of(chains), tuple(paths), cat, problem.topology.node(s).arch,
+                           CompileOptions(pipeline=tuple(slots)))
+    for run in (pipeline_pass, fsm_pass):
+        state = run(state, options=state.options)
+    comp = compose(state, options=options, arch=state.arch)
+    program = emitter_for(state.arch)(comp).program()
+    entries = network_entries(comp, classified=[p.name for p in parts if p.classified],
+                              arrivals=[(p.spi, p.start, p.name) for p in parts
+                                        if not p.classified], exits=exits)
+    gen = Generated(comp, program, tuple(entries + nf_entries(comp)))
+    return SwitchProgram(s, gen, tuple(p.name for p in parts), owner)
+
+
+def _default_catalog():
+    from ..p4.catalog import load_default
+
+    return load_default()
+
+
+def write_network_outputs(program: NetworkProgram, out_dir) -> list:
+    """One folder per switch (``program.p4``, ``p4info.txt``, ``entries.json``,
+    ``plan.txt``, as :func:`~sfclab.codegen.write_outputs`), plus ``placement.txt``
+    and ``servers.txt`` at the top; returns the paths written."""
+    from pathlib import Path
+
+    from . import write_outputs
+
+    out = Path(out_dir)
+    written = []
+    for s, sp in program.switches.items():
+        written += write_outputs(sp.generated, out / s)
+    (out / "placement.txt").write_text(program.placement.table() + "\n\n"
+                                       + program.summary() + "\n")
+    written.append(out / "placement.txt")
+    if program.servers:
+        lines = [f"{srv}: service path {t.spi}, next NF {t.si}: run {', '.join(t.nfs)}, then "
+                 f"next NF {t.next_si}, back out of port {t.port}"
+                 for srv, tasks in program.servers.items() for t in tasks]
+        (out / "servers.txt").write_text("\n".join(lines) + "\n")
+        written.append(out / "servers.txt")
+    return written

@@ -1,0 +1,229 @@
+"""The :class:`Network`: chains placed across a topology of switches, run as one network.
+
+Two steps, as with a :class:`~sfclab.lab.Lab` on one switch::
+
+    >>> from sfclab.ir.topology import line
+    >>> net = Network(line(3, stages=6), "chain web match tcp.dport == 80: heavy_hitter -> nat")
+    >>> print(net.placement.chosen.chains["web"].describe())
+    s1[heavy_hitter] s2[nat] s3
+    >>> counts = net.push()                       # every switch, over P4Runtime
+    >>> t = net.send("h1", "h2", "web")            # a packet of web's class, from h1
+    >>> t.egress, t.switches(), t.nfs()
+    ('h2', ['s1', 's2', 's3'], ['heavy_hitter', 'nat'])
+    >>> net.close()
+
+Placement (:mod:`sfclab.passes.netplace`) runs on first use of
+:attr:`Network.placement`; the per-switch programs (:mod:`sfclab.codegen.network`)
+on first use of :attr:`Network.program`; the embedded network
+(:class:`~sfclab.targets.network.EmbeddedNetwork`) starts on :meth:`Network.push`.
+A chain without ``ingress`` / ``egress`` runs from the topology's first host to
+its last (the placement table says which chains defaulted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import SfclabError, TargetError, did_you_mean
+from .ir.model import Chain, ChainSet
+from .ir.topology import Topology
+from .nfinfo import NFCatalog
+
+__all__ = ["Network"]
+
+
+class Network:
+    """Chains on a topology: their placement, per-switch programs, and a running network.
+
+    *chains*: chain text, a :class:`~sfclab.ir.model.ChainSet` or Chains; *solver*,
+    *weights*, *exact_chains*, *time_limit*: see
+    :func:`~sfclab.passes.netplace.place_network`; *bindings*: values of run-time
+    names in multibranch cases."""
+
+    def __init__(self, topology: Topology, chains: str | ChainSet | Iterable[Chain] = (), *,
+                 catalog: NFCatalog | None = None, solver: str = "auto", weights=None,
+                 exact_chains: int = 40, time_limit: float = 60.0,
+                 bindings: Mapping[str, int] | None = None) -> None:
+        if catalog is None:
+            from .p4.catalog import load_default
+
+            catalog = load_default()
+        self.topology = topology
+        self.catalog = catalog
+        self.options: dict[str, Any] = {"solver": solver, "weights": weights,
+                                        "exact_chains": exact_chains, "time_limit": time_limit}
+        self.bindings = dict(bindings or {})
+        self._chains = self._chainset(chains)
+        self._placement = None
+        self._program = None
+        self._target = None
+        #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
+        self.traces: list = []
+
+    def __repr__(self) -> str:
+        return (f"<Network {self.topology.summary().removeprefix('topology ')}; "
+                f"{len(self._chains)} chains>")
+
+    # -- compiled state ------------------------------------------------------------------------
+    @property
+    def chains(self) -> ChainSet:
+        return self._chains
+
+    @property
+    def placement(self):
+        """Both solvers' placements side by side, and the chosen one
+        (:class:`~sfclab.passes.netplace.NetworkPlacement`; ``print`` it for the table)."""
+        if self._placement is None:
+            from .passes.netplace import place_network
+
+            self._placement = place_network(self.topology, self._chains, catalog=self.catalog,
+                                            **self.options)
+        return self._placement
+
+    @property
+    def program(self):
+        """Per-switch programs and entries (:class:`~sfclab.codegen.network.NetworkProgram`)."""
+        if self._program is None:
+            from .codegen.network import generate_network
+
+            self._program = generate_network(self.placement, self._chains, catalog=self.catalog,
+                                             bindings=self.bindings)
+        return self._program
+
+    def export(self, out_dir: str | Path) -> list[Path]:
+        """Write one folder per switch (program, P4Info, entries, plan) and the placement."""
+        from .codegen.network import write_network_outputs
+
+        return write_network_outputs(self.program, out_dir)
+
+    # -- running -------------------------------------------------------------------------------
+    @property
+    def target(self):
+        """The embedded network (started on first use)."""
+        if self._target is None:
+            from .targets.network import EmbeddedNetwork
+
+            self._target = EmbeddedNetwork(self.topology)
+        return self._target
+
+    def push(self) -> dict[str, int]:
+        """Push every switch's program and entries; returns the entry count per switch."""
+        counts = self.target.push(self.program)
+        self.traces.clear()
+        return counts
+
+    def send(self, src: str, dst: str | None = None, what=None, *, n: int = 1,
+             seed: int | None = None):
+        """Send from host *src*: *what* is a chain name (packets of its class), a
+        packet (scapy or bytes) or None (the class of the chain from *src* to *dst*).
+        Returns the network trace (a list of them when *n* > 1)."""
+        if self.target.program is None:
+            self.push()
+        if what is None or isinstance(what, str):
+            chain = self._chain_for(src, dst, what)
+            packets = self._class_packets(chain, n, seed)
+            label = chain.name
+        else:
+            packets, label = [what] * n, ""
+        out = [self.target.send(src, p, label=label) for p in packets]
+        self.traces.extend(out)
+        return out[0] if n == 1 else out
+
+    def _chain_for(self, src: str, dst: str | None, name: str | None) -> Chain:
+        if name is not None:
+            if name not in self._chains:
+                raise SfclabError(f"no chain {name!r} in the network",
+                                  hint=did_you_mean(name, self._chains.names())
+                                  or f"chains: {', '.join(self._chains.names()) or 'none'}")
+            return self._chains[name]
+        for c in self.placement.problem.chains:
+            if c.ingress == src and (dst is None or c.egress == dst):
+                return self._chains[c.name]
+        raise SfclabError(f"no chain runs from {src!r}" + (f" to {dst!r}" if dst else ""),
+                          hint="name the chain: net.send(src, dst, 'web')")
+
+    def _class_packets(self, chain: Chain, n: int, seed: int | None) -> list:
+        from .runtime.traffic import packets_for
+
+        ingress = self.placement.problem.chain(chain.name).ingress
+        same = [c for c in self._chains
+                if self.placement.problem.chain(c.name).ingress == ingress]
+        seed = len(self.traces) if seed is None else seed
+        return [cp.packet for cp in packets_for(chain, n, seed=seed, chains=same)]
+
+    def tables(self, switch: str):
+        """Occupancy of *switch*'s tables (entries / size), with the hits of the
+        packets sent through it."""
+        from .runtime.session import Occupancy
+
+        if switch not in self.topology.switches:
+            raise TargetError(f"no switch {switch!r} in topology {self.topology.name!r}",
+                              hint=did_you_mean(switch, self.topology.switches)
+                              or f"switches: {', '.join(list(self.topology.switches)[:12])}")
+        if self.target.program is None:
+            self.push()
+        hits: dict[str, int] = {}
+        for t in self.traces:
+            for h in t.hops:
+                if h.node == switch and h.trace is not None:
+                    for ev in h.trace.events:
+                        if ev.kind == "table_hit":
+                            hits[ev.name] = hits.get(ev.name, 0) + 1
+        return [Occupancy(o.table, o.entries, o.size, hits.get(o.table, 0))
+                for o in self.target.occupancy(switch)]
+
+    # -- changes -------------------------------------------------------------------------------
+    def update(self, chains: str | ChainSet | Iterable[Chain], *, allow_reload: bool = False):
+        """Move the running network to *chains*: unchanged chains stay where they are,
+        the others are placed in the room left (new slots on a running switch cost a
+        reload, so they are avoided), and the change is written consistently on every
+        switch (:mod:`sfclab.targets.network.update`).  Returns the plan."""
+        from .codegen.network import generate_network
+        from .passes.netplace import Weights, build_problem, solve
+
+        new = self._chainset(chains)
+        if self.target.program is None:
+            self._chains, self._placement, self._program = new, None, None
+            self.push()
+            return None
+        old_pl, old_prog = self.placement, self.program
+        kept = {c.name: old_pl.chains[c.name] for c in new
+                if c.name in self._chains and self._chains[c.name] == c}
+        weights = self.options["weights"] or Weights()
+        import dataclasses
+
+        weights = dataclasses.replace(weights, new_slots=max(weights.new_slots, 10.0))
+        installed = {s: frozenset(sp.slots) for s, sp in old_prog.switches.items()}
+        problem = build_problem(self.topology, new, catalog=self.catalog, weights=weights,
+                                installed=installed, preset=kept)
+        opts = {k: v for k, v in self.options.items() if k != "weights"}
+        placement = solve(problem, **opts)
+        program = generate_network(placement, new, catalog=self.catalog, bindings=self.bindings,
+                                   previous=old_prog, keep_chains=kept)
+        plan = self.target.update(program, allow_reload=allow_reload)
+        self._chains, self._placement, self._program = new, placement, program
+        return plan
+
+    def close(self) -> None:
+        if self._target is not None:
+            self._target.close()
+            self._target = None
+
+    def __enter__(self) -> Network:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _chainset(self, chains) -> ChainSet:
+        if isinstance(chains, (str, bytes)):
+            from .lang import parse
+
+            return parse(chains, catalog=self.catalog)
+        if isinstance(chains, ChainSet):
+            return chains
+        if isinstance(chains, Chain):
+            return ChainSet.of([chains])
+        return ChainSet.of(chains)

@@ -1,0 +1,16 @@
+"""Network targets: a topology of switches run as one network.
+
+* :class:`EmbeddedNetwork` (:mod:`.embedded`) — embedded model switches, one
+  P4Runtime server each, stand-in servers and hosts, linked in one process:
+  nothing to install;
+* :mod:`.update` — consistent network-wide updates over per-switch sessions;
+* :mod:`.trace` — network-wide traces (per hop: switch, NFs, tables, passes,
+  link taken), the same whichever network ran the packet.
+"""
+
+from .embedded import MAX_HOPS, EmbeddedNetwork, ServerStandIn
+from .trace import Hop, NetworkTrace, sfc_header, switch_hop
+from .update import NetworkUpdatePlan, plan_update, update_network
+
+__all__ = ["EmbeddedNetwork", "ServerStandIn", "MAX_HOPS", "Hop", "NetworkTrace", "sfc_header",
+           "switch_hop", "NetworkUpdatePlan", "plan_update", "update_network"]

@@ -1,0 +1,200 @@
+"""The embedded network: model switches, stand-in servers and hosts, linked in one process.
+
+Every switch of the topology is a :class:`~sfclab.targets.model.ModelTarget`
+— an embedded switch behind its own P4Runtime server on 127.0.0.1 — pushed
+over P4Runtime like a real one.  A packet sent from a host enters its switch
+on the port the topology says; each output leaves on a link to the next node:
+a switch (which processes it in turn), a server (which runs its NFs: see
+:class:`ServerStandIn`) or a host (it is delivered).  The walk records a
+:class:`~.trace.NetworkTrace` with every hop.
+
+Nothing here is specific to the model but the two calls that run a packet on
+a switch; a network of real switch processes reuses the programs
+(:class:`~sfclab.codegen.network.NetworkProgram`), the sessions and the
+consistent update (:mod:`.update`) and the trace objects (:mod:`.trace`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from ...codegen.network import NetworkProgram, ServerTask
+from ...errors import TargetError
+from ...ir.topology import Topology
+from .trace import Hop, NetworkTrace, sfc_header, set_si, switch_hop
+from .update import NetworkUpdatePlan, plan_update, update_network
+
+__all__ = ["EmbeddedNetwork", "ServerStandIn", "MAX_HOPS"]
+
+#: A packet that has visited this many nodes is dropped (a forwarding loop).
+MAX_HOPS = 64
+
+
+class ServerStandIn:
+    """A server of the embedded network: for a packet of service path *spi* whose
+    next NF is *si*, it runs its task's NFs (recorded in the trace; their bytes
+    are left as they are — a stand-in for the software NFs a switch cannot run),
+    sets the next-NF index and sends the packet back to its switch."""
+
+    def __init__(self, name: str, tasks: tuple[ServerTask, ...]) -> None:
+        self.name = name
+        self.tasks = {(t.spi, t.si): t for t in tasks}
+
+    def process(self, port: int, data: bytes) -> Hop:
+        h = sfc_header(data)
+        task = self.tasks.get((h["spi"], h["si"])) if h else None
+        if task is None:
+            why = ("no SFC header" if h is None else
+                   f"no task for service path {h['spi']}, next NF {h['si']}")
+            return Hop(node=self.name, kind="server", in_port=port, dropped=why), None
+        out = set_si(data, task.next_si)
+        return Hop(node=self.name, kind="server", in_port=port, ran=task.nfs,
+                   header=(task.spi, task.next_si)), (task.port, out)
+
+
+class EmbeddedNetwork:
+    """A :class:`Topology` of embedded model switches, run in this process."""
+
+    kind = "model-network"
+
+    def __init__(self, topology: Topology, *, max_hops: int = MAX_HOPS) -> None:
+        self.topology = topology
+        self.max_hops = max_hops
+        self.switches: dict = {}
+        self.servers: dict[str, ServerStandIn] = {}
+        self.program: NetworkProgram | None = None
+        self._flight = threading.Condition()
+        self._epoch = 0
+        self._in_flight: dict[int, int] = {}          # packet -> epoch it started in
+        self._next = 0
+
+    def __repr__(self) -> str:
+        return f"<EmbeddedNetwork {self.topology.summary().removeprefix('topology ')}>"
+
+    # -- programs --------------------------------------------------------------------------
+    def _target(self, switch: str):
+        t = self.switches.get(switch)
+        if t is None:
+            from ..model import ModelTarget
+
+            t = self.switches[switch] = ModelTarget()
+        return t
+
+    def push(self, program: NetworkProgram) -> dict[str, int]:
+        """Push every switch's program and entries over P4Runtime; returns the entry
+        count per switch."""
+        self._check_archs(program)
+        counts = {s: self._target(s).push(sp.generated) for s, sp in program.switches.items()}
+        self.servers = {srv: ServerStandIn(srv, tasks) for srv, tasks in program.servers.items()}
+        self.program = program
+        return counts
+
+    def _check_archs(self, program: NetworkProgram) -> None:
+        bad = [s for s, sp in program.switches.items() if sp.generated.arch != "v1model"]
+        if bad:
+            raise TargetError(f"the embedded network runs v1model switches; {', '.join(bad)} "
+                              f"are {program.switches[bad[0]].generated.arch}",
+                              hint="give those switches arch v1model in the topology")
+
+    def sessions(self) -> dict:
+        return {s: t.session for s, t in self.switches.items()}
+
+    def plan(self, program: NetworkProgram) -> NetworkUpdatePlan:
+        return plan_update(self.sessions(), {s: sp.generated
+                                             for s, sp in program.switches.items()})
+
+    def update(self, program: NetworkProgram, *, allow_reload: bool = False
+               ) -> NetworkUpdatePlan:
+        """Move the network to *program* consistently (:mod:`.update`)."""
+        if self.program is None:
+            raise TargetError("nothing is pushed yet", hint="push the network first")
+        self._check_archs(program)
+        plan = update_network(self.sessions(), {s: sp.generated
+                                                for s, sp in program.switches.items()},
+                              allow_reload=allow_reload, drain=self.drain)
+        self.servers = {srv: ServerStandIn(srv, tasks) for srv, tasks in program.servers.items()}
+        self.program = program
+        return plan
+
+    def drain(self, timeout: float = 10.0) -> None:
+        """Wait until every packet that entered the network before now has left it."""
+        with self._flight:
+            self._epoch += 1
+            now = self._epoch
+            self._flight.wait_for(lambda: all(e >= now for e in self._in_flight.values()),
+                                  timeout)
+
+    # -- packets ---------------------------------------------------------------------------
+    def send(self, host: str, packet, *, label: str = "") -> NetworkTrace:
+        """Send *packet* (bytes or scapy) from *host*; returns the network-wide trace."""
+        if self.program is None:
+            raise TargetError("nothing is pushed yet", hint="push the network first")
+        if host not in self.topology.hosts and host not in self.topology.servers:
+            from ...errors import did_you_mean
+
+            raise TargetError(f"no host {host!r} in topology {self.topology.name!r}",
+                              hint=did_you_mean(host, self.topology.hosts)
+                              or f"hosts: {', '.join(list(self.topology.hosts)[:12])}")
+        with self._flight:
+            self._next += 1
+            pid = self._next
+            self._in_flight[pid] = self._epoch
+        try:
+            return self._walk(host, bytes(packet), label)
+        finally:
+            with self._flight:
+                del self._in_flight[pid]
+                self._flight.notify_all()
+
+    def _walk(self, host: str, data: bytes, label: str) -> NetworkTrace:
+        topo = self.topology
+        nt = NetworkTrace(source=host, label=label)
+        sw, port = topo.attachment(host)
+        queue = deque([(sw, port, data)])
+        while queue:
+            node, port, data = queue.popleft()
+            if len(nt.hops) >= self.max_hops:
+                nt.hops.append(Hop(node=node, kind=topo.kind(node), in_port=port,
+                                   dropped=f"more than {self.max_hops} hops: a forwarding loop"))
+                break
+            kind = topo.kind(node)
+            if kind == "host":
+                nt.hops.append(Hop(node=node, kind="host", in_port=port))
+                nt.delivered.append((node, data))
+                continue
+            if kind == "server":
+                hop, out = self.servers.get(node, ServerStandIn(node, ())).process(port, data)
+                if out is not None:
+                    peer = topo.peer(node, out[0])
+                    hop.out = ((out[0], *peer),) if peer else ()
+                    queue.append((*peer, out[1]))
+                nt.hops.append(hop)
+                continue
+            r = self.switches[node].send(port, data)
+            hop = switch_hop(topo, node, port, r.outputs, r)
+            nt.hops.append(hop)
+            for p, out in r.outputs:
+                peer = topo.peer(node, p)
+                if peer is not None:
+                    queue.append((peer[0], peer[1], out))
+        nt.path = self.path_of(nt)
+        return nt
+
+    def path_of(self, nt: NetworkTrace) -> str | None:
+        """The service path (``web/0``) a packet ended on: the last switch that knows
+        (its token names a part of a path, after any branch)."""
+        for h in reversed(nt.hops):
+            if h.kind == "switch" and h.trace is not None and h.node in self.switches:
+                part = self.switches[h.node].session.path_of(h.trace)
+                if part is not None:
+                    return self.program.switches[h.node].paths.get(part)
+        return None
+
+    def occupancy(self, switch: str):
+        return self.switches[switch].occupancy()
+
+    def close(self) -> None:
+        for t in self.switches.values():
+            t.close()
+        self.switches.clear()

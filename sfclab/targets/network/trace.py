@@ -1,0 +1,218 @@
+"""Network-wide traces: one packet's hops across switches, servers and hosts.
+
+A :class:`NetworkTrace` is a list of :class:`Hop` objects, one per node the
+packet (or a copy of it) went through, in the order they happened: for a switch,
+its own :class:`~sfclab.targets.trace.PacketTrace` (NFs, tables, passes — from
+the embedded model, or from BMv2's event logger on a real network), and for
+every node the links the packet left on.  Any network target builds them with
+:func:`switch_hop`, so the views do not care which one ran.
+
+>>> from sfclab.targets.trace import PacketTrace, Event
+>>> from sfclab.ir.topology import line
+>>> t = PacketTrace(packet_id=1, ingress_port=1)
+>>> t.add(Event(kind="nf", name="firewall"))
+>>> t.finish(egress_port=2)
+>>> hop = switch_hop(line(2), "s1", 1, [(2, bytes(14))], t)
+>>> hop.out, hop.nfs
+(((2, 's2', 2),), ('firewall',))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace import PacketTrace
+
+__all__ = ["Hop", "NetworkTrace", "switch_hop", "sfc_header", "set_si", "SFC_ETHERTYPE"]
+
+#: The SFC header's EtherType (``ETHERTYPE_SFC`` in ``p4/include/sfc_headers.p4``).
+SFC_ETHERTYPE = 0x88B5
+
+
+def sfc_header(data: bytes) -> dict[str, int] | None:
+    """``{"spi": …, "si": …, "flags": …}`` of a frame that carries the SFC header
+    right after Ethernet, else None (offsets from ``sfc_t`` in ``sfc_headers.p4``)."""
+    if len(data) < 14 or int.from_bytes(data[12:14], "big") != SFC_ETHERTYPE:
+        return None
+    lay = _layout()
+    bits = int.from_bytes(data[14:14 + lay["_bytes"]], "big")
+    total = lay["_bytes"] * 8
+
+    def get(name: str) -> int:
+        off, width = lay[name]
+        return bits >> (total - off - width) & ((1 << width) - 1)
+
+    return {"spi": get("path_id"), "si": get("state"), "flags": get("flags")}
+
+
+_LAYOUT: dict[str, Any] = {}
+
+
+def _layout() -> dict[str, Any]:
+    """Bit offset and width of each ``sfc_t`` field, read once from the P4 library."""
+    if not _LAYOUT:
+        from ...p4 import ast as A
+        from ...p4.parser import library_dir, parse_p4_file
+
+        prog = parse_p4_file(library_dir() / "include" / "sfc_headers.p4")
+        (decl,) = prog.find(A.HeaderDecl, "sfc_t")
+        off = 0
+        for f in decl.fields:
+            _LAYOUT[f.name] = (off, f.type.width)
+            off += f.type.width
+        _LAYOUT["_bytes"] = off // 8
+    return _LAYOUT
+
+
+def set_si(data: bytes, si: int) -> bytes:
+    """*data* with the SFC header's next-NF index (its ``state`` field) set to *si*."""
+    lay = _layout()
+    off, width = lay["state"]
+    assert off % 8 == 0 and width == 8, "sfc_t.state is a whole byte"
+    k = 14 + off // 8
+    return data[:k] + bytes([si]) + data[k + 1:]
+
+
+@dataclass(slots=True, kw_only=True)
+class Hop:
+    """One node a packet went through.
+
+    ``kind`` is ``switch``, ``server`` or ``host``; ``source`` the switch's
+    :class:`~sfclab.targets.trace.PacketTrace`, or a target's result that makes
+    one when asked (``result.trace``: traces cost more than the packet); ``ran``
+    the NFs a server ran; ``out`` the links it left on: ``(port, neighbour,
+    neighbour's port)``; ``dropped`` why it went no further (empty if it did);
+    ``header`` the SFC header it left with (spi, si), if any."""
+
+    node: str
+    kind: str
+    in_port: int | None
+    source: Any = None
+    ran: tuple[str, ...] = ()
+    out: tuple[tuple[int, str, int], ...] = ()
+    dropped: str = ""
+    header: tuple[int, int] | None = None
+
+    @property
+    def trace(self) -> PacketTrace | None:
+        src = self.source
+        return src if src is None or isinstance(src, PacketTrace) else src.trace
+
+    @property
+    def nfs(self) -> tuple[str, ...]:
+        """The NF types the packet ran here."""
+        t = self.trace
+        return tuple(t.nfs()) if t is not None else self.ran
+
+    @property
+    def passes(self) -> int:
+        t = self.trace
+        return t.passes if t is not None else 0
+
+    def tables(self) -> list[tuple[str, bool]]:
+        return self.trace.tables() if self.trace is not None else []
+
+    def text(self) -> str:
+        what = f"{self.kind} {self.node}" + (f" in on port {self.in_port}"
+                                              if self.in_port is not None else "")
+        if self.kind == "switch":
+            what += f", {self.passes} pass(es)"
+        if self.nfs:
+            what += f", NFs {' -> '.join(self.nfs)}"
+        for port, nb, nbp in self.out:
+            what += f", out on port {port} to {nb}:{nbp}"
+        if self.header:
+            what += f" (service path {self.header[0]}, next NF {self.header[1]})"
+        if self.dropped:
+            what += f", dropped: {self.dropped}"
+        return what
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "kind": self.kind, "in_port": self.in_port,
+                "nfs": list(self.nfs), "passes": self.passes,
+                "out": [list(o) for o in self.out], "dropped": self.dropped,
+                "header": list(self.header) if self.header else None,
+                "trace": self.trace.to_dict() if self.trace is not None else None}
+
+
+@dataclass(slots=True, kw_only=True)
+class NetworkTrace:
+    """Everything one packet sent from a host did in the network."""
+
+    source: str
+    hops: list[Hop] = field(default_factory=list)
+    #: ``(host, bytes)`` for every copy that reached a host.
+    delivered: list[tuple[str, bytes]] = field(default_factory=list)
+    label: str = ""
+    #: The service path (``web/0``) it took, when the target can tell.
+    path: str | None = None
+
+    @property
+    def egress(self) -> str | None:
+        """The host the packet reached (the first, if copies reached several)."""
+        return self.delivered[0][0] if self.delivered else None
+
+    @property
+    def output(self) -> bytes | None:
+        return self.delivered[0][1] if self.delivered else None
+
+    @property
+    def dropped(self) -> bool:
+        return not self.delivered
+
+    @property
+    def drop_reason(self) -> str:
+        return next((f"{h.node}: {h.dropped}" for h in self.hops if h.dropped), "")
+
+    def switches(self) -> list[str]:
+        """The switches crossed, in order (one switch twice around a server detour)."""
+        return [h.node for h in self.hops if h.kind == "switch"]
+
+    def nfs(self) -> list[str]:
+        """The NF types the packet ran, in order, on every switch and server."""
+        return [nf for h in self.hops for nf in h.nfs]
+
+    def hop(self, node: str) -> Hop:
+        return next(h for h in self.hops if h.node == node)
+
+    def text(self) -> str:
+        head = f"packet from {self.source}" + (f" [{self.label}]" if self.label else "")
+        end = f"delivered to {self.egress}" if self.delivered else f"dropped ({self.drop_reason})"
+        lines = [f"{head}: {' -> '.join(self.switches()) or '(no switch)'}; NFs "
+                 f"{' -> '.join(self.nfs()) or '(none)'}; {end}"]
+        lines += [f"  {k}. {h.text()}" for k, h in enumerate(self.hops, 1)]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "label": self.label, "path": self.path,
+                "egress": self.egress, "switches": self.switches(), "nfs": self.nfs(),
+                "delivered": [[h, b.hex()] for h, b in self.delivered],
+                "hops": [h.to_dict() for h in self.hops]}
+
+
+def switch_hop(topology, switch: str, in_port: int, outputs: Iterable[tuple[int, bytes]],
+               source, *, cpu_port: int = 255, drop_reason: str = "") -> Hop:
+    """The hop of *switch*, from what its target reported: the links its outputs
+    took (per the topology) and why it dropped the packet; *source* is its
+    :class:`PacketTrace` or a result that makes one (see :class:`Hop`)."""
+    out, lost = [], []
+    header = None
+    for port, data in outputs:
+        if port == cpu_port:
+            lost.append(f"sent to the controller (CPU port {port})")
+            continue
+        peer = topology.peer(switch, port)
+        if peer is None:
+            lost.append(f"port {port} is not linked to anything")
+            continue
+        out.append((port, peer[0], peer[1]))
+        h = sfc_header(data)
+        if h is not None:
+            header = (h["spi"], h["si"])
+    dropped = "; ".join(lost) if lost and not out else ""
+    if not out and not lost:
+        dropped = drop_reason or getattr(source, "drop_reason", "") or "no output"
+    return Hop(node=switch, kind="switch", in_port=in_port, source=source, out=tuple(out),
+               dropped=dropped, header=header)

@@ -1,0 +1,97 @@
+"""Network-wide updates that no packet sees half-applied.
+
+Each switch is driven by its own :class:`~sfclab.runtime.session.Session`.  A
+change of the network's chains is written in three steps, each on **every**
+switch before the next begins (the one-switch update's steps, stretched over the
+network):
+
+1. ``first`` — the new entries: a changed chain has new service path ids (spi)
+   everywhere, and new local path ids on each switch, so nothing reaches them yet;
+2. ``flip`` — the ingress switches' classifier entries move the chain's new
+   packets to the new spis;
+3. *drain* (the packets already in flight leave the network), then ``last`` — the
+   entries only old packets could reach are removed.
+
+A packet classified before the flip runs the old configuration on every switch
+it crosses; one classified after it, the new one.  If a step fails on a switch,
+everything written so far, on every switch, is taken back.  A switch whose NF
+slots change needs a program reload (``allow_reload``), which is not hitless for
+the packets crossing that switch at that moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ...codegen import Generated
+from ...errors import SfclabError, TargetError
+from ...runtime.session import Session, UpdatePlan
+
+__all__ = ["NetworkUpdatePlan", "plan_update", "update_network"]
+
+
+@dataclass
+class NetworkUpdatePlan:
+    """What an update does on each switch (``entries``, ``reload`` or ``none``)."""
+
+    switches: dict[str, UpdatePlan] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        kinds = {p.kind for p in self.switches.values()}
+        return "reload" if "reload" in kinds else "entries" if "entries" in kinds else "none"
+
+    @property
+    def writes(self) -> int:
+        return sum(p.writes for p in self.switches.values())
+
+    def reloads(self) -> list[str]:
+        return [s for s, p in self.switches.items() if p.kind == "reload"]
+
+    def __str__(self) -> str:
+        if self.kind == "none":
+            return "nothing to change"
+        lines = [f"network update: {self.kind} ({self.writes} writes)"]
+        lines += [f"  {s}: {p}" for s, p in self.switches.items() if p.kind != "none"]
+        return "\n".join(lines)
+
+
+def plan_update(sessions: Mapping[str, Session], gens: Mapping[str, Generated]
+                ) -> NetworkUpdatePlan:
+    """What :func:`update_network` would do (nothing is written)."""
+    return NetworkUpdatePlan({s: sessions[s].plan(g) for s, g in gens.items()})
+
+
+def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated], *,
+                   allow_reload: bool = False, drain: Callable[[], None] = lambda: None
+                   ) -> NetworkUpdatePlan:
+    """Move every switch to its program in *gens* consistently (module docstring)."""
+    plan = plan_update(sessions, gens)
+    reload = plan.reloads()
+    if reload and not allow_reload:
+        why = "; ".join(f"{s}: {plan.switches[s].reason}" for s in reload)
+        raise TargetError(f"this change needs a program reload on {', '.join(reload)} ({why})",
+                          hint="update(allow_reload=True), or push the network again")
+    for s in reload:
+        sessions[s].push(gens[s])
+    staged = {s: sessions[s].stage(gens[s], p) for s, p in plan.switches.items()
+              if p.kind != "reload"}
+    done: list[tuple[str, list]] = []
+    try:
+        for step in ("first", "flip"):
+            for s, st in staged.items():
+                steps = getattr(st, step)
+                sessions[s].write(steps)
+                done.append((s, steps))
+    except SfclabError:
+        for s, steps in reversed(done):
+            sessions[s].undo(steps)
+        for s, st in staged.items():
+            sessions[s].unstage(st)
+        raise
+    drain()
+    for s, st in staged.items():
+        sessions[s].write(st.last)
+        sessions[s].settle(st)
+    return plan

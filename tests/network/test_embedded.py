@@ -1,0 +1,158 @@
+"""The embedded network, packet by packet: every class of the fat-tree example
+reaches the egress host with the bytes the one-switch program gives it, through the
+NFs and switches the placement says; a 3-switch line with a chain split three ways;
+transit switches; server detours; packets that have nowhere to go."""
+
+from __future__ import annotations
+
+import pytest
+from netsupport import FAT_TREE_ENDS, OneSwitch, fat_tree_example
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+import sfclab
+from sfclab.errors import TargetError
+from sfclab.ir.model import ChainSet, linear_chain
+from sfclab.ir.topology import line
+from sfclab.network import Network
+from sfclab.runtime.traffic import packets_for
+
+
+@pytest.fixture(scope="module")
+def fat_tree():
+    topo, chains = fat_tree_example()
+    net = Network(topo, chains)
+    net.push()
+    yield net
+    net.close()
+
+
+def _passes(net, nfs) -> int:
+    """Passes a segment needs on its switch: one more after each NF whose successor's
+    slot is not later in the canonical order (what the placement counted)."""
+    rank = net.placement.problem.rank
+    return 1 + sum(1 for a, b in zip(nfs, nfs[1:]) if rank[b] <= rank[a])
+
+
+def _check(net, nt, oracle_result, oracle_path, chain):
+    assert nt.path == oracle_path, nt.text()
+    journey = net.program.journeys[nt.path]
+    assert nt.switches() == [s.node for s in journey if s.kind == "switch"], nt.text()
+    assert nt.nfs() == [nf for s in journey for nf in s.nfs] == oracle_result.trace.nfs()
+    for hop, seg in zip([h for h in nt.hops if h.kind != "host"], journey):
+        assert hop.node == seg.node
+        if hop.kind == "switch":
+            assert hop.passes == _passes(net, seg.nfs), (hop.node, nt.text())
+    if oracle_result.outputs:
+        assert nt.egress == FAT_TREE_ENDS[chain][1]
+        assert nt.output == oracle_result.output(), nt.text()
+    else:
+        assert nt.dropped and nt.hops[-1].node == journey[-1].node
+
+
+def test_every_class_of_the_fat_tree_example(fat_tree):
+    net = fat_tree
+    seen = set()
+    for chain in net.chains:
+        oracle = OneSwitch(ChainSet.of([chain]))
+        try:
+            src = FAT_TREE_ENDS[chain.name][0]
+            port = net.topology.endpoint(src)[1]
+            packets = [cp.packet for cp in packets_for(chain, 4, seed=7)]
+            if chain.name == "web":        # the firewall's example ACL denies 10/8 over TCP
+                packets.append(Ether(dst="00:00:00:00:00:02") / IP(src="10.0.0.5",
+                                                                   dst="10.0.1.9") / TCP(dport=80))
+            for pkt in packets:
+                nt = net.send(src, None, pkt)
+                r, path = oracle.send(port, pkt)
+                _check(net, nt, r, path, chain.name)
+                seen.add(nt.path)
+        finally:
+            oracle.close()
+    assert {"web/0", "web/1", "sr/0", "dns/0", "mgmt/0"} <= seen
+    # the web chain's NFs are spread over several switches, with transit switches between
+    web = net.program.journeys["web/0"]
+    assert len({s.node for s in web if s.nfs}) >= 2 and any(not s.nfs for s in web)
+
+
+def test_the_trace_shows_each_hop(fat_tree):
+    nt = fat_tree.send("h1", "h16", "web")
+    text = nt.text()
+    assert text.startswith("packet from h1 [web]: e1_1 -> ")
+    first = nt.hops[0]
+    assert first.kind == "switch" and first.trace is not None and first.tables()
+    assert first.out and first.out[0][1] == nt.hops[1].node
+    assert first.header == (fat_tree.program.spis["web/0"], fat_tree.program.journeys[
+        "web/0"][1].start)
+    assert nt.hops[-1].kind == "host" and nt.hops[-1].node == "h16"
+    d = nt.to_dict()
+    assert d["egress"] == "h16" and d["switches"] == nt.switches()
+
+
+def test_tables_of_one_switch_count_its_hits(fat_tree):
+    fat_tree.send("h1", "h16", "web")
+    occ = {o.table: o for o in fat_tree.tables("e1_1")}
+    init = occ["SfcIngress.initializer"]
+    assert init.entries >= 1 and init.hits >= 1
+    with pytest.raises(TargetError, match="no switch 'e9_9'"):
+        fat_tree.tables("e9_9")
+
+
+def test_a_chain_split_over_a_three_switch_line():
+    t = line(3, stages=6)                              # 4 NF stages per switch
+    chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "qos", "nat"])])
+    with Network(t, chains) as net:
+        net.push()
+        assert [s.node for s in net.program.journeys["c/0"] if s.nfs] == ["s1", "s2", "s3"]
+        nt = net.send("h1", "h2", "c")
+        assert nt.switches() == ["s1", "s2", "s3"] and nt.egress == "h2"
+        assert [h.nfs for h in nt.hops[:3]] == [("heavy_hitter",), ("qos",), ("nat",)]
+        # on the wire: the same service path, the index of the next NF
+        spi = net.program.spis["c/0"]
+        assert [h.header for h in nt.hops[:2]] == [(spi, 1), (spi, 2)]
+        assert nt.hops[2].header is None                     # removed before delivery
+        assert nt.output[12:14] == bytes(nt.output)[12:14] != b"\x88\xb5"
+
+
+def test_transit_switches_forward_without_nfs():
+    t = line(4)
+    chains = ChainSet.of([linear_chain("c", ["firewall"])])
+    with Network(t, chains) as net:
+        nt = net.send("h1", "h2", "c")
+        assert nt.switches() == ["s1", "s2", "s3", "s4"] and nt.egress == "h2"
+        for h in nt.hops[1:4]:
+            assert h.nfs == () and h.passes == 1
+            acts = [e.name.rsplit(".", 1)[1] for e in h.trace.events if e.kind == "action"]
+            assert "enter" in acts and ("forward" in acts or "deliver" in acts)
+
+
+def test_a_server_detour_in_the_embedded_network():
+    t = line(3)
+    t.add_server("srv1", nfs=("dpi",))
+    t.add_link("srv1", "s2")
+    chains = ChainSet.of([linear_chain("c", ["firewall", "dpi", "nat"])])
+    with Network(t, chains) as net:
+        nt = net.send("h1", "h2", "c")
+        assert [h.node for h in nt.hops] == ["s1", "s2", "srv1", "s2", "s3", "h2"]
+        assert nt.nfs() == ["firewall", "dpi", "nat"] and nt.egress == "h2"
+        assert nt.hops[2].kind == "server" and nt.hops[2].header[1] == 2
+
+
+def test_packets_with_nowhere_to_go():
+    t = line(2)
+    chains = sfclab.parse("chain c match tcp.dport == 80: firewall")
+    with Network(t, chains) as net:
+        net.push()
+        # no chain's class: the ingress switch's initializer drops it
+        nt = net.send("h1", "h2", Ether() / IP(dst="10.9.9.9") / TCP(dport=22))
+        assert nt.dropped and nt.hops[0].node == "s1" and nt.hops[0].dropped
+        # an SFC header for a service path the next switch does not know
+        from sfclab.targets.network.trace import SFC_ETHERTYPE
+
+        hdr = (999).to_bytes(2, "big") + bytes([5]) + bytes(18)
+        frame = bytes(6) + bytes(6) + SFC_ETHERTYPE.to_bytes(2, "big") + hdr
+        frame = frame[:14 + 11] + bytes([0b0100]) + frame[14 + 12:]        # flags: in transit
+        nt = net.target.send("h1", frame + bytes(IP()))
+        assert nt.dropped
+        with pytest.raises(TargetError, match="no host 'h9'"):
+            net.target.send("h9", b"")
