@@ -5,7 +5,8 @@
 or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
 [--explain] [--p4c]`` runs the compiler passes and the code generator;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
-model; ``sfclab model-switch`` serves the model over P4Runtime.
+model; ``sfclab model-switch`` serves the model over P4Runtime (with ``--iface
+PORT@IFACE …``, as a switch process on network interfaces).
 """
 
 from __future__ import annotations
@@ -177,8 +178,13 @@ def _bindings(items: list[str]) -> list[tuple[str, int]]:
 
 
 def _model_switch(args: argparse.Namespace) -> int:
+    import signal
     import time
 
+    def interrupt(*_) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)           # SIGTERM stops it as Ctrl-C does
     try:
         if args.iface:
             from .targets.model.process import parse_iface, serve

@@ -171,6 +171,18 @@ _SOL_PACKET, _PACKET_AUXDATA = 263, 8
 #: struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
 _AUXDATA = struct.Struct("=IIIHHHH")
 _TP_STATUS_VLAN_VALID, _TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
+_SO_TIMESTAMPNS = 35                      # also SCM_TIMESTAMPNS: a struct timespec
+_TIMESPEC = struct.Struct("=qq")
+_ANCILLARY = socket.CMSG_SPACE(_AUXDATA.size) + socket.CMSG_SPACE(_TIMESPEC.size)
+
+
+def _stamp(ancillary: list) -> float:
+    """The kernel's receive time of a frame (``SO_TIMESTAMPNS``), 0 if absent."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
+            sec, ns = _TIMESPEC.unpack_from(data)
+            return sec + ns / 1e9
+    return 0.0
 
 
 def with_vlan_tag(frame: bytes, ancillary: list) -> bytes:
@@ -213,6 +225,7 @@ class InterfacePorts:
                 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
                 self._socks[port] = s
                 s.setsockopt(_SOL_PACKET, _PACKET_AUXDATA, 1)
+                s.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
                 s.bind((name, _ETH_P_ALL))
         except PermissionError:
             self.close()
@@ -245,10 +258,28 @@ class InterfacePorts:
         ready, _, _ = select.select(list(self._socks.values()), [], [], wait)
         out = []
         for s in ready:
-            data, anc, _, addr = s.recvmsg(65535, socket.CMSG_SPACE(_AUXDATA.size))
-            if addr[2] != _PACKET_OUTGOING:
-                out.append((self._port_of[s.fileno()], with_vlan_tag(data, anc)))
+            port, data, outgoing, _ = self._read(s)
+            if not outgoing:
+                out.append((port, data))
         return out
+
+    def sniff(self, wait: float = 0.0) -> list[tuple[int, bytes, bool, float]]:
+        """Every frame queued on the interfaces, both ways, oldest first (waiting up to
+        *wait* seconds for the first): ``(port, frame, outgoing, kernel time)``.
+        *outgoing*: sent by this namespace on the interface (a switch process's
+        outputs, when the interfaces are a switch's), not received on it."""
+        out, timeout = [], wait
+        while True:
+            ready, _, _ = select.select(list(self._socks.values()), [], [], timeout)
+            if not ready:
+                return sorted(out, key=lambda f: f[3])
+            out += [self._read(s) for s in ready]
+            timeout = 0.0
+
+    def _read(self, s: socket.socket) -> tuple[int, bytes, bool, float]:
+        data, anc, _, addr = s.recvmsg(65535, _ANCILLARY)
+        return (self._port_of[s.fileno()], with_vlan_tag(data, anc),
+                addr[2] == _PACKET_OUTGOING, _stamp(anc))
 
     def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
         return drain(self.recv, quiet, timeout)

@@ -13,6 +13,27 @@ import pytest
 from sfclab.targets.tools import ManagedProcess, free_port, wait_for_port
 
 
+#: Chains on line(3, stages=6): web split over two switches; ping and pong carry ICMP
+#: both ways, so a real ping between h1 and h2 crosses their NFs.
+LINE_CHAINS = """
+chain web match ipv4.proto == 6 && tcp.dport == 80: heavy_hitter -> nat
+chain ping match ipv4.proto == 1 && ipv4.dst == 10.0.0.2: firewall -> monitor
+chain pong match ipv4.proto == 1 && ipv4.dst == 10.0.0.1: monitor
+"""
+LINE_ENDS = {"web": ("h1", "h2"), "ping": ("h1", "h2"), "pong": ("h2", "h1")}
+
+
+def line_example() -> tuple:
+    """(topology, chains) of the line example."""
+    import sfclab
+    from sfclab.ir.topology import line
+
+    chains = sfclab.parse(LINE_CHAINS)
+    for c in chains:
+        c.ingress, c.egress = LINE_ENDS[c.name]
+    return line(3, stages=6), chains
+
+
 def interfaces_named(prefix: str) -> list[str]:
     """The root namespace's interfaces whose names start with *prefix*."""
     return sorted(n for n in os.listdir("/sys/class/net") if n.startswith(prefix))
@@ -25,11 +46,11 @@ def needs_network_chains() -> None:
                         reason="sfclab.targets.network (network-wide chains) is not in this tree")
 
 
-def both_networks(topo, chains) -> Iterator[tuple]:
+def both_networks(topo, chains, switch: str = "model") -> Iterator[tuple]:
     """``(embedded, mininet)``: a :class:`sfclab.network.Network` of *chains* on *topo*
-    (its embedded network pushed) and a Mininet network of model switch processes
-    pushed the same program; both closed afterwards, and no interface left behind.
-    Skips without root, Mininet or the network-wide chains."""
+    (its embedded network pushed) and a Mininet network of *switch* processes pushed
+    the same program; both closed afterwards, and no interface left behind.  Skips
+    without root, Mininet or the network-wide chains."""
     from sfclab.targets.mininet import MininetNetwork, missing_mininet
 
     why = missing_mininet()
@@ -40,7 +61,7 @@ def both_networks(topo, chains) -> Iterator[tuple]:
 
     embedded = Network(topo, chains)
     prefix = "t" + uuid.uuid4().hex[:3]
-    real = MininetNetwork(topo, prefix=prefix)
+    real = MininetNetwork(topo, switch=switch, prefix=prefix)
     try:
         assert real.push(embedded.program) == embedded.push()
         yield embedded, real

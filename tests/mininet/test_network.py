@@ -6,26 +6,12 @@ on the switches the placement chose."""
 from __future__ import annotations
 
 import pytest
-from mnsupport import both_networks
-
-CHAINS = """
-chain web match ipv4.proto == 6 && tcp.dport == 80: heavy_hitter -> nat
-chain ping match ipv4.proto == 1 && ipv4.dst == 10.0.0.2: firewall -> monitor
-chain pong match ipv4.proto == 1 && ipv4.dst == 10.0.0.1: monitor
-"""
-ENDS = {"web": ("h1", "h2"), "ping": ("h1", "h2"), "pong": ("h2", "h1")}
-
+from mnsupport import LINE_ENDS, both_networks, line_example
 
 @pytest.fixture(scope="module")
 def networks():
     """(the embedded network, the Mininet network), both pushed the same program."""
-    import sfclab
-    from sfclab.ir.topology import line
-
-    chains = sfclab.parse(CHAINS)
-    for c in chains:
-        c.ingress, c.egress = ENDS[c.name]
-    yield from both_networks(line(3, stages=6), chains)
+    yield from both_networks(*line_example())
 
 
 def test_packets_of_every_chain_agree_with_the_embedded_network(networks):
@@ -34,11 +20,11 @@ def test_packets_of_every_chain_agree_with_the_embedded_network(networks):
     embedded, real = networks
     assert len({s.node for s in embedded.program.journeys["web/0"] if s.nfs}) == 2
     for chain in embedded.chains:
-        src = ENDS[chain.name][0]
+        src = LINE_ENDS[chain.name][0]
         for cp in packets_for(chain, 3, seed=3):
             want = embedded.target.send(src, cp.packet, label=chain.name)
             got = real.send(src, cp.packet, label=chain.name)
-            assert got.egress == want.egress == ENDS[chain.name][1], got.text()
+            assert got.egress == want.egress == LINE_ENDS[chain.name][1], got.text()
             assert got.output == want.output
             assert got.nfs() == want.nfs() and got.switches() == want.switches()
             assert got.path == want.path

@@ -180,7 +180,7 @@ class MininetEmulation:
         self.topology = topology
         self.prefix = prefix
         self.launch = launch
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sfclab-mininet-"))
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sfclab-mininet-")).absolute()
         self._own_workdir = workdir is None
         self.notes: list[str] = []
         self.net = None

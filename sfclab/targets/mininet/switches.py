@@ -78,9 +78,23 @@ class ModelSwitches(SwitchProcesses):
     program = "sfclab model-switch"
     device_id = 1
 
-    def __init__(self, workdir: str | os.PathLike, *, python: str = sys.executable) -> None:
+    def __init__(self, workdir: str | os.PathLike, *, python: str = sys.executable,
+                 fork: bool = True) -> None:
         super().__init__(workdir)
         self.python = python
+        #: Fork each process from a server that imported sfclab once (fast), rather than
+        #: run the command line (:mod:`sfclab.targets.model.forked`).
+        self.fork = fork
+
+    def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
+        if not self.fork:
+            return super().launch(switch, interfaces)
+        from ..model.forked import start_forked
+
+        self.grpc_ports[switch] = port = free_port()
+        return start_forked(self.command(switch, interfaces, port)[3:],
+                            log_path=self.workdir / f"{switch}.log",
+                            name=f"{self.program} {switch}")
 
     def command(self, switch: str, interfaces: dict[int, str], grpc_port: int) -> list[str]:
         """The process's command line."""

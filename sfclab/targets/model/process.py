@@ -161,7 +161,13 @@ class InterfaceSwitch(P4RuntimeModelServer):
         if self.ports is None:
             raise TargetError("the switch's interfaces are not open", hint="call open() first")
         while not self._stopped.is_set():
-            for port, frame in self.ports.recv(0.2):
+            try:
+                got = self.ports.recv(0.2)
+            except OSError as e:            # an interface went away (its link was deleted)
+                raise TargetError(f"the switch lost its ports: {e.strerror}",
+                                  hint="its interfaces were deleted; start it again on "
+                                       "existing ones") from None
+            for port, frame in got:
                 self.run_packet(port, frame)
 
     def run_packet(self, port: int, frame: bytes) -> None:
