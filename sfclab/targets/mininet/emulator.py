@@ -300,10 +300,7 @@ class MininetEmulation:
         """Raw sockets on *host*'s interfaces, inside its namespace (``{port: …}``)."""
         node = self.node(host)
         with netns(node.pid):
-            return InterfacePorts(self.interfaces_of_host(host))
-
-    def interfaces_of_host(self, host: str) -> dict[int, str]:
-        return {p: interface_name(host, p) for p in sorted(self.topology.ports_used(host))}
+            return InterfacePorts(self.interfaces(host))
 
     # -- stopping ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -316,6 +313,7 @@ class MininetEmulation:
         for proc in self.processes.values():
             with contextlib.suppress(Exception):
                 proc.stop(3.0)
+        self.processes.clear()
         if self.net is not None:
             with contextlib.suppress(Exception):
                 self.net.stop()
