@@ -5,8 +5,7 @@
 or the errors (exit status 1).  ``sfclab compile FILE… [--arch] [-o DIR]
 [--explain] [--p4c]`` runs the compiler passes and the code generator;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
-model; ``sfclab model-switch`` serves the model over P4Runtime (with ``--iface
-PORT@IFACE …``, as a switch process on network interfaces).
+model; ``sfclab model-switch`` serves the model over P4Runtime.
 """
 
 from __future__ import annotations

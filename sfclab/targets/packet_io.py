@@ -42,9 +42,8 @@ from .trace import Event, Outputs, PacketTrace
 
 __all__ = [
     "drain", "PORT_ADD", "PACKET_IN", "PACKET_OUT", "pack_packet_in", "unpack_packet_out",
-    "PacketPorts", "NanomsgPorts", "InterfacePorts", "VethPorts", "veth_peer", "open_ports",
-    "with_vlan_tag",
-    "PacketResult", "outputs_trace", "with_output",
+    "PacketPorts", "NanomsgPorts", "VethPorts", "veth_peer", "open_ports", "PacketResult",
+    "outputs_trace", "with_output",
 ]
 
 # The message types of BMv2's packet-in device manager (dev_mgr_packet_in.cpp).
@@ -165,132 +164,11 @@ def veth_peer(iface: str, *, sysfs: str | os.PathLike = "/sys/class/net") -> str
                       "of each veth pair (-i PORT@IFACE); sfclab uses the other end")
 
 
-_ETH_P_ALL = 0x0003            # every protocol (bind() puts it in network byte order)
+_ETH_P_ALL = 0x0003
 _PACKET_OUTGOING = 4
-_SOL_PACKET, _PACKET_AUXDATA = 263, 8
-#: struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
-_AUXDATA = struct.Struct("=IIIHHHH")
-_TP_STATUS_VLAN_VALID, _TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
-_SO_TIMESTAMPNS = 35                      # also SCM_TIMESTAMPNS: a struct timespec
-_TIMESPEC = struct.Struct("=qq")
-_ANCILLARY = socket.CMSG_SPACE(_AUXDATA.size) + socket.CMSG_SPACE(_TIMESPEC.size)
 
 
-def _stamp(ancillary: list) -> float:
-    """The kernel's receive time of a frame (``SO_TIMESTAMPNS``), 0 if absent."""
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
-            sec, ns = _TIMESPEC.unpack_from(data)
-            return sec + ns / 1e9
-    return 0.0
-
-
-def with_vlan_tag(frame: bytes, ancillary: list) -> bytes:
-    """*frame* as it was on the wire: Linux takes a received frame's VLAN tag off
-    (VLAN offload) and reports it in ``PACKET_AUXDATA``; put it back after the MACs
-    (as libpcap does).
-
-    >>> aux = _AUXDATA.pack(_TP_STATUS_VLAN_VALID, 0, 0, 0, 0, 100, 0)
-    >>> with_vlan_tag(bytes(12) + b"\\x08\\x00", [(_SOL_PACKET, _PACKET_AUXDATA, aux)]).hex()
-    '000000000000000000000000810000640800'
-    """
-    for level, kind, data in ancillary:
-        if level == _SOL_PACKET and kind == _PACKET_AUXDATA and len(data) >= _AUXDATA.size:
-            status, _, _, _, _, tci, tpid = _AUXDATA.unpack_from(data)
-            if status & _TP_STATUS_VLAN_VALID:
-                if not status & _TP_STATUS_VLAN_TPID_VALID:
-                    tpid = 0x8100
-                return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
-    return frame
-
-
-class InterfacePorts:
-    """Network interfaces as switch ports, one ``AF_PACKET`` socket each (root or
-    ``CAP_NET_RAW``): ``send(port, frame)`` transmits on port *port*'s interface,
-    ``recv`` / ``collect`` return the frames that arrived on them.  Frames this host
-    itself sends on an interface (its own transmissions, the kernel's IPv6 neighbour
-    discovery …) are ignored.  A socket hears nothing until it is bound to its
-    interface, so frames of other interfaces never slip in.
-
-    *interfaces* maps a port to an interface of the network namespace the sockets are
-    made in (create the object inside another namespace to use that one's)."""
-
-    what = "interface"
-
-    def __init__(self, interfaces: Mapping[int, str]) -> None:
-        self.interfaces = dict(interfaces)
-        self._socks: dict[int, socket.socket] = {}
-        try:
-            for port, name in self.interfaces.items():
-                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-                self._socks[port] = s
-                s.setsockopt(_SOL_PACKET, _PACKET_AUXDATA, 1)
-                s.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
-                s.bind((name, _ETH_P_ALL))
-        except PermissionError:
-            self.close()
-            raise TargetError(f"sending on {self.what}s needs root (or CAP_NET_RAW)",
-                              hint="run as root, or use BMv2's packet-in socket (no root)"
-                              ) from None
-        except OSError as e:
-            self.close()
-            raise TargetError(f"cannot open the {self.what}s {self.interfaces}: "
-                              f"{e.strerror}") from None
-        self._port_of = {s.fileno(): p for p, s in self._socks.items()}
-
-    def describe(self) -> str:
-        return "interfaces: " + ", ".join(f"{p}@{n}" for p, n in self.interfaces.items())
-
-    def fileno_ports(self) -> dict[int, int]:
-        """File descriptor -> port, for a caller's own ``select``."""
-        return dict(self._port_of)
-
-    def send(self, port: int, frame: bytes) -> None:
-        s = self._socks.get(port)
-        if s is None:
-            raise TargetError(f"port {port} is not attached to a {self.what}",
-                              hint=f"ports: {sorted(self._socks)}")
-        s.send(bytes(frame))
-
-    def recv(self, wait: float) -> list[tuple[int, bytes]]:
-        """``(port, frame)`` for what arrived within *wait* seconds (at most one
-        frame per port)."""
-        ready, _, _ = select.select(list(self._socks.values()), [], [], wait)
-        out = []
-        for s in ready:
-            port, data, outgoing, _ = self._read(s)
-            if not outgoing:
-                out.append((port, data))
-        return out
-
-    def sniff(self, wait: float = 0.0) -> list[tuple[int, bytes, bool, float]]:
-        """Every frame queued on the interfaces, both ways, oldest first (waiting up to
-        *wait* seconds for the first): ``(port, frame, outgoing, kernel time)``.
-        *outgoing*: sent by this namespace on the interface (a switch process's
-        outputs, when the interfaces are a switch's), not received on it."""
-        out, timeout = [], wait
-        while True:
-            ready, _, _ = select.select(list(self._socks.values()), [], [], timeout)
-            if not ready:
-                return sorted(out, key=lambda f: f[3])
-            out += [self._read(s) for s in ready]
-            timeout = 0.0
-
-    def _read(self, s: socket.socket) -> tuple[int, bytes, bool, float]:
-        data, anc, _, addr = s.recvmsg(65535, _ANCILLARY)
-        return (self._port_of[s.fileno()], with_vlan_tag(data, anc),
-                addr[2] == _PACKET_OUTGOING, _stamp(anc))
-
-    def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
-        return drain(self.recv, quiet, timeout)
-
-    def close(self) -> None:
-        for s in self._socks.values():
-            s.close()
-        self._socks.clear()
-
-
-class VethPorts(InterfacePorts):
+class VethPorts:
     """The host ends of the switch's veth pairs, as ``AF_PACKET`` sockets.
 
     *interfaces* maps a switch port to the interface the switch is attached to
@@ -299,15 +177,52 @@ class VethPorts(InterfacePorts):
     the switch still sees what the kernel sends on its own end, so disable IPv6 on
     the veths as BMv2's ``veth_setup.sh`` does."""
 
-    what = "veth"
-
     def __init__(self, interfaces: Mapping[int, str], *,
                  sysfs: str | os.PathLike = "/sys/class/net") -> None:
         self.peers = {port: veth_peer(name, sysfs=sysfs) for port, name in interfaces.items()}
-        super().__init__(self.peers)
+        self._socks: dict[int, socket.socket] = {}
+        try:
+            for port, peer in self.peers.items():
+                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(_ETH_P_ALL))
+                self._socks[port] = s
+                s.bind((peer, 0))
+        except PermissionError:
+            self.close()
+            raise TargetError("sending on veth interfaces needs root (or CAP_NET_RAW)",
+                              hint="run as root, or use BMv2's packet-in socket (no root)"
+                              ) from None
+        except OSError as e:
+            self.close()
+            raise TargetError(f"cannot open the veth interfaces {self.peers}: {e.strerror}"
+                              ) from None
+        self._port_of = {s.fileno(): p for p, s in self._socks.items()}
 
     def describe(self) -> str:
         return "veth: " + ", ".join(f"port {p} via {peer}" for p, peer in self.peers.items())
+
+    def send(self, port: int, frame: bytes) -> None:
+        s = self._socks.get(port)
+        if s is None:
+            raise TargetError(f"port {port} is not attached to a veth",
+                              hint=f"ports: {sorted(self._socks)}")
+        s.send(bytes(frame))
+
+    def _recv(self, wait: float) -> list[tuple[int, bytes]]:
+        ready, _, _ = select.select(list(self._socks.values()), [], [], wait)
+        out = []
+        for s in ready:
+            data, addr = s.recvfrom(65535)
+            if addr[2] != _PACKET_OUTGOING:
+                out.append((self._port_of[s.fileno()], data))
+        return out
+
+    def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
+        return drain(self._recv, quiet, timeout)
+
+    def close(self) -> None:
+        for s in self._socks.values():
+            s.close()
+        self._socks.clear()
 
 
 def open_ports(ports) -> PacketPorts | None:

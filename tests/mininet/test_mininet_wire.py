@@ -11,7 +11,7 @@ import pytest
 
 from sfclab.targets import bmv2_events as E
 from sfclab.targets.mininet.wire import Bmv2Records
-from sfclab.targets.packet_io import InterfacePorts, VethPorts
+from sfclab.targets.interfaces import InterfacePorts
 
 NAMES = {"pipelines": [{"name": "ingress", "id": 0, "tables": [
     {"name": "SfcIngress.slot0_firewall.acl", "id": 3, "key": [{}]}], "conditionals": []}],
@@ -43,12 +43,12 @@ class _FakeSwitch(threading.Thread):
 
 def test_records_pair_each_frame_in_with_what_went_out_and_its_trace(veths, tmp_path):
     pynng = pytest.importorskip("pynng", reason="pynng (BMv2's event logger) is not installed")
-    (sw1, _), (sw2, _) = veths
+    (sw1, h1), (sw2, h2) = veths
     address = f"ipc://{tmp_path}/events.ipc"
     pub = pynng.Pub0(listen=address)
     switch = _FakeSwitch(InterfacePorts({1: sw1, 2: sw2}), pub)
     records = Bmv2Records({1: sw1, 2: sw2}, address, E.NameMap.from_json(NAMES))
-    hosts = VethPorts({1: sw1, 2: sw2})
+    hosts = InterfacePorts({1: h1, 2: h2})
     switch.start()
     try:
         assert records._events.wait_connected(5)

@@ -19,7 +19,7 @@ from sfclab.runtime.client import Client
 from sfclab.runtime.session import Session
 from sfclab.targets.model import ModelTarget
 from sfclab.targets.model.process import RecordReader
-from sfclab.targets.packet_io import VethPorts
+from sfclab.targets.interfaces import InterfacePorts
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -49,11 +49,11 @@ FRAMES = [
 
 
 def test_the_switch_process_forwards_as_the_model_does(veths, tmp_path):
-    (sw1, _), (sw2, _) = veths
+    (sw1, h1), (sw2, h2) = veths
     log = tmp_path / "trace.jsonl"
     proc, grpc = model_switch({1: sw1, 2: sw2}, tmp_path, "--trace-log", str(log))
     records = RecordReader(log)
-    wire = VethPorts({1: sw1, 2: sw2})          # the far ends: what hosts would see
+    wire = InterfacePorts({1: h1, 2: h2})       # the far ends: what hosts would see
     oracle = ModelTarget(ports=(1, 2))
     client = Client(f"127.0.0.1:{grpc}", device_id=1).connect()
     try:

@@ -38,7 +38,7 @@ from typing import Any
 
 from ...errors import TargetError
 from ...ir.topology import Topology
-from ..packet_io import InterfacePorts
+from ..interfaces import InterfacePorts
 
 __all__ = ["MININET_DIR", "missing_mininet", "load_mininet", "netns", "interface_name",
            "MininetEmulation"]

@@ -34,7 +34,7 @@ from ...errors import TargetError, did_you_mean
 from ...ir.topology import Topology
 from ...runtime.client import Client
 from ...runtime.session import Session
-from ..packet_io import PacketResult
+from ..model.result import ProcessResult
 from ..trace import PacketTrace
 from .emulator import MininetEmulation
 from .switches import switch_kind
@@ -81,19 +81,22 @@ class _SwitchView:
         self.read()
         self.pending.clear()
 
-    def send(self, port: int, data: bytes) -> PacketResult:
-        """What the process did with *data*, which arrived on *port*."""
+    def send(self, port: int, data: bytes) -> ProcessResult:
+        """What the process did with *data*, which arrived on *port*: a result like the
+        embedded model's (outputs, trace, why it dropped the packet)."""
         rec = self._record(port, data)
         if rec is None:
             trace = PacketTrace(packet_id=0, ingress_port=port)
             trace.finish(drop_reason=f"the switch process reported no such packet on port "
                                      f"{port} within {self.timeout:g} s")
-            return PacketResult([], trace)
-        trace = rec.trace
-        if trace is None:
-            trace = PacketTrace(packet_id=rec.seq, ingress_port=port)
-            trace.finish(drop_reason=rec.note or "the switch gave no trace")
-        return PacketResult(list(rec.outputs), trace)
+            outputs = []
+        else:
+            outputs, trace = list(rec.outputs), rec.trace
+            if trace is None:
+                trace = PacketTrace(packet_id=rec.seq, ingress_port=port)
+                trace.finish(drop_reason=rec.note or "the switch gave no trace")
+        return ProcessResult(outputs, passes=trace.passes, drop_reason=trace.drop_reason,
+                             packet_id=trace.packet_id, ingress_port=port, _trace=trace)
 
     def _record(self, port: int, data: bytes):
         deadline = time.monotonic() + self.timeout

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from ...errors import TargetError
 from ..bmv2_events import EventSubscriber, NameMap, decode_events
 from ..model.process import SwitchRecord
-from ..packet_io import InterfacePorts, outputs_trace
+from ..interfaces import InterfacePorts
+from ..packet_io import outputs_trace
 from ..trace import PacketTrace
 
 __all__ = ["Bmv2Records", "assemble"]

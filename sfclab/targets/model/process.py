@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...errors import TargetError
-from ..packet_io import InterfacePorts
+from ..interfaces import InterfacePorts
 from ..trace import Event, PacketTrace
 from .p4rt import P4RuntimeModelServer
 
