@@ -75,5 +75,15 @@ def test_a_network_is_refused_before_anything_is_made(mininet, prefix):
         net.push_switch("s9", None)
     with pytest.raises(TargetError, match="no network program is pushed yet"):
         net.send("h1", b"\x00" * 60)
-    net.close()
+    # two networks with the same interface names: the second says so, and leaves the first
+    try:
+        net.start()
+        made = interfaces_named(prefix)
+        with pytest.raises(TargetError, match="Mininet could not build the network") as e:
+            MininetNetwork(_one_switch(), prefix=prefix).start()
+        assert "prefix of its own" in e.value.hint
+        assert interfaces_named(prefix) == made and all(
+            p.running for p in net.emulation.processes.values())
+    finally:
+        net.close()
     assert interfaces_named(prefix) == []

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ...errors import TargetError
+from ...errors import SfclabError, TargetError
 from ...ir.topology import Topology
 from ..interfaces import InterfacePorts
 
@@ -53,11 +53,7 @@ IFNAMSIZ = 15
 
 
 def missing_mininet() -> str | None:
-    """Why a Mininet network cannot run here (None: it can).
-
-    >>> missing_mininet() is None or "mininet" in missing_mininet() or "root" in missing_mininet()
-    True
-    """
+    """Why a Mininet network cannot run here (None: it can): not root, no Mininet."""
     if os.geteuid() != 0:
         return "Mininet needs root (network namespaces, veth pairs, raw sockets)"
     if shutil.which("mnexec") is None:
@@ -179,14 +175,15 @@ class MininetEmulation:
                               hint="run as root on Linux with Mininet installed")
         self.topology = topology
         self.prefix = prefix
+        for s in topology.switches:                 # every name fits, before anything is made
+            self.interfaces(s)
         self.launch = launch
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sfclab-mininet-")).absolute()
         self._own_workdir = workdir is None
         self.notes: list[str] = []
         self.net = None
         self.processes: dict[str, Any] = {}
-        for s in topology.switches:                 # every name fits, before anything is made
-            self.interfaces(s)
+        self._made: list[str] = []                  # the root namespace's interfaces we made
 
     # -- names ---------------------------------------------------------------------------------
     def node_name(self, node: str) -> str:
@@ -220,6 +217,14 @@ class MininetEmulation:
             self._static_arp()
             self._check_shaping()
             self.net.start()
+        except SfclabError:
+            self.stop()
+            raise
+        except Exception as e:                  # Mininet's own: a name taken, a tool missing
+            self.stop()
+            raise TargetError(f"Mininet could not build the network: {e}".strip(),
+                              hint="another network may use the same interface names: give "
+                                   "this one a prefix of its own") from None
         except BaseException:
             self.stop()
             raise
@@ -268,11 +273,12 @@ class MininetEmulation:
             for key, node in (("addr1", a), ("addr2", b)):
                 if self.topology.kind(node) == "host":
                     opts[key] = self.topology.node(node).mac_text
+            names = interface_name(self.node_name(a), pa), interface_name(self.node_name(b), pb)
             self.net.addLink(self.node_name(a), self.node_name(b), port1=pa, port2=pb,
-                             cls=Link, intf=intf,
-                             intfName1=interface_name(self.node_name(a), pa),
-                             intfName2=interface_name(self.node_name(b), pb),
+                             cls=Link, intf=intf, intfName1=names[0], intfName2=names[1],
                              params1=params, params2=params, **opts)
+            self._made += [n for n, node in zip(names, (a, b))
+                           if self.topology.kind(node) == "switch"]
 
     def _static_arp(self) -> None:
         hosts = self.topology.hosts
@@ -305,7 +311,7 @@ class MininetEmulation:
     # -- stopping ------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop the switch processes, then Mininet (hosts, links); remove any interface
-        of this network that is left."""
+        this network made that is left (and no other)."""
         for proc in self.processes.values():       # all at once: they stop in parallel
             if proc.running:
                 with contextlib.suppress(ProcessLookupError):
@@ -318,11 +324,10 @@ class MininetEmulation:
             with contextlib.suppress(Exception):
                 self.net.stop()
             self.net = None
-        for s in self.topology.switches:
-            for name in self.interfaces(s).values():
-                if Path("/sys/class/net", name).exists():
-                    subprocess.run(["ip", "link", "del", name], capture_output=True,
-                                   check=False)
+        for name in self._made:                    # what Mininet left of ours (only ours)
+            if Path("/sys/class/net", name).exists():
+                subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+        self._made.clear()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -30,7 +30,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ...errors import TargetError, did_you_mean
+from ...errors import SfclabError, TargetError, did_you_mean
 from ...ir.topology import Topology
 from ...runtime.client import Client
 from ...runtime.session import Session
@@ -163,7 +163,11 @@ class MininetNetwork:
         self.start_timeout = start_timeout
         self.emulation = MininetEmulation(topology, self._launch, prefix=prefix,
                                           workdir=workdir)
-        self.switch_kind = switch_kind(switch, self.emulation.workdir)
+        try:
+            self.switch_kind = switch_kind(switch, self.emulation.workdir)
+        except SfclabError:
+            self.emulation.stop()                   # its working directory
+            raise
         self._walker = None
         self.views: dict[str, _SwitchView] = {}
         self._hosts: dict[str, Any] = {}
