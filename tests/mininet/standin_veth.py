@@ -16,6 +16,7 @@ As a script: ``python standin_veth.py ARGS…`` (``simple_switch_grpc``'s)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,7 +46,8 @@ def switch_main(argv: list[str]) -> int:
     from sfclab.targets.packet_io import pack_packet_in, unpack_packet_out
 
     interfaces = _interfaces(argv)
-    address = f"ipc://{tempfile.mkdtemp(prefix='sfclab-veth-')}/packets.ipc"
+    workdir = tempfile.mkdtemp(prefix="sfclab-veth-")
+    address = f"ipc://{workdir}/packets.ipc"
     cut = argv.index("--") if "--" in argv else len(argv)
     child = subprocess.Popen([sys.executable, str(STANDIN), "switch", *argv[:cut],
                               "--packet-in", address, *argv[cut:]])
@@ -78,6 +80,7 @@ def switch_main(argv: list[str]) -> int:
     stop.set()
     sock.close()
     ports.close()
+    shutil.rmtree(workdir, ignore_errors=True)
     return status
 
 
