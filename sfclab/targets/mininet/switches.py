@@ -1,0 +1,196 @@
+"""The switch processes of a Mininet network: one per switch, on the switch's interfaces.
+
+A *switch kind* says how to start a switch's process, how to push to it and
+how to read what it did with each packet (:class:`~sfclab.targets.model.process.SwitchRecord`):
+
+* :class:`ModelSwitches` — ``sfclab model-switch --iface 1@s1-eth1 …
+  --trace-log FILE``: the embedded model as a process, its records read from
+  its trace log;
+* :class:`Bmv2Switches` — ``simple_switch_grpc -i 1@s1-eth1 … --nanolog …``
+  (:func:`~sfclab.targets.bmv2.switch_command`), the program compiled with
+  ``p4c-bm2-ss``; its records are assembled from what crossed its interfaces
+  (:mod:`.wire`) and its event logger.
+
+Both serve P4Runtime on 127.0.0.1 at a port chosen when they start.
+
+>>> kind = ModelSwitches("/tmp/w")
+>>> kind.command("s1", {1: "s1-eth1", 2: "s1-eth2"}, 50001)[3:]
+... # doctest: +NORMALIZE_WHITESPACE
+['model-switch', '--grpc', '127.0.0.1:50001', '--device-id', '1', '--cpu-port', '255',
+ '--iface', '1@s1-eth1', '--iface', '2@s1-eth2', '--trace-log', '/tmp/w/s1.trace.jsonl']
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ...codegen import Generated
+from ...errors import TargetError, did_you_mean
+from ..model.process import RecordReader
+from ..tools import ManagedProcess, free_port, wait_for_port
+
+__all__ = ["SwitchProcesses", "ModelSwitches", "Bmv2Switches", "SWITCH_KINDS", "switch_kind"]
+
+
+class SwitchProcesses:
+    """What every kind shares: one process per switch, P4Runtime on 127.0.0.1 at a free
+    port, logs in *workdir*.  A kind gives :meth:`command`, :meth:`device_config` and
+    :meth:`records`."""
+
+    kind = ""
+    program = ""
+    device_id = 0
+    cpu_port = 255
+
+    def __init__(self, workdir: str | os.PathLike) -> None:
+        self.workdir = Path(workdir)
+        self.grpc_ports: dict[str, int] = {}
+
+    def command(self, switch: str, interfaces: dict[int, str], grpc_port: int) -> list[str]:
+        raise NotImplementedError
+
+    def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
+        """Start *switch*'s process on *interfaces* (``{port: interface}``)."""
+        self.grpc_ports[switch] = port = free_port()
+        return ManagedProcess.start(self.command(switch, interfaces, port),
+                                    log_path=self.workdir / f"{switch}.log", cwd=self.workdir,
+                                    name=f"{self.program} {switch}")
+
+    def address(self, switch: str) -> str:
+        return f"127.0.0.1:{self.grpc_ports[switch]}"
+
+    def wait(self, switch: str, process: ManagedProcess, timeout: float) -> None:
+        """Wait until the switch serves P4Runtime (:class:`TargetError` with its log if not)."""
+        wait_for_port("127.0.0.1", self.grpc_ports[switch], timeout=timeout, process=process,
+                      what=f"{self.program} {switch}")
+
+    def close(self) -> None:
+        pass
+
+
+class ModelSwitches(SwitchProcesses):
+    """The embedded model, one ``sfclab model-switch`` process per switch."""
+
+    kind = "model"
+    program = "sfclab model-switch"
+    device_id = 1
+
+    def __init__(self, workdir: str | os.PathLike, *, python: str = sys.executable,
+                 fork: bool = True) -> None:
+        super().__init__(workdir)
+        self.python = python
+        #: Fork each process from a server that imported sfclab once (fast), rather than
+        #: run the command line (:mod:`sfclab.targets.model.forked`).
+        self.fork = fork
+
+    def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
+        if not self.fork:
+            return super().launch(switch, interfaces)
+        from ..model.forked import start_forked
+
+        self.grpc_ports[switch] = port = free_port()
+        return start_forked(self.command(switch, interfaces, port)[3:],
+                            log_path=self.workdir / f"{switch}.log",
+                            name=f"{self.program} {switch}")
+
+    def command(self, switch: str, interfaces: dict[int, str], grpc_port: int) -> list[str]:
+        """The process's command line."""
+        cmd = [self.python, "-m", "sfclab", "model-switch", "--grpc", f"127.0.0.1:{grpc_port}",
+               "--device-id", str(self.device_id), "--cpu-port", str(self.cpu_port)]
+        for port, name in sorted(interfaces.items()):
+            cmd += ["--iface", f"{port}@{name}"]
+        return cmd + ["--trace-log", str(self.trace_log(switch))]
+
+    def trace_log(self, switch: str) -> Path:
+        return self.workdir / f"{switch}.trace.jsonl"
+
+    def device_config(self, switch: str) -> Callable[[Generated], object]:
+        """What the session pushes as ``p4_device_config``: the program's text."""
+        return lambda gen: gen.program.text.encode()
+
+    def records(self, switch: str, interfaces: dict[int, str]):
+        """The source of *switch*'s :class:`SwitchRecord` s (``read()``)."""
+        return RecordReader(self.trace_log(switch))
+
+
+class Bmv2Switches(SwitchProcesses):
+    """BMv2, one ``simple_switch_grpc`` per switch (``SFCLAB_BMV2`` or ``PATH``)."""
+
+    kind = "bmv2"
+    program = "simple_switch_grpc"
+    device_id = 0
+
+    def __init__(self, workdir: str | os.PathLike) -> None:
+        from ..bmv2 import BMV2_ENV, INSTALL_BMV2, SWITCH
+        from ..tools import require_executable
+
+        super().__init__(workdir)
+        self.exe = require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
+        self.names: dict[str, object] = {}
+        self._sources: dict[str, object] = {}
+
+    def nanolog(self, switch: str) -> str:
+        from ..bmv2 import _ipc_path
+
+        return f"ipc://{_ipc_path(self.workdir, f'{switch}.events', self.grpc_ports[switch])}"
+
+    def command(self, switch: str, interfaces: dict[int, str], grpc_port: int) -> list[str]:
+        from ..bmv2 import PortMap, switch_command
+
+        return switch_command(self.exe, grpc_addr=f"127.0.0.1:{grpc_port}",
+                              ports=PortMap.veth(interfaces), device_id=self.device_id,
+                              cpu_port=self.cpu_port, nanolog=self.nanolog(switch))
+
+    def device_config(self, switch: str) -> Callable[[Generated], object]:
+        """Compile with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (whose ids win)."""
+        from ...codegen.p4c import compiler_p4info
+        from ..bmv2 import compile_v1model
+
+        builds = iter(range(1 << 30))
+
+        def config(gen: Generated):
+            build = compile_v1model(gen, self.workdir / f"{switch}.build{next(builds)}")
+            self.names[switch] = build.names()
+            source = self._sources.get(switch)
+            if source is not None:
+                source.names = self.names[switch]
+            return build.device_config(), compiler_p4info(build.p4info_path)
+        return config
+
+    def records(self, switch: str, interfaces: dict[int, str]):
+        from ..bmv2_events import NameMap
+        from .wire import Bmv2Records
+
+        src = Bmv2Records(interfaces, self.nanolog(switch), self.names.get(switch) or NameMap(),
+                          device_id=self.device_id)
+        self._sources[switch] = src
+        return src
+
+    def close(self) -> None:
+        for src in self._sources.values():
+            src.close()
+        self._sources.clear()
+
+
+#: Switch kinds by name.
+SWITCH_KINDS = {"model": ModelSwitches, "bmv2": Bmv2Switches}
+
+
+def switch_kind(name: str, workdir: str | os.PathLike):
+    """The switch kind *name* (``model`` or ``bmv2``), working in *workdir*.
+
+    >>> switch_kind("modle", "/tmp")
+    Traceback (most recent call last):
+    ...
+    sfclab.errors.TargetError: unknown switch kind 'modle'
+    hint: did you mean 'model'?
+    """
+    cls = SWITCH_KINDS.get(name)
+    if cls is None:
+        raise TargetError(f"unknown switch kind {name!r}",
+                          hint=did_you_mean(name, SWITCH_KINDS) or
+                          f"use one of {', '.join(SWITCH_KINDS)}")
+    return cls(workdir)
