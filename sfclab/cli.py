@@ -234,42 +234,9 @@ def _bindings(items: list[str]) -> list[tuple[str, int]]:
 
 
 def _model_switch(args: argparse.Namespace) -> int:
-    import signal
-    import time
+    from .targets.model.process import run
 
-    def interrupt(*_) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)           # SIGTERM stops it as Ctrl-C does
-    try:
-        if args.iface:
-            from .targets.model.process import parse_iface, serve
-
-            ports = dict(parse_iface(i) for i in args.iface)
-            if len(ports) != len(args.iface):
-                raise SfclabError("--iface: a port is given twice",
-                                  hint="one --iface PORT@INTERFACE per port")
-            serve(args.grpc, interfaces=ports, device_id=args.device_id,
-                  cpu_port=args.cpu_port, trace_log=args.trace_log,
-                  ready=lambda line: print(line, flush=True))
-            return 0
-        if args.trace_log:
-            raise SfclabError("--trace-log records the packets of a switch on interfaces",
-                              hint="add its ports: --iface 1@IFACE …")
-        from .targets.model import start
-
-        server = start(args.grpc, device_id=args.device_id, cpu_port=args.cpu_port)
-    except SfclabError as e:
-        print(e, file=sys.stderr)
-        return 1
-    print(f"sfclab model switch: P4Runtime on {server.address}, device id {args.device_id}, "
-          f"CPU port {args.cpu_port} (Ctrl-C stops it)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
-    return 0
+    return run(args)
 
 
 def _load(path: Path) -> ChainSet:
@@ -324,17 +291,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="value of a run-time name in a multibranch case")
     x.set_defaults(run=_diff_targets)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
-    m.add_argument("--grpc", default="127.0.0.1:9559", metavar="HOST:PORT",
-                   help="where to listen (default 127.0.0.1:9559; port 0 picks a free one)")
-    m.add_argument("--device-id", type=int, default=1)
-    m.add_argument("--cpu-port", type=int, default=255)
-    m.add_argument("--iface", action="append", metavar="PORT@INTERFACE",
-                   help="a port on a network interface, as simple_switch_grpc's -i (repeat it; "
-                        "needs root): frames that arrive run through the model and its outputs "
-                        "leave on their ports' interfaces")
-    m.add_argument("--trace-log", metavar="FILE",
-                   help="with --iface: append one JSON line per packet (in port and bytes, "
-                        "outputs, the model's trace), as BMv2's event logger")
+    from .targets.model.process import add_arguments
+
+    add_arguments(m)
     m.set_defaults(run=_model_switch)
     return p
 

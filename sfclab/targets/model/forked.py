@@ -4,8 +4,8 @@ Starting ``python -m sfclab model-switch …`` costs each process the interprete
 start and sfclab's imports (about 0.7 s of CPU); a network of 20 switches pays
 that 20 times.  A :class:`ForkServer` is one helper process that imports the
 model switch's modules (:data:`PRELOAD`) and then, for each request, forks a
-child that runs ``sfclab.cli.main(ARGV)`` — the code ``sfclab model-switch``
-runs — with its output in a log file.  The server has no thread and no gRPC
+child that runs ``sfclab model-switch ARGV`` (:func:`sfclab.targets.model.process.main`,
+the code the command runs) with its output in a log file.  The server has no thread and no gRPC
 channel, so forking is safe; it reaps its children and reports each exit, and
 stops them all when its parent goes away.  It runs in ``/`` with the caller's
 ``sys.path``: give absolute paths in the command lines.  A child is returned as a
@@ -36,7 +36,7 @@ from ..tools import ManagedProcess
 __all__ = ["PRELOAD", "ForkServer", "start_forked", "serve"]
 
 #: What the fork server imports before it forks any switch.
-PRELOAD = ("sfclab.cli", "sfclab.targets.model.process")
+PRELOAD = ("sfclab.targets.model.process",)
 
 
 # -- the server (its own process) -----------------------------------------------------------------
@@ -106,9 +106,11 @@ def _child(argv: list[str], log: str, *close: int) -> None:
         sys.stdout = open(1, "w", buffering=1, closefd=False)   # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)   # noqa: SIM115
         os.setsid()
-        from sfclab.cli import main
+        if argv[:1] != ["model-switch"]:
+            raise ValueError(f"a forked switch runs `sfclab model-switch …`, not {argv!r}")
+        from .process import main
 
-        code = main(argv)
+        code = main(list(argv[1:]))
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:                     # noqa: BLE001 - report, then leave
@@ -222,14 +224,14 @@ class _ForkedPopen:
 
 def start_forked(argv: Sequence[str], *, log_path: str | os.PathLike,
                  name: str = "") -> ManagedProcess:
-    """``sfclab ARGV…`` forked from the shared :class:`ForkServer`; its output appended
-    to *log_path*.
+    """``sfclab model-switch ARGV…`` forked from the shared :class:`ForkServer`; its
+    output appended to *log_path*.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = start_forked(["--version"], log_path=Path(d) / "v.log")
+    ...     p = start_forked(["model-switch", "--trace-log", "t.log"], log_path=Path(d) / "s.log")
     ...     p.wait(30), p.tail()
-    (0, 'sfclab ...')
+    (1, '--trace-log records the packets of a switch on interfaces...')
     """
     log = Path(log_path).absolute()
     log.parent.mkdir(parents=True, exist_ok=True)

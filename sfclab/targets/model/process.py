@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -39,7 +40,7 @@ from ..trace import Event, PacketTrace
 from .p4rt import P4RuntimeModelServer
 
 __all__ = ["parse_iface", "SwitchRecord", "trace_from_dict", "InterfaceSwitch", "RecordReader",
-           "serve"]
+           "serve", "add_arguments", "run", "main"]
 
 
 def parse_iface(text: str) -> tuple[int, str]:
@@ -275,3 +276,66 @@ def serve(grpc: str, *, interfaces: Mapping[int, str], device_id: int = 1, cpu_p
             signal.signal(signal.SIGTERM, previous)
     finally:
         sw.close()
+
+
+# -- the `sfclab model-switch` command ---------------------------------------------------------
+def add_arguments(m: argparse.ArgumentParser) -> None:
+    """The options of ``sfclab model-switch`` (the CLI and forked switches share them)."""
+    m.add_argument("--grpc", default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="where to listen (default 127.0.0.1:9559; port 0 picks a free one)")
+    m.add_argument("--device-id", type=int, default=1)
+    m.add_argument("--cpu-port", type=int, default=255)
+    m.add_argument("--iface", action="append", metavar="PORT@INTERFACE",
+                   help="a port on a network interface, as simple_switch_grpc's -i (repeat it; "
+                        "needs root): frames that arrive run through the model and its outputs "
+                        "leave on their ports' interfaces")
+    m.add_argument("--trace-log", metavar="FILE",
+                   help="with --iface: append one JSON line per packet (in port and bytes, "
+                        "outputs, the model's trace), as BMv2's event logger")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve a model switch as *args* say, until SIGTERM or Ctrl-C; the exit status."""
+    import sys
+    import time
+
+    from ...errors import SfclabError
+
+    def interrupt(*_) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)           # SIGTERM stops it as Ctrl-C does
+    try:
+        if args.iface:
+            ports = dict(parse_iface(i) for i in args.iface)
+            if len(ports) != len(args.iface):
+                raise SfclabError("--iface: a port is given twice",
+                                  hint="one --iface PORT@INTERFACE per port")
+            serve(args.grpc, interfaces=ports, device_id=args.device_id,
+                  cpu_port=args.cpu_port, trace_log=args.trace_log,
+                  ready=lambda line: print(line, flush=True))
+            return 0
+        if args.trace_log:
+            raise SfclabError("--trace-log records the packets of a switch on interfaces",
+                              hint="add its ports: --iface 1@IFACE …")
+        from . import start
+
+        server = start(args.grpc, device_id=args.device_id, cpu_port=args.cpu_port)
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"sfclab model switch: P4Runtime on {server.address}, device id {args.device_id}, "
+          f"CPU port {args.cpu_port} (Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """``sfclab model-switch ARGV…`` (argv without the command's name)."""
+    parser = argparse.ArgumentParser(prog="sfclab model-switch")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
