@@ -23,12 +23,12 @@ from __future__ import annotations
 import select
 import socket
 import struct
+import time
 from collections.abc import Mapping
 
 from ..errors import TargetError
-from .packet_io import VethPorts
 
-__all__ = ["InterfacePorts", "with_vlan_tag"]
+__all__ = ["InterfacePorts", "with_vlan_tag", "drain"]
 
 _ETH_P_ALL = 0x0003                       # every protocol (bind() puts it in network order)
 _PACKET_OUTGOING = 4
@@ -39,6 +39,22 @@ _TP_STATUS_VLAN_VALID, _TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
 _SO_TIMESTAMPNS = 35                      # also SCM_TIMESTAMPNS: a struct timespec
 _TIMESPEC = struct.Struct("=qq")
 _ANCILLARY = socket.CMSG_SPACE(_AUXDATA.size) + socket.CMSG_SPACE(_TIMESPEC.size)
+
+
+def drain(recv, quiet: float, timeout: float) -> list[tuple[int, bytes]]:
+    """Call *recv(wait)* until nothing came for *quiet* seconds or *timeout* passed
+    (what is queued already is read even with both zero)."""
+    out: list = []
+    start = last = time.monotonic()
+    while True:
+        now = time.monotonic()
+        left = min(quiet - (now - last), timeout - (now - start))
+        got = recv(max(left, 0.0))
+        if got:
+            out.extend(got)
+            last = time.monotonic()
+        elif left <= 0:
+            return out
 
 
 def with_vlan_tag(frame: bytes, ancillary: list) -> bytes:
@@ -63,13 +79,14 @@ def _stamp(ancillary: list) -> float:
     return 0.0
 
 
-class InterfacePorts(VethPorts):
-    """*interfaces* (``{port: interface}``) as ports, one raw socket each.
+class InterfacePorts:
+    """*interfaces* (``{port: interface}``) as ports, one raw socket each, bound to
+    the interface itself: it hears only that interface and keeps VLAN tags.
+    Frames this namespace sends on an interface are not received (``sniff``
+    reports them as outgoing).  A :class:`~sfclab.targets.packet_io.PacketPorts`."""
 
-    A :class:`~sfclab.targets.packet_io.VethPorts` whose sockets are on the given
-    interfaces themselves (not on their veth peers), hear only their own interface
-    and keep VLAN tags.  Frames this namespace sends on an interface are not
-    received (``sniff`` reports them as outgoing)."""
+    #: What the ports are, in messages.
+    what = "interface"
 
     def __init__(self, interfaces: Mapping[int, str]) -> None:
         self.peers = dict(interfaces)           # the interfaces the sockets are bound to
@@ -83,12 +100,41 @@ class InterfacePorts(VethPorts):
                 s.bind((name, _ETH_P_ALL))
         except PermissionError:
             self.close()
-            raise TargetError("raw sockets on interfaces need root (or CAP_NET_RAW)",
-                              hint="run as root") from None
+            raise TargetError(f"raw sockets on {self.what}s need root (or CAP_NET_RAW)",
+                              hint="run as root, or use BMv2's packet-in socket (no root)"
+                              ) from None
         except OSError as e:
             self.close()
-            raise TargetError(f"cannot open the interfaces {self.peers}: {e.strerror}") from None
+            raise TargetError(f"cannot open the {self.what}s {self.peers}: {e.strerror}"
+                              ) from None
         self._port_of = {s.fileno(): p for p, s in self._socks.items()}
+
+    def reaches(self, port: int) -> bool:
+        return port in self._socks
+
+    def fileno(self) -> int | None:
+        return None                  # several sockets: poll() them
+
+    def poll(self) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
+        while got := self.recv(0.0):
+            out += got
+        return out
+
+    def send(self, port: int, frame: bytes) -> None:
+        s = self._socks.get(port)
+        if s is None:
+            raise TargetError(f"port {port} is not attached to a {self.what}",
+                              hint=f"ports: {sorted(self._socks)}")
+        s.send(bytes(frame))
+
+    def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
+        return drain(self.recv, quiet, timeout)
+
+    def close(self) -> None:
+        for s in self._socks.values():
+            s.close()
+        self._socks.clear()
 
     def describe(self) -> str:
         return "interfaces: " + ", ".join(f"{p}@{n}" for p, n in self.peers.items())
@@ -103,8 +149,6 @@ class InterfacePorts(VethPorts):
             if not outgoing:
                 out.append((port, data))
         return out
-
-    _recv = recv                                 # what VethPorts.collect reads with
 
     def sniff(self, wait: float = 0.0) -> list[tuple[int, bytes, bool, float]]:
         """Every frame queued on the interfaces, both ways, oldest first (waiting up to

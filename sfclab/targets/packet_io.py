@@ -32,8 +32,6 @@ True
 from __future__ import annotations
 
 import os
-import select
-import socket
 import struct
 import time
 from collections.abc import Mapping
@@ -42,6 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import TargetError
+from .interfaces import InterfacePorts, drain
 from .trace import Event, Outputs, PacketTrace
 
 __all__ = [
@@ -93,22 +92,6 @@ class PacketPorts(Protocol):
     def describe(self) -> str: ...
 
     def close(self) -> None: ...
-
-
-def drain(recv, quiet: float, timeout: float) -> list[tuple[int, bytes]]:
-    """Call *recv(wait)* until nothing came for *quiet* seconds or *timeout* passed
-    (what is queued already is read even with both zero)."""
-    out: list = []
-    start = last = time.monotonic()
-    while True:
-        now = time.monotonic()
-        left = min(quiet - (now - last), timeout - (now - start))
-        got = recv(max(left, 0.0))
-        if got:
-            out.extend(got)
-            last = time.monotonic()
-        elif left <= 0:
-            return out
 
 
 class NanomsgPorts:
@@ -193,77 +176,25 @@ def veth_peer(iface: str, *, sysfs: str | os.PathLike = "/sys/class/net") -> str
                       "of each veth pair (-i PORT@IFACE); sfclab uses the other end")
 
 
-_ETH_P_ALL = 0x0003
-_PACKET_OUTGOING = 4
-
-
-class VethPorts:
+class VethPorts(InterfacePorts):
     """The host ends of the switch's veth pairs, as ``AF_PACKET`` sockets.
 
     *interfaces* maps a switch port to the interface the switch is attached to
-    (``-i 1@veth0``); sfclab sends on and listens to its peer.  Frames the host
+    (``-i 1@veth0``); sfclab sends on and listens to its peer (VLAN tags kept, as
+    :class:`~sfclab.targets.interfaces.InterfacePorts` does).  Frames the host
     itself sends on a peer (the kernel's IPv6 neighbour discovery …) are ignored;
     the switch still sees what the kernel sends on its own end, so disable IPv6 on
     the veths as BMv2's ``veth_setup.sh`` does."""
 
+    what = "veth"
+
     def __init__(self, interfaces: Mapping[int, str], *,
                  sysfs: str | os.PathLike = "/sys/class/net") -> None:
-        self.peers = {port: veth_peer(name, sysfs=sysfs) for port, name in interfaces.items()}
-        self._socks: dict[int, socket.socket] = {}
-        try:
-            for port, peer in self.peers.items():
-                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(_ETH_P_ALL))
-                self._socks[port] = s
-                s.bind((peer, 0))
-        except PermissionError:
-            self.close()
-            raise TargetError("sending on veth interfaces needs root (or CAP_NET_RAW)",
-                              hint="run as root, or use BMv2's packet-in socket (no root)"
-                              ) from None
-        except OSError as e:
-            self.close()
-            raise TargetError(f"cannot open the veth interfaces {self.peers}: {e.strerror}"
-                              ) from None
-        self._port_of = {s.fileno(): p for p, s in self._socks.items()}
+        super().__init__({port: veth_peer(name, sysfs=sysfs)
+                          for port, name in interfaces.items()})
 
     def describe(self) -> str:
         return "veth: " + ", ".join(f"port {p} via {peer}" for p, peer in self.peers.items())
-
-    def reaches(self, port: int) -> bool:
-        return port in self._socks
-
-    def fileno(self) -> int | None:
-        return None                  # several sockets: poll() them
-
-    def poll(self) -> list[tuple[int, bytes]]:
-        out: list[tuple[int, bytes]] = []
-        while got := self._recv(0.0):
-            out += got
-        return out
-
-    def send(self, port: int, frame: bytes) -> None:
-        s = self._socks.get(port)
-        if s is None:
-            raise TargetError(f"port {port} is not attached to a veth",
-                              hint=f"ports: {sorted(self._socks)}")
-        s.send(bytes(frame))
-
-    def _recv(self, wait: float) -> list[tuple[int, bytes]]:
-        ready, _, _ = select.select(list(self._socks.values()), [], [], wait)
-        out = []
-        for s in ready:
-            data, addr = s.recvfrom(65535)
-            if addr[2] != _PACKET_OUTGOING:
-                out.append((self._port_of[s.fileno()], data))
-        return out
-
-    def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
-        return drain(self._recv, quiet, timeout)
-
-    def close(self) -> None:
-        for s in self._socks.values():
-            s.close()
-        self._socks.clear()
 
 
 class PcapPorts:

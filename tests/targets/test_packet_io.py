@@ -142,6 +142,22 @@ def test_veth_ports_send_on_the_peer_and_hear_the_switch(veth):
         ports.close()
 
 
+def test_veth_ports_keep_the_vlan_tag_of_what_the_switch_sends(veth):
+    """Linux takes a received frame's VLAN tag off (offload) and reports it beside the
+    frame; VethPorts puts it back, so a VLAN class's output reads as it was on the wire."""
+    switch_end, _ = veth
+    tagged = bytes.fromhex("000000000002" "000000000001" "8100" "0064" "0800") + bytes(46)
+    ports = P.VethPorts({4: switch_end})
+    sw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    sw.bind((switch_end, 0))
+    try:
+        sw.send(tagged)
+        assert (4, tagged) in ports.collect(quiet=0.2, timeout=3)
+    finally:
+        sw.close()
+        ports.close()
+
+
 @pytest.fixture
 def two_veths():
     pairs = [_veth_pair(), _veth_pair()]
