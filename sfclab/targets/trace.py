@@ -46,14 +46,22 @@ EVENT_KINDS = (
 _SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
 
 
+#: Tables the composed program puts after a slot (compose.py), not an NF's.
+_SLOT_TABLES = ("branch", "loop")
+
+
 def nf_of(name: str) -> str | None:
     """The NF instance a program name belongs to (``slot3_nat_2`` → ``nat#2``), or None.
 
+    A slot's own control tables (``slot2_branch``, ``slot4_loop``) belong to no NF.
+
     >>> nf_of("MyIngress.slot3_firewall.acl"), nf_of("slot1_nat_2"), nf_of("rewinder")
     ('firewall', 'nat#2', None)
+    >>> nf_of("SfcIngress.slot2_branch"), nf_of("SfcIngress.slot2_branch.take_branch")
+    (None, None)
     """
     m = _SLOT.search(name)
-    if m is None:
+    if m is None or (m.group(2) in _SLOT_TABLES and not m.group(3)):
         return None
     return m.group(2) + (f"#{m.group(3)}" if m.group(3) else "")
 
@@ -235,17 +243,31 @@ class Outputs:
         return next((b for p, b in self.outputs if p == port), None)
 
 
-def diff_traces(a: PacketTrace, b: PacketTrace) -> list[str]:
+def diff_traces(a: PacketTrace, b: PacketTrace, *,
+                outputs: tuple[Iterable[tuple[int, bytes]], Iterable[tuple[int, bytes]]]
+                | None = None) -> list[str]:
     """What differs between two traces of the same packet on two targets:
     egress port or drop, output bytes, NF sequence, passes, tables applied.  NF
     sequences are compared as the tables and actions show them
-    (:meth:`PacketTrace.nfs_seen`) unless both traces record NFs themselves."""
+    (:meth:`PacketTrace.nfs_seen`) unless both traces record NFs themselves.
+
+    *outputs*: both packets' ``(port, bytes)`` outputs, compared as sets of copies
+    (a multicast's copies leave a switch in an order of its own) instead of the
+    traces' single egress port and output."""
     out = []
-    if (a.dropped, a.egress_port) != (b.dropped, b.egress_port):
-        out.append(f"outcome: {a.outcome} vs {b.outcome}")
-    if a.output != b.output and not (a.dropped and b.dropped):
-        out.append("output bytes differ: "
-                   f"{(a.output or b'').hex()} vs {(b.output or b'').hex()}")
+    if outputs is not None:
+        oa, ob = (sorted(o) for o in outputs)
+        if [p for p, _ in oa] != [p for p, _ in ob]:
+            out.append(f"outcome: {_ports_text(oa, a)} vs {_ports_text(ob, b)}")
+        elif oa != ob:
+            port, x, y = next((p, x, y) for (p, x), (_, y) in zip(oa, ob) if x != y)
+            out.append(f"output bytes differ on port {port}: {x.hex()} vs {y.hex()}")
+    else:
+        if (a.dropped, a.egress_port) != (b.dropped, b.egress_port):
+            out.append(f"outcome: {a.outcome} vs {b.outcome}")
+        if a.output != b.output and not (a.dropped and b.dropped):
+            out.append("output bytes differ: "
+                       f"{(a.output or b'').hex()} vs {(b.output or b'').hex()}")
     both = all(any(e.kind == "nf" for e in t.events) for t in (a, b))
     na, nb = (a.nfs(), b.nfs()) if both else (a.nfs_seen(), b.nfs_seen())
     if na != nb:
@@ -255,6 +277,12 @@ def diff_traces(a: PacketTrace, b: PacketTrace) -> list[str]:
     if a.tables() != b.tables():
         out.append("tables: " + _first_difference(a.tables(), b.tables()))
     return out
+
+
+def _ports_text(outputs: list[tuple[int, bytes]], t: PacketTrace) -> str:
+    if not outputs:
+        return t.outcome if t.dropped else "drop"
+    return ("port " if len(outputs) == 1 else "ports ") + ", ".join(str(p) for p, _ in outputs)
 
 
 def _first_difference(x: Iterable, y: Iterable) -> str:
