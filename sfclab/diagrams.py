@@ -2,7 +2,8 @@
 
 * :func:`pipelines_svg`: FlexMesh's candidate pipelines one above the other (naive,
   MA-FSA, optimal), each a row of NF slots, and under it the pass in which each
-  service path runs each slot (1 = first pass; a 2 means a recirculation);
+  service path runs each slot (counted from 0, as a packet's timeline counts its
+  passes: 1 or more is after a recirculation);
 * :func:`passes_svg`: one service path's FSM plan: a row per pass over the
   pipeline's slots, the NFs it runs numbered in order, the bitmap of each pass and
   the recirculation between passes;
@@ -40,7 +41,7 @@ from .plots import FONT, Figure, Mark, Series, line_plot
 __all__ = ["pipelines_svg", "passes_svg", "placement_svg", "placement_figure",
            "throughput_figure", "runs", "PASS_COLORS", "RATIOS"]
 
-#: The colour of a slot run in pass 1, 2, 3 and later.
+#: The colour of a slot run in pass 0, 1, 2 and later.
 PASS_COLORS = ("#2e7d32", "#ef6c00", "#c62828")
 _RECIRC = "#c62828"
 _CHAR = 6.6                    # width of a 11-12 px sans-serif character, roughly
@@ -166,16 +167,16 @@ def pipelines_svg(pr: Any, paths: Sequence[Any], catalog: NFCatalog | None = Non
             parts.append('<g class="sfc-path-row">' + _text(left - 8, y + 14, label, size=11,
                                                              anchor="end"))
             for slot, ps in sorted(per_slot.items()):
-                parts.append(_pill(left + slot * cell + cell / 2, y + 10,
-                                   runs([p + 1 for p in ps]), _pass_color(max(ps))))
+                parts.append(_pill(left + slot * cell + cell / 2, y + 10, runs(ps),
+                                   _pass_color(max(ps))))
             parts.append("</g>")
             y += 22
         y += 10
     if hidden:
         parts.append(_text(_PAD, y + 10, f"… and {hidden} more service paths", size=11))
         y += 18
-    legend = ("numbers: the pass in which a path runs the slot; "
-              "2 or more: the path recirculated")
+    legend = ("numbers: the pass in which a path runs the slot, from 0 as in a packet's "
+              "timeline; 1 or more: after a recirculation")
     parts.append(_text(_PAD, y + 10, legend, size=11))
     width = max(width, 2 * _PAD + len(legend) * 6.0)
     return _svg(width, y + 20, parts, title="pipelines")
@@ -189,7 +190,7 @@ def passes_svg(plan: Any, f: Any, catalog: NFCatalog | None = None) -> str:
     bitmap on the left, the recirculation to the next pass on the right."""
     slots = plan.slots
     cell = max(64.0, _label_width([f"{i}: {nf}" for i, nf in enumerate(slots)]) + 34)
-    heads = [f"pass {k + 1}  {bin(s.bitmap)}" for k, s in enumerate(f.states)]
+    heads = [f"pass {k}  {bin(s.bitmap)}" for k, s in enumerate(f.states)]
     left = _label_width([f"pass 10  0b{'1' * len(slots)}"], 6.2) + 20   # the same for every path
     width = left + cell * len(slots) + 120
     parts = [_text(left - 8, 18, "slots", size=11, anchor="end")]
@@ -211,7 +212,7 @@ def passes_svg(plan: Any, f: Any, catalog: NFCatalog | None = None) -> str:
             if hit is not None:
                 parts.append(_chip(left + i * cell + 2, y + 1, cell - 4, hit[1],
                                    nf_color(catalog, nf), h=_ROW - 4, shift=16,
-                                   tip=f"pass {k + 1}: runs {hit[1]} (NF {hit[0]} of the path)"))
+                                   tip=f"pass {k}: runs {hit[1]} (NF {hit[0]} of the path)"))
                 parts.append(_badge(left + i * cell + 12, y + _ROW / 2 - 1, hit[0],
                                     _pass_color(k), r=8))
         end = left + cell * len(slots)
@@ -248,9 +249,11 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
     cells = dict(placement.pipelets)
     pipes = sorted({pl.pipe for pl in cells})
     cost_of = {nf: _stages(catalog, nf) for nfs in cells.values() for nf in nfs}
-    box = max(150.0, max((_chips_width(n) for n in cells.values()), default=0) + 20)
+    box = {g: max(150.0, max((_chips_width(n) for pl, n in cells.items() if pl.gress == g),
+                             default=0) + 20) for g in ("ingress", "egress")}
     left, tm = 70.0, 56.0
-    width = left + 2 * box + tm + _PAD
+    xs = {"ingress": left, "egress": left + box["ingress"] + tm}
+    width = xs["egress"] + box["egress"] + _PAD
     on_path = list(path.nfs) if path is not None else []
     number: dict[str, list[int]] = {}
     for i, nf in enumerate(on_path):
@@ -259,20 +262,20 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
     if title:
         parts.append(_text(_PAD, y + 14, title, size=13, bold=True))
         y += 24
-    parts.append(_text(left + box / 2, y + 12, "ingress", size=11, anchor="middle"))
-    parts.append(_text(left + box + tm / 2, y + 12, "TM", size=11, anchor="middle"))
-    parts.append(_text(left + box + tm + box / 2, y + 12, "egress", size=11, anchor="middle"))
+    for g in ("ingress", "egress"):
+        parts.append(_text(xs[g] + box[g] / 2, y + 12, g, size=11, anchor="middle"))
+    parts.append(_text(xs["egress"] - tm / 2, y + 12, "TM", size=11, anchor="middle"))
     y += 18
     for p in pipes:
         parts.append(_text(left - 10, y + 36, f"pipe {p}", anchor="end", bold=True))
-        for col, gress in enumerate(("ingress", "egress")):
+        for gress in ("ingress", "egress"):
             pl = Pipelet(p, gress)
-            x = left + col * (box + tm)
+            x, bw = xs[gress], box[gress]
             nfs = cells.get(pl, ())
             used = sum(cost_of[n] for n in nfs)
             parts.append(f'<g class="sfc-pipelet" data-pipelet="{pl}"><title>{pl}: '
                          f'{_esc(", ".join(nfs) or "no NFs")}; {used} of {stages} stages</title>'
-                         f'<rect x="{x:.1f}" y="{y:.1f}" width="{box:.1f}" height="{_BOX}" rx="6" '
+                         f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw:.1f}" height="{_BOX}" rx="6" '
                          f'fill="none" stroke="#8888"/></g>')
             cx = x + 10
             for nf in nfs:
@@ -283,7 +286,7 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
                 if nf in number:
                     parts.append(_pill(cx + w / 2, y + 11, runs(number[nf]), "#1976d2", r=8))
                 cx += w + 4
-            gauge = box - 20
+            gauge = bw - 20
             share = used / stages if stages else 0
             parts.append(f'<rect x="{x + 10:.1f}" y="{y + 47:.1f}" width="{gauge:.1f}" '
                          f'height="4" fill="#8883"/><rect x="{x + 10:.1f}" y="{y + 47:.1f}" '

@@ -31,6 +31,8 @@ FONT = "font-family:sans-serif"
 _INK = "currentColor"           # text and axes take the page's colour (light or dark theme)
 _GRID = "#8884"
 _SPAN = "#f9a82555"
+#: A halo in the page's background colour behind a label that may cross a curve.
+_HALO = "stroke:var(--jp-layout-color0,#fff);stroke-width:3px;paint-order:stroke"
 _TICK, _LABEL = 11, 12
 _CHAR = 0.6                     # average character width, in font sizes
 
@@ -238,7 +240,7 @@ def line_plot(series: Sequence[Series], *, marks: Sequence[Mark] = (), x_label: 
                            f' y2="{ty - 4:.1f}" stroke="{m.color}" stroke-width="1"/>')
         f.parts.append(_text(x0 + (0 if right else w), ty, m.label,
                              anchor="start" if right else "end",
-                             extra=f' font-weight="bold" style="fill:{m.color}"'))
+                             extra=f' font-weight="bold" style="fill:{m.color};{_HALO}"'))
     f.labels(x_label, y_label)
     text = [f"{s.name}: " + " ".join(f"({_fmt(x)}, {y_format.format(y)})" for x, y in s.points)
             for s in series]

@@ -125,9 +125,9 @@ def test_pipeline_tab_draws_the_pipelines_with_each_paths_passes():
     # per pipeline (naive, MA-FSA, optimal), per path: the pass of each slot it runs
     badges = [re.findall(r'fill="#fff" font-weight="bold">(\d)</text>', r) for r in
               svg.split('<g class="sfc-path-row">')[1:]]
-    # naive l3fwd|firewall|nat: r runs nat in pass 1, then firewall in pass 2
-    assert sorted(badges[0]) == ["1", "1", "2"] and badges[1] == ["1", "1", "1"]
-    assert sorted(badges[2]) == ["1", "1", "1"] and sorted(badges[3]) == ["1", "1", "1"]
+    # naive l3fwd|firewall|nat: r runs nat in pass 0, then firewall in pass 1
+    assert sorted(badges[0]) == ["0", "0", "1"] and badges[1] == ["0", "0", "0"]
+    assert sorted(badges[2]) == ["0", "0", "0"] and sorted(badges[3]) == ["0", "0", "0"]
     assert "r/0" in svg and "p/0" in svg
 
 
@@ -147,7 +147,7 @@ def test_fsm_tab_draws_each_paths_passes_over_the_slots():
     first, second = r.split('<g class="sfc-pass">')[1:]
     assert re.findall(r'fill="#111">(\w+)</text>', first) == ["l3fwd", "nat"]
     assert re.findall(r'fill="#111">(\w+)</text>', second) == ["firewall"]
-    assert "pass 1  0b101" in first and "pass 2  0b10" in second
+    assert "pass 0  0b101" in first and "pass 1  0b10" in second
 
 
 def test_placement_tab():
