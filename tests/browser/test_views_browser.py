@@ -297,7 +297,9 @@ def test_live_view_tabs_graphs_code_and_update(lab, page, artifacts: Path) -> No
     page.keyboard.press("Control+Enter")
     wait_prompt(page, 1, 3)
     view.wait_for(timeout=UI)
-    assert output(page, 1).count() == 1 and view.count() == 1
+    # the same view, and below it the warning that web (no match now) shadows mgmt
+    assert output(page, 1).count() == 2 and view.count() == 1
+    assert "chain 'mgmt' gets no packets" in output(page, 1).nth(1).inner_text()
     assert widget_models(saved_outputs(page, lab, name, 1)) == models
     assert tab_bar(view).get_by_role("tab").all_inner_texts() == TABS
     assert "ids" in current_panel(view).inner_text()       # the entries tab, still on show
