@@ -218,7 +218,9 @@ class Lab:
         *arch* switches the architecture in the same step.  Returns the names added.
 
         Raises the parser's or compiler's :class:`~sfclab.errors.SfclabError`; the Lab
-        is then unchanged.
+        is then unchanged.  Weights are shares of all traffic: chains whose weights,
+        with the Lab's other chains', add up to more than 1 are refused (located at the
+        weight that goes past 1 when *chains* is text).
         """
         new = self._chainset(chains, source)
         if name is not None:
@@ -230,6 +232,7 @@ class Lab:
         merged = ChainSet(dict(self._chains.chains))
         for c in new:
             merged.add(c, replace=True)
+        self._check_weights(new, chains, source)
         self._commit("add", merged, arch or self._arch)
         return tuple(new.names())
 
@@ -296,7 +299,7 @@ class Lab:
         key = None if key == TABS else key
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
-            view = LiveView(show=key)
+            view = LiveView(show=key, installed=self.installed)
             view.update(self._compiled, self._generate)
             self._views[key] = view
         return view
@@ -329,11 +332,28 @@ class Lab:
         return new
 
     def push(self) -> int:
-        """Push the compiled program and every entry to the target; returns the count."""
+        """Push the compiled program and every entry to the target; returns the count of
+        entries installed (the generated ones and those the switch needs beyond them:
+        :meth:`installed`)."""
         gen = self.generated(self._target_arch())
         n = self.target.push(gen)
         self._pushed = gen
+        self._switch_changed()
         return n
+
+    def installed(self):
+        """What the switch holds beyond the generated entries (flood's entries and
+        multicast groups for its ports) and what the last push or update could not do:
+        a :class:`sfclab.runtime.installed.Installed` (empty before a push)."""
+        from .runtime.installed import installed_beyond
+
+        session = getattr(self._target, "session", None) if self._pushed is not None else None
+        return installed_beyond(session)
+
+    def _switch_changed(self) -> None:
+        for view in self._views.values():
+            if view.comm is not None:
+                view.pushed()
 
     @property
     def pushed(self) -> Generated | None:
@@ -383,6 +403,7 @@ class Lab:
             gen = self.generated(self._target_arch())
         plan = self.target.update(gen, allow_reload=allow_reload)
         self._pushed = gen
+        self._switch_changed()
         return plan
 
     def send(self, chain: str, n: int = 1, *, port: int | None = None,
@@ -502,6 +523,22 @@ class Lab:
         if isinstance(chains, ChainSet):
             return chains
         return ChainSet.of(chains)
+
+    def _check_weights(self, new: ChainSet, given: Any, source: str) -> None:
+        """Refuse *new* chains whose weights take the Lab's total past 1 (the chains they
+        replace left out)."""
+        others = ChainSet({n: c for n, c in self._chains.chains.items() if n not in new})
+        weighted = [(c.name, c.weight) for c in (*others, *new) if c.weight is not None]
+        total = sum(w for _, w in weighted)
+        if total <= 1 + 1e-9:
+            return
+        if isinstance(given, (str, bytes)):       # the parser locates the weight at fault
+            parse(given, source=source, catalog=self.catalog, into=others)
+        terms = " + ".join(f"{w:g} ({n})" for n, w in weighted)
+        raise ChainError(f"the chain weights add up to {total:g}, more than all the traffic: "
+                         f"{terms}", source=source,
+                         hint="a weight is a share of all traffic, so the weights add up to "
+                              "at most 1: lower some, or remove a chain (lab.remove)")
 
     def _commit(self, reason: str, chains: ChainSet, arch: str) -> None:
         compiled = self._compile(chains, arch)

@@ -257,10 +257,11 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_push(self, args: str) -> Any:
         """push                       push the program and every entry to the target"""
-        from .runtime_views import PushSummary
+        from .runtime_views import PushSummary, installed_beyond
 
         n = self._call(self.lab.push)
-        return PushSummary(self.lab.target, self.lab.pushed, n)
+        return PushSummary(self.lab.target, self.lab.pushed, n,
+                           installed=installed_beyond(getattr(self.lab.target, "session", None)))
 
     def sfc_update(self, args: str) -> None:
         """update [--reload]          apply the changed chains by entries, or say a reload is needed"""
@@ -310,9 +311,10 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_tables(self, args: str) -> Any:
         """tables                     occupancy (entries / size) and hits of every table"""
-        from .runtime_views import TablesView
+        from .runtime_views import TablesView, installed_beyond
 
-        return TablesView(self._call(self.lab.tables))
+        rows = self._call(self.lab.tables)
+        return TablesView(rows, installed_beyond(getattr(self.lab.target, "session", None)))
 
     def sfc_counters(self, args: str) -> None:
         """counters                   counters the NFs updated (non-zero cells)"""

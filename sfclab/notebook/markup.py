@@ -17,8 +17,9 @@ from collections.abc import Iterable, Sequence
 
 from ..drawing import nf_color
 from ..nfinfo import NFCatalog
+from ..plots import framed as picture
 
-__all__ = ["esc", "CELL", "table", "chip", "chips", "note", "more", "bar", "EMPTY"]
+__all__ = ["esc", "CELL", "table", "chip", "chips", "note", "more", "bar", "picture", "EMPTY"]
 
 esc = _html.escape
 CELL = ("padding:2px 8px;border:1px solid var(--jp-border-color2,#ddd);vertical-align:top;"

@@ -8,7 +8,11 @@ so JupyterLab does not turn them into links that lead nowhere.
   bar (two entries in a 1,024-entry table still show), and its lookups, hits and
   misses side by side on one scale (a table every packet missed is as visible as
   one every packet hit);
-* :class:`PushSummary`: the target, the program and the entries per group;
+* :class:`PushSummary`: the target, the program and the entries per group, what the
+  switch session installed beyond them, and what it could not do (its notes);
+* :func:`installed_html`: what a session installed beyond the generated entries
+  (:func:`sfclab.runtime.installed.installed_beyond`: flood's entries and multicast
+  groups for the switch's ports) and its notes;
 * :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`).
 
 >>> from sfclab.lab import TableUse
@@ -23,9 +27,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..report import log_share, occupancy_text, target_text
+from ..runtime.installed import Installed, installed_beyond
 from .markup import CELL, bar, esc, note, table
 
-__all__ = ["TablesView", "PushSummary", "Rich", "help_output", "target_text"]
+__all__ = ["TablesView", "PushSummary", "Rich", "Installed", "installed_beyond", "installed_html",
+           "help_output", "target_text"]
 
 HIT, MISS, FILL = "#59a14f", "#e15759", "#4e79a7"
 
@@ -58,15 +64,50 @@ def help_output(commands: Sequence[tuple[str, str]], about: str) -> Rich:
                       f"<div style='margin-top:4px'>{esc(about)}</div>")
 
 
+def installed_html(installed: Installed, kinds: Any = None) -> str:
+    """What the switch holds beyond the generated entries: the entries (with *kinds*,
+    values as people write them) and multicast groups as tables, the notes as warnings."""
+    out = [f"<b>installed on the switch beyond the generated entries</b>: "
+           f"{esc(installed.summary())}"]
+    if installed.entries:
+        out.append(table(["table", "match", "action", "params", "priority", "note"],
+                         [_entry_row(e, kinds) for e in installed.entries]))
+    if installed.groups:
+        out.append(table(["multicast group", "ports", "note"],
+                         [[str(g.id), esc(", ".join(map(str, g.ports))), esc(g.note)]
+                          for g in installed.groups]))
+    out += [_warning(n) for n in installed.notes]
+    return "".join(out)
+
+
+def _entry_row(e: Any, kinds: Any) -> list[str]:
+    if kinds is None:
+        match = "<br>".join(f"{esc(k)} = {esc(str(m))}" for k, m in e.match) or "*"
+        args = esc(", ".join(f"{k}={v}" for k, v in e.params))
+    else:
+        match = "<br>".join(f"{esc(k)} = {esc(v)}" for k, v in e.match_text(kinds)) or "*"
+        args = esc(kinds.args(e.action, e.params))
+    return [esc(e.table), match, esc(e.action.rpartition(".")[2]), args,
+            "" if e.priority is None else str(e.priority), esc(e.note)]
+
+
+def _warning(text: str) -> str:
+    return (f"<div class='sfc-note' style='background:#fff8e1;color:#5d4037;border-left:3px "
+            f"solid #f9a825;padding:2px 8px;margin:4px 0'>note: {esc(text)}</div>")
+
+
 class TablesView:
     """Occupancy (entries / size) and lookups (hits, misses) of every table with
-    entries or lookups (rows like :class:`sfclab.lab.TableUse`)."""
+    entries or lookups (rows like :class:`sfclab.lab.TableUse`); with *installed*, what
+    the switch holds beyond the generated entries."""
 
-    def __init__(self, rows: Sequence[Any]) -> None:
+    def __init__(self, rows: Sequence[Any], installed: Installed | None = None) -> None:
         self.rows = [r for r in rows if r.entries or _misses(r) or (r.hits or 0)]
+        self.installed = installed or Installed()
 
     def text(self) -> str:
-        return occupancy_text(self.rows)
+        extra = f"\n{self.installed.text()}" if self.installed else ""
+        return occupancy_text(self.rows) + extra
 
     def _repr_html_(self) -> str:
         most = max((((r.hits or 0) + _misses(r)) for r in self.rows), default=0)
@@ -83,9 +124,13 @@ class TablesView:
         head = ["table", "entries / size", "occupancy (log scale)",
                 f"lookups: <span style='color:{HIT}'>■ hit</span> "
                 f"<span style='color:{MISS}'>■ miss</span>"]
+        extra = (f"<details class='sfc-installed'><summary>{esc(self.installed.summary())} "
+                 f"installed beyond the generated entries</summary>{installed_html(self.installed)}"
+                 f"</details>" if self.installed.entries or self.installed.groups else "")
         return (table(head, rows, cls="sfc-tables")
                 + note("Occupancy on a log scale: one entry in a table of 1,024 shows; lookups "
-                       "of the packets this lab sent, on one scale for every table."))
+                       "of the packets this lab sent, on one scale for every table.")
+                + extra + "".join(_warning(n) for n in self.installed.notes))
 
     def _repr_mimebundle_(self, **kw: Any) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
@@ -109,34 +154,41 @@ def _lookups(hits: int, misses: int, most: int) -> str:
 
 
 class PushSummary(Rich):
-    """What ``%sfc push`` did: the target, the program and its entries per group."""
+    """What ``%sfc push`` did: the target, the program and its entries per group, what the
+    session installed beyond them and its notes (:class:`Installed`)."""
 
     def __init__(self, target: Any, generated: Any, count: int,
-                 groups: Mapping[str, int] | None = None) -> None:
+                 groups: Mapping[str, int] | None = None,
+                 installed: Installed | None = None) -> None:
         groups = dict(groups if groups is not None else
                       {g: len(es) for g, es in generated.groups().items()})
+        installed = installed or Installed()
         if not isinstance(count, int):                # a push that reports more than a count
-            count = len(generated.entries)
+            count = len(generated.entries) + len(installed.entries)
         lines = generated.program.text.count("\n") + 1
         chains = {g.removeprefix("chain:"): k for g, k in groups.items() if g.startswith("chain:")}
         nfs = {g.removeprefix("nf:"): k for g, k in groups.items() if g.startswith("nf:")}
         where = target_text(target)
+        entries = f"{count}" + (f" ({len(generated.entries)} generated, "
+                                f"{len(installed.entries)} for this switch)"
+                                if installed.entries else "")
         text = [f"pushed to {where}:",
                 f"  program: {generated.arch}, {lines} lines",
-                f"  {count} table entries"]
-        if chains:
-            text.append("  per chain: " + ", ".join(f"{c} {k}" for c, k in chains.items()))
-        if nfs:
-            text.append("  per NF slot: " + ", ".join(f"{n} {k}" for n, k in nfs.items()))
+                f"  {entries} table entries"]
         rows = [["target", f"<code>{esc(where)}</code>"],
                 ["program", f"{esc(generated.arch)}, {lines} lines"],
-                ["table entries", f"<b>{count}</b>"]]
-        if chains:
-            rows.append(["per chain", esc(", ".join(f"{c}: {k}" for c, k in chains.items()))])
-        if nfs:
-            rows.append(["per NF slot", esc(", ".join(f"{n}: {k}" for n, k in nfs.items()))])
+                ["table entries", f"<b>{esc(entries)}</b>"]]
+        for name, per in (("per chain", chains), ("per NF slot", nfs)):
+            if per:
+                text.append(f"  {name}: " + ", ".join(f"{c} {k}" for c, k in per.items()))
+                rows.append([name, esc(", ".join(f"{c}: {k}" for c, k in per.items()))])
+        if installed.entries or installed.groups:
+            text.append(f"  for this switch: {installed.summary()}")
+            rows.append(["for this switch", esc(installed.summary())])
+        text += [f"note: {n}" for n in installed.notes]
         html = ("<div style='font-size:13px'><b>pushed</b> the program and its entries "
                 "over P4Runtime</div><table style='border-collapse:collapse;font-size:12px'>"
                 + "".join(f"<tr><th style='{CELL};text-align:left'>{k}</th>"
-                          f"<td style='{CELL}'>{v}</td></tr>" for k, v in rows) + "</table>")
+                          f"<td style='{CELL}'>{v}</td></tr>" for k, v in rows) + "</table>"
+                + "".join(_warning(n) for n in installed.notes))
         super().__init__("\n".join(text), html)

@@ -6,14 +6,18 @@
 chains     one graph per chain, edges labelled with their conditions
 ir         P4SC's merged IR: fill by how many chains share a node, duplicates
            (replica tables) with a dashed red border
-pipeline   FlexMesh's MA-FSA automaton, the default pipeline's slots, and the
-           naive / MA-FSA / optimal pipelines side by side
-fsm        per service path: its passes, the bitmap of each, rewinder and
-           branch entries
-placement  Dejavu's NFs on pipes × ingress/egress, throughput estimate
+pipeline   the default pipeline's slots; the naive / MA-FSA / optimal pipelines
+           drawn one above the other with the pass each path runs each slot in;
+           their figures side by side; FlexMesh's MA-FSA automaton
+fsm        per service path: its passes drawn over the slots (NFs numbered in
+           run order, bitmaps, recirculations), rewinder and branch entries
+placement  Dejavu's NFs on pipes × ingress/egress, a chosen path's route (its
+           recirculations in red), the throughput model with the paths marked
 offload    P4SFC's pre-server / server / post-server split per path
 p4         the generated program for v1model and TNA (highlighted; copy, download)
-entries    the table entries, one table per group
+entries    the table entries, one table per group; after a push, what the
+           switch session installed beyond them (flood's entries, multicast
+           groups) and its notes
 ========== ===================================================================
 
 :meth:`LiveView.update` refreshes the tab on show at once and the others when
@@ -35,17 +39,20 @@ import ipywidgets as widgets
 import traitlets as t
 
 from ..compiler import ARCHS, CompiledChains
+from ..diagrams import passes_svg, pipelines_svg, placement_svg, throughput_figure
 from ..errors import SfclabError, did_you_mean
 from ..ir.values import ValueKinds
 from ..nfinfo import NFCatalog
 from . import graphs as G
 from .codeview import CodeView, highlight_p4
-from .markup import EMPTY, chip, chips, esc, more, note, table
+from .markup import EMPTY, chip, chips, esc, more, note, picture, table
+from .runtime_views import Installed, installed_html
 
 if TYPE_CHECKING:
     from ..codegen import Generated
 
-__all__ = ["TABS", "LiveView", "CodeView", "CodeSource", "highlight_p4", "normalize_show"]
+__all__ = ["TABS", "LiveView", "CodeView", "CodeSource", "InstalledSource", "highlight_p4",
+           "normalize_show"]
 
 #: Tab names, in display order.
 TABS = ("chains", "ir", "pipeline", "fsm", "placement", "offload", "p4", "entries")
@@ -55,6 +62,8 @@ MAX_GRAPHS, MAX_ROWS = 24, 200
 #: nothing generated), called when a tab that shows code is refreshed.
 CodeSource = Callable[[str], Union["Generated", SfclabError, None]]
 Codes = Union[CodeSource, Mapping[str, Union["Generated", SfclabError]], "Generated", None]
+#: What the switch holds beyond the generated entries (after a push), for the entries tab.
+InstalledSource = Callable[[], Installed]
 
 
 def code_source(generated: Codes) -> CodeSource:
@@ -211,23 +220,25 @@ def _pipeline_table(pr) -> str:
 class _PipelinePanel(_Panel):
     def __init__(self) -> None:
         super().__init__()
-        self.slots, self.table = widgets.HTML(), widgets.HTML()
+        self.slots, self.pictures, self.table = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.graph = G.graph_widget()
-        self.content = (self.slots, self.graph, self.table)
+        self.content = (self.slots, self.pictures, self.table, self.graph)
 
     def update(self, compiled: CompiledChains, codes: CodeSource) -> None:
         pr = compiled.pipeline
         if pr is None or not len(compiled.chains):
             self.slots.value, self.table.value = EMPTY if pr else note("No pipeline."), ""
+            self.pictures.value = ""
             self.graph.show([], [])
             return
         cat = compiled.catalog
         slots = "".join(chip(f"{i}: {nf}", G.nf_color(cat, nf)) for i, nf in enumerate(pr.slots))
         pairs = ", ".join(f"{a}&gt;{b}" for a, b in pr.pairs) or "–"
-        about = note(f"NF pairs by protocol layer: {pairs}. The MA-FSA below (FlexMesh §V) "
-                      "accepts every service path.")
+        about = note(f"NF pairs by protocol layer: {pairs}. The MA-FSA at the bottom "
+                      "(FlexMesh §V) accepts every service path.")
         self.slots.value = (f"<b>default function pipeline</b> ({pr.chosen.method}): "
                             f"{slots}{about}")
+        self.pictures.value = picture(pipelines_svg(pr, compiled.paths, cat))
         curve = "".join(f"<br>{esc(str(p))}" for p in pr.tradeoff)
         self.table.value = _pipeline_table(pr) + (note("duplicated-slot trade-off:" + curve)
                                                   if curve else "")
@@ -242,51 +253,78 @@ class _FsmPanel(_HtmlPanel):
         w = plan.widths
         out = [f"<b>token</b>: path id {w.path_id} bits, state {w.state}, bitmap {w.bitmap}, "
                f"counter {w.counter} · slot <i>i</i> is bitmap bit <i>i</i>"]
-        head = ["pass", "bitmap"] + [f"{i}: {esc(nf)}" for i, nf in enumerate(plan.slots)]
+        out.append(note("Each row is a pass through the pipeline's slots; the NFs a path runs "
+                        "are numbered in run order; a red arrow is a recirculation."))
         for f in plan.paths[:MAX_ROWS // 4]:
-            rows = []
-            for s in f.states:
-                cells = []
-                for i, nf in enumerate(plan.slots):
-                    run = [n for n, (ps, slot) in zip(f.path.nodes, f.placement)
-                           if ps == s.state and slot == i]
-                    cells.append(chip(", ".join(run), G.nf_color(cat, nf)) if run else "")
-                rows.append([f"s{s.state}" + (f" (counter {s.counter})" if s.counter else ""),
-                             f"<code>{bin(s.bitmap)}</code>", *cells])
             rew = [e for e in plan.rewinder if e.path == f.path.id]
             br = [e for e in plan.branches if e.path == f.path.id]
             entries = "".join(f"<br><code>{esc(str(e))}</code>" for e in rew + br)
-            out.append(f"<br><b>{esc(f.path.id)}</b> #{f.num} · weight {f.path.weight:.3g} · "
+            out.append(f"<div class='sfc-fsm-path' style='margin-top:10px'><b>{esc(f.path.id)}"
+                       f"</b> #{f.num} · weight {f.path.weight:.3g} · "
                        f"{f.passes} pass{'es' if f.passes > 1 else ''} · "
                        f"{esc(f.path.describe().partition(': ')[2])}"
-                       + table(head, rows) + note("rewinder / branch entries:" + entries))
+                       + picture(passes_svg(plan, f, cat))
+                       + note("rewinder / branch entries:" + entries) + "</div>")
         out.append(more(len(plan.paths), MAX_ROWS // 4, "service paths"))
         return "".join(out)
 
 
-class _PlacementPanel(_HtmlPanel):
-    def render(self, compiled: CompiledChains, codes: CodeSource) -> str:
-        pl, cat = compiled.placement, compiled.catalog
-        if pl is None:
-            return note(f"The placement pass (Dejavu: NFs on the pipes of a multi-pipe switch) "
-                         f"runs for <code>tna</code>; this lab compiles for "
-                         f"<code>{esc(compiled.arch)}</code>. Use <code>%%chain --arch tna</code>"
-                         f" or <code>Lab(placement=True)</code>.")
-        cells = {(p.pipe, p.gress): nfs for p, nfs in pl.best.pipelets}
-        grid = table(["pipe", "ingress", "egress"],
-                      [[str(p)] + [chips(cells.get((p, g), ()), cat)
-                                   for g in ("ingress", "egress")]
-                       for p in sorted({p for p, _ in cells})])
+class _PlacementPanel(_Panel):
+    """The placement drawn on the pipes with one path's route (chosen in a menu: the
+    most recirculated first), the throughput model with the paths marked, the numbers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head, self.picture, self.rest = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.route = widgets.Dropdown(description="route of", options=[],
+                                      layout=widgets.Layout(width="340px"))
+        self.route.observe(lambda _: self._draw(), "value")
+        self.compiled: CompiledChains | None = None
+        self.content = (self.head, self.route, self.picture, self.rest)
+
+    def update(self, compiled: CompiledChains, codes: CodeSource) -> None:
+        pl, self.compiled = compiled.placement, None
+        if pl is None or not len(compiled.chains):
+            self.head.value = EMPTY if pl else note(
+                f"The placement pass (Dejavu: NFs on the pipes of a multi-pipe switch) runs "
+                f"for <code>tna</code>; this lab compiles for <code>{esc(compiled.arch)}</code>."
+                f" Use <code>%%chain --arch tna</code> or <code>Lab(placement=True)</code>.")
+            self.picture.value = self.rest.value = ""
+            self.route.layout.display = "none"
+            return
+        self.head.value = (
+            f"<b>placement</b> on {pl.pipes} pipes × {pl.stages} stages (external ports "
+            f"{pl.external_share:.0%} of the bandwidth): {pl.best.weighted_recirculations:.4g}"
+            f" weighted recirculations (naive {pl.naive.weighted_recirculations:.4g}) · "
+            f"numbers: the route's NFs in order · ↻ red: a recirculation")
+        rec = dict(pl.best.recirculations)
+        ids = sorted((p.id for p in compiled.paths if p.nfs),
+                     key=lambda i: (-rec.get(i, 0), i))
+        self.route.layout.display = "" if ids else "none"
+        keep = self.route.value if self.route.value in ids else (ids[0] if ids else None)
+        if list(self.route.options) != ids:
+            self.route.options = ids                 # (no drawing yet: compiled is None)
+        if self.route.value != keep:
+            self.route.value = keep
+        self.compiled = compiled
+        self._draw()
         naive = dict(pl.naive.recirculations)
         rows = [[esc(pid), str(k), str(naive.get(pid, "")), f"{tp:.2f} T"]
                 for (pid, k), (_, tp) in list(zip(pl.best.recirculations,
                                                   pl.best.throughput))[:MAX_ROWS]]
-        return (f"<b>placement</b> on {pl.pipes} pipes × {pl.stages} stages (external ports "
-                f"{pl.external_share:.0%} of the bandwidth): "
-                f"{pl.best.weighted_recirculations:.4g} weighted recirculations "
-                f"(naive {pl.naive.weighted_recirculations:.4g})" + grid
-                + table(["service path", "recirculations", "naive", "throughput (of T)"], rows)
-                + more(len(pl.best.recirculations), MAX_ROWS, "paths"))
+        self.rest.value = (picture(throughput_figure(pl).svg)
+                           + table(["service path", "recirculations", "naive",
+                                    "throughput (of T)"], rows)
+                           + more(len(pl.best.recirculations), MAX_ROWS, "paths"))
+
+    def _draw(self) -> None:
+        c = self.compiled
+        if c is None or c.placement is None:
+            return
+        path = next((p for p in c.paths if p.id == self.route.value), None)
+        self.picture.value = picture(placement_svg(
+            c.placement.best, c.catalog, stages=c.placement.stages, path=path,
+            entry_pipe=c.options.entry_pipe, exit_pipe=c.options.exit_pipe))
 
 
 class _OffloadPanel(_HtmlPanel):
@@ -344,6 +382,9 @@ class _P4Panel(_Panel):
 
 
 class _EntriesPanel(_HtmlPanel):
+    #: What the switch holds beyond the generated entries (set by the view).
+    installed: InstalledSource = staticmethod(Installed)
+
     def render(self, compiled: CompiledChains, codes: CodeSource) -> str:
         gen = codes(compiled.arch)
         if gen is None:
@@ -362,6 +403,10 @@ class _EntriesPanel(_HtmlPanel):
             out.append(f"<details open><summary><b>{esc(group)}</b> ({len(entries)})</summary>"
                        + table(["table", "match", "action", "params", "priority", "note"], rows)
                        + more(len(entries), MAX_ROWS, "entries") + "</details>")
+        extra = self.installed()
+        if extra:
+            out.append(f"<div class='sfc-installed' style='margin-top:10px'>"
+                       f"{installed_html(extra, kinds)}</div>")
         return "".join(out)
 
 
@@ -380,8 +425,10 @@ class LiveView(widgets.Tab):
     ``LiveView(compiled, generated, show=("chains", "p4"))``; *generated* is a
     :data:`CodeSource` (called when a code tab is shown), a mapping architecture →
     Generated (or the :class:`~sfclab.errors.SfclabError` generating it raised), or
-    one :class:`~sfclab.codegen.Generated`.  Only the tab on show is refreshed at
-    once; the others when they are shown (or all by :meth:`refresh`).
+    one :class:`~sfclab.codegen.Generated`; *installed* (an :data:`InstalledSource`)
+    says what the switch holds beyond the generated entries, for the entries tab
+    (:meth:`pushed` refreshes it).  Only the tab on show is refreshed at once; the
+    others when they are shown (or all by :meth:`refresh`).
     """
 
     show = t.Tuple(help="The tabs shown, in order (names from TABS).")
@@ -389,9 +436,12 @@ class LiveView(widgets.Tab):
                         "form of the view).")
 
     def __init__(self, compiled: CompiledChains | None = None, generated: Codes = None, *,
-                 show: str | Iterable[str] | None = None, **kwargs: Any) -> None:
+                 show: str | Iterable[str] | None = None,
+                 installed: InstalledSource | None = None, **kwargs: Any) -> None:
         names = normalize_show(show) if show is not None else TABS
         self.panels: dict[str, _Panel] = {n: _PANELS[n]() for n in names}
+        if installed is not None and "entries" in self.panels:
+            self.panels["entries"].installed = installed
         self._compiled: CompiledChains | None = None
         self._codes: CodeSource = code_source(None)
         super().__init__(children=[p.box for p in self.panels.values()], titles=list(names),
@@ -410,6 +460,15 @@ class LiveView(widgets.Tab):
         self._refresh(self.selected_index or 0)
         self._mount(self.selected_index or 0)
         self.summary = compiled.summary()
+
+    def pushed(self) -> None:
+        """The switch changed (a push or an update): the entries tab shows it (now if on
+        show, else when shown)."""
+        names = list(self.panels)
+        if "entries" in self.panels:
+            self.panels["entries"].stale = True
+            if names.index("entries") == (self.selected_index or 0):
+                self._refresh(names.index("entries"))
 
     def refresh(self, *names: str) -> None:
         """Bring the tabs *names* (default: every tab) up to date now, shown or not."""

@@ -45,6 +45,7 @@ __all__ = [
     "recirculation_throughput",
     "naive_placement",
     "place",
+    "step_costs",
     "placement_pass",
 ]
 
@@ -174,6 +175,27 @@ class _Switch:
                 seq += [Pipelet(p, "egress"), Pipelet(p, "ingress")]
             out.append(seq[:-1] if self.exit in (None, self.entry.pipe) else seq)
         return out or [[self.entry, Pipelet(self.entry.pipe, "egress")]]
+
+
+def step_costs(nfs: Sequence[str], placement: Placement, *, pipes: int = 2, stages: int = 12,
+               entry_pipe: int = 0, exit_pipe: int | None = 0) -> tuple[int, ...]:
+    """The recirculations (and resubmissions) of each step of the NF sequence *nfs* on
+    *placement*: entering, between each two NFs, leaving; they add up to the path's
+    count in ``placement.recirculations``.
+
+    >>> from sfclab.nfinfo import NFCatalog, NFInfo
+    >>> from sfclab.lang import parse
+    >>> cat = NFCatalog([NFInfo(name=n, layer=4, stages=2) for n in "abcdef"])
+    >>> path = parse("chain c: a -> b -> c -> d -> e -> f", catalog=cat).paths()[0]
+    >>> step_costs(path.nfs, naive_placement([path], cat, stages=4), stages=4)
+    (0, 0, 0, 0, 2, 0, 0)
+    """
+    sw = _Switch(pipes, stages, entry_pipe, exit_pipe)
+    where = placement.where()
+    if not nfs:
+        return (0,)
+    return (sw.start(where[nfs[0]]), *(sw.step(where[a], where[b]) for a, b in zip(nfs, nfs[1:])),
+            sw.finish(where[nfs[-1]]))
 
 
 def _layout(cells: dict[Pipelet, list[str]]) -> dict[str, tuple[Pipelet, int]]:

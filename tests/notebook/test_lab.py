@@ -130,6 +130,27 @@ def test_errors_leave_the_lab_unchanged(do, error, message):
     assert state(lab) == before and seen == []
 
 
+def test_weights_across_cells_add_up_to_at_most_one():
+    lab = Lab()
+    lab.add("chain web weight 0.6: firewall -> nat")
+    before = state(lab)
+    cell = "chain dns match udp.dport == 53 weight 0.3: l3fwd\nchain ssh weight 0.2: nat"
+    with pytest.raises(ChainValidationError) as e:           # 0.6 + 0.3 + 0.2: refused
+        lab.add(cell, source="<cell>")
+    assert state(lab) == before
+    err = e.value
+    assert err.message == ("the chain weights add up to 1.1, more than all the traffic: "
+                           "0.6 (web) + 0.3 (dns) + 0.2 (ssh)")
+    assert (err.line, err.column) == (2, cell.splitlines()[1].index("0.2") + 1)  # the weight
+    assert "give this chain at most 0.1" in err.hint
+    # a chain given again replaces its weight; objects are refused without a position
+    assert lab.add("chain web weight 0.3: firewall -> nat\n" + cell) == ("web", "dns", "ssh")
+    assert sum(c.weight for c in lab.chains) == pytest.approx(0.8)
+    with pytest.raises(ChainError, match=r"add up to 1.7.*0.9 \(big\)"):
+        lab.add(sfclab.parse("chain big weight 0.9: l3fwd"))
+    assert lab.chains.names() == ["web", "dns", "ssh"]
+
+
 def test_remove_suggests_names():
     lab = Lab()
     lab.add(WEB)

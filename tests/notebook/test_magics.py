@@ -181,6 +181,16 @@ def test_positions_count_the_magic_line_as_the_editor_does(ip, sfc):
     assert "apply { x = ; }" in e.value.error.context
 
 
+def test_weights_spread_over_cells_are_refused_where_they_go_past_one(ip, sfc):
+    ip.run_cell_magic("chain", "", "chain web weight 0.7: firewall -> nat")
+    cell = "chain a: l3fwd\nchain b weight 0.6: nat"
+    with pytest.raises(SfcUsageError) as e:
+        ip.run_cell_magic("chain", "", cell)
+    err = e.value.error
+    assert err.line == 3 and err.column == len("chain b weight ") + 1   # the %%chain line is 1
+    assert "add up to 1.3" in err.message and sfc.lab.chains.names() == ["web"]
+
+
 def test_the_caret_line_is_shown(ip, sfc, capsys):
     run(ip, "%%chain\nchain c {\n    input => firewal => output;\n}")
     shown = capsys.readouterr()

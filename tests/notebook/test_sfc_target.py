@@ -56,6 +56,45 @@ def test_push_prints_a_summary_without_urls(ip, sfc):
     assert "v1model" in bundle["text/html"] and "ModelTarget" not in bundle["text/html"]
 
 
+FLOOD = "chain lan match vlan.vid == 100: firewall -> flood"
+
+
+def test_push_says_what_it_installed_for_the_switch_and_what_it_could_not(ip, sfc):
+    ip.run_cell_magic("chain", "", FLOOD)
+    text = ip.run_line_magic("sfc", "push")._repr_mimebundle_()["text/plain"]
+    generated = len(sfc.lab.pushed.entries)
+    assert f"{generated + 8} ({generated} generated, 8 for this switch) table entries" in text
+    assert re.search(r"for this switch: 8 entries \(SfcIngress\.slot\d_flood\.flood_groups\), "
+                     r"9 multicast groups", text), text
+    assert "note:" not in text
+    sfc.lab.target.session.ports = None                      # a switch whose ports are unknown
+    bundle = ip.run_line_magic("sfc", "push")._repr_mimebundle_()
+    assert "for this switch" not in bundle["text/plain"]
+    assert re.search(r"^note: flood: the switch's ports are unknown, so no flood groups are "
+                     r"written", bundle["text/plain"], re.M)
+    assert "class='sfc-note'" in bundle["text/html"] and "ports are unknown" in bundle["text/html"]
+
+
+def test_tables_and_the_entries_tab_show_what_the_switch_holds_beyond_the_program(ip, sfc):
+    ip.run_cell_magic("chain", "", FLOOD)
+    view = sfc.lab.live_view(show="entries")
+    assert "sfc-installed" not in view.panels["entries"].html.value      # nothing pushed yet
+    ip.run_line_magic("sfc", "push")
+    html = view.panels["entries"].html.value                            # refreshed by the push
+    assert "installed on the switch beyond the generated entries" in html
+    assert html.count("set_mcast_grp") == 8 and "sfc.ingress_port = 3" in html
+    assert "flood from port 1: every other port" in html and "2, 3, 4, 5, 6, 7, 8" in html
+    tables = ip.run_line_magic("sfc", "tables")
+    assert "installed beyond the generated entries: 8 entries" in tables.text()
+    assert "multicast group 16385: ports 2, 3, 4, 5, 6, 7, 8" in tables.text()
+    assert "sfc-installed" in tables._repr_html_()
+    sfc.lab.target.session.ports = None
+    ip.run_line_magic("sfc", "push")
+    html = view.panels["entries"].html.value
+    assert "set_mcast_grp" not in html and "ports are unknown" in html
+    assert "note: flood: the switch's ports are unknown" in ip.run_line_magic("sfc", "tables").text()
+
+
 def test_send_shows_packets_their_timeline_and_path(ip, sfc, front_end):
     view = ip.run_line_magic("sfc", "send web 3")
     assert isinstance(view, SendView) and len(view.traces) == 3

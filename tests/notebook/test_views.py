@@ -118,6 +118,19 @@ def test_pipeline_tab_automaton_slots_and_three_pipelines():
     assert "weighted recirculations" in table and "0.5" in table
 
 
+def test_pipeline_tab_draws_the_pipelines_with_each_paths_passes():
+    p = view_of(CROSS).panels["pipeline"]
+    svg = p.pictures.value
+    assert svg.count("<svg") == 1 and "MA-FSA ★ chosen: 4 slots" in svg
+    # per pipeline (naive, MA-FSA, optimal), per path: the pass of each slot it runs
+    badges = [re.findall(r'fill="#fff" font-weight="bold">(\d)</text>', r) for r in
+              svg.split('<g class="sfc-path-row">')[1:]]
+    # naive l3fwd|firewall|nat: r runs nat in pass 0, then firewall in pass 1
+    assert sorted(badges[0]) == ["0", "0", "1"] and badges[1] == ["0", "0", "0"]
+    assert sorted(badges[2]) == ["0", "0", "0"] and sorted(badges[3]) == ["0", "0", "0"]
+    assert "r/0" in svg and "p/0" in svg
+
+
 def test_fsm_tab_passes_and_bitmaps():
     v = view_of(CROSS, pipeline="optimal")
     html = v.panels["fsm"].html.value
@@ -126,12 +139,41 @@ def test_fsm_tab_passes_and_bitmaps():
     assert "state 0) -&gt; state 1" in html and "done: output" in html
 
 
+def test_fsm_tab_draws_each_paths_passes_over_the_slots():
+    html = view_of(CROSS, pipeline="naive").panels["fsm"].html.value
+    p, r = html.split("<div class='sfc-fsm-path'")[1:]
+    assert p.count('class="sfc-pass"') == 1 and "sfc-recirculate" not in p
+    assert r.count('class="sfc-pass"') == 2 and r.count('class="sfc-recirculate"') == 1
+    first, second = r.split('<g class="sfc-pass">')[1:]
+    assert re.findall(r'fill="#111">(\w+)</text>', first) == ["l3fwd", "nat"]
+    assert re.findall(r'fill="#111">(\w+)</text>', second) == ["firewall"]
+    assert "pass 0  0b101" in first and "pass 1  0b10" in second
+
+
 def test_placement_tab():
     v = view_of(LOOP + "\n" + CROSS, arch="tna")
-    html = v.panels["placement"].html.value
-    assert "2 pipes × 12 stages" in html and "ingress" in html and "egress" in html
-    assert "0.16 T" in text(html) and "sr/0" in html
-    assert "runs for <code>tna</code>" in view_of(WEB).panels["placement"].html.value
+    pl = v.panels["placement"]
+    head, rest = pl.head.value, pl.rest.value
+    assert "2 pipes × 12 stages" in head
+    assert "0.16 T" in text(rest) and "sr/0" in rest
+    assert 'data-pipelet="I0"' in pl.picture.value and 'data-pipelet="E1"' in pl.picture.value
+    off = view_of(WEB).panels["placement"]
+    assert "runs for <code>tna</code>" in off.head.value and off.route.layout.display == "none"
+
+
+def test_placement_tab_draws_the_route_of_the_path_chosen():
+    v = view_of(LOOP + "\n" + CROSS, arch="tna")
+    pl = v.panels["placement"]
+    rec = dict(v._compiled.placement.best.recirculations)
+    assert pl.route.options[0] == "sr/0" and rec["sr/0"] == max(rec.values())  # worst first
+    assert "route of sr/0: 3 recirculations" in pl.picture.value
+    assert pl.picture.value.count('class="sfc-recirculate"') >= 1
+    pl.route.value = "p/0"                             # another path: its route, redrawn
+    assert f"route of p/0: {rec['p/0']} recirculation" in pl.picture.value
+    # the throughput model with the placed paths marked where they are
+    plot = pl.rest.value
+    assert plot.count("<polyline") == 3 and 'class="sfc-mark"' in plot
+    assert "Dejavu: sr/0" in plot and "0.16 T" in plot
 
 
 def test_offload_tab_one_consistent_split_per_path():
