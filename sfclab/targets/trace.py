@@ -44,6 +44,8 @@ EVENT_KINDS = (
 )
 
 _SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
+#: The tables the composed program's core puts after a slot (not the slot's NF).
+_CORE_TABLE = re.compile(r"(?:^|\.)slot(\d+)_(branch|loop|save)$")
 
 
 def nf_of(name: str) -> str | None:
@@ -51,9 +53,11 @@ def nf_of(name: str) -> str | None:
 
     >>> nf_of("MyIngress.slot3_firewall.acl"), nf_of("slot1_nat_2"), nf_of("rewinder")
     ('firewall', 'nat#2', None)
+    >>> nf_of("SfcIngress.slot3_branch"), nf_of("SfcIngress.slot3_save")     # the core's tables
+    (None, None)
     """
     m = _SLOT.search(name)
-    if m is None:
+    if m is None or _CORE_TABLE.search(name):
         return None
     return m.group(2) + (f"#{m.group(3)}" if m.group(3) else "")
 
