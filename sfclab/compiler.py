@@ -66,9 +66,11 @@ class CompiledChains:
                          f"worst path {r.worst_passes} passes")
         if self.fsm:
             w = self.fsm.widths
+            saves = f", {len(self.fsm.saves)} save entries" if self.fsm.saves else ""
             lines.append(f"fsm: {len(self.fsm.rewinder)} rewinder entries, "
-                         f"{len(self.fsm.branches)} branch entries; token bits: path id "
-                         f"{w.path_id}, state {w.state}, bitmap {w.bitmap}, counter {w.counter}")
+                         f"{len(self.fsm.branches)} branch entries{saves}; token bits: path id "
+                         f"{w.path_id}, state {w.state}, bitmap {w.bitmap}, counter {w.counter}"
+                         + (f", saved metadata {self.fsm.n_saved} x 32" if saves else ""))
         if self.placement:
             lines.append(f"placement: {self.placement.best.weighted_recirculations:.4g} weighted "
                          f"recirculations (naive {self.placement.naive.weighted_recirculations:.4g})")
@@ -106,6 +108,11 @@ class CompiledChains:
             out += ["  rewinder:"] + [f"    {e}" for e in self.fsm.rewinder]
             if self.fsm.branches:
                 out += ["  branches:"] + [f"    {e}" for e in self.fsm.branches]
+            if self.fsm.saves:
+                out += ["  saved metadata (an NF's value a later branch tests):"]
+                out += [f"    {c}: " + ", ".join(f"{nf} -> saved_md{k}" for k, nf in
+                                                   enumerate(nfs)) for c, nfs in self.fsm.saved]
+                out += [f"    {e}" for e in self.fsm.saves]
         if self.placement:
             pl = self.placement
             out += ["", f"placement ({pl.pipes} pipes x {pl.stages} stages, "

@@ -38,6 +38,15 @@ def test_demo_result_is_data_too():
     assert all(c.sent == 2 and c.trace.startswith("packet ") for c in r.classes.values())
 
 
+def test_demo_covers_the_edge_chains_flood_paths():
+    """FlexMesh Fig. 9's E2 tests l2fwd's flood flag after QoS: the class traffic finds
+    packets for edge/1 and edge/3 (an unknown destination MAC) and they run there."""
+    r = run(packets=4, out=None, progress=None)
+    edge = r.classes["edge"]
+    assert set(edge.paths) == {"edge/0", "edge/1", "edge/2", "edge/3"} and not edge.missed
+    assert r.ok
+
+
 def test_demo_on_an_unknown_target_says_how_to_name_one(capsys):
     assert main(["demo", "--target", "bmx://127.0.0.1:1"]) == 1
     assert "cannot read the target" in capsys.readouterr().err

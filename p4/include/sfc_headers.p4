@@ -42,7 +42,11 @@ header ethernet_t {
  * ether_type is ETHERTYPE_SFC while it is there) and is removed before the
  * packet leaves the switch.  On a network of switches (sfclab/codegen/network.py)
  * it also crosses links: path_id is then the service path and state the index of
- * the next NF (NSH's SPI and SI), and flags bit 2 says it is in transit.  21 bytes. */
+ * the next NF (NSH's SPI and SI), and flags bit 2 says it is in transit.  21 bytes.
+ * When a chain's branch tests the field of an NF that ran before the branching one,
+ * the composed program appends a bit<32> saved_md<k> per such NF (its value, kept
+ * by a save table after its slot: p4/README.md), 4 bytes each; otherwise the
+ * header is exactly this. */
 header sfc_t {
     bit<16> path_id;          /* 16: service path id (FlexMesh's match id) */
     bit<8> state;             /*  8: FSM state: which pass of the path this is */

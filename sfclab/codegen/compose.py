@@ -7,10 +7,19 @@ headers the parser must extract (what the NFs and the classifiers use, with
 what those need below them: Dejavu's merged generic parser), and the keys of
 the initializer (the union of the chains' classifier fields).
 
-The ingress *core* — initializer, token load, slots with their token checks and
-branch tables, rewinder, token store — is the same P4 on v1model and TNA; it is
-written here once (:func:`core_locals`, :func:`core_apply`) and each emitter
-wraps it with its architecture's prologue and epilogue.
+The ingress *core* — initializer, token load, slots with their token checks,
+save and branch tables, rewinder, token store — is the same P4 on v1model and
+TNA; it is written here once (:func:`core_locals`, :func:`core_apply`) and each
+emitter wraps it with its architecture's prologue and epilogue.
+
+A branch table keys on the metadata value the NF it follows left.  A condition on
+an NF *before* that one (FlexMesh Fig. 9: ``QoS => (output : Flood ? flood_flag
+== 0)`` tests l2fwd's flag after QoS) reads a *saved metadata* field of the SFC
+header instead, ``hdr.sfc.saved_md<k>``: the FSM pass gives each such NF a field
+(:attr:`~sfclab.passes.fsm.FSMPlan.saved`), a ``slot<i>_save`` table after the
+NF's slot copies its value there, and the branch table of the testing slot keys
+on it.  The fields exist only when a chain needs one (:attr:`Composition.saved`),
+so programs without such conditions are as before.
 
 >>> from sfclab.compiler import compile
 >>> comp = compose(compile("chain a match tcp.dport == 80: firewall -> nat"))
@@ -31,7 +40,20 @@ from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
-           "core_apply", "headers_of", "TERMINALS", "PARSER_GRAPH"]
+           "core_apply", "headers_of", "saved_field", "TERMINALS", "PARSER_GRAPH", "SAVED_WIDTH"]
+
+#: Width of a saved metadata field of the SFC header (an NF's ``sfc.metadata``).
+SAVED_WIDTH = 32
+
+
+def saved_field(k: int) -> str:
+    """The SFC header's field that keeps saved metadata value *k*.
+
+    >>> saved_field(0)
+    'saved_md0'
+    """
+    return f"saved_md{k}"
+
 
 #: The rewinder's ``finish(terminal, port)`` codes.
 TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
@@ -78,6 +100,10 @@ class CodegenOptions:
       keys, parsed headers and slots' branch and loop tables to keep even if no
       chain needs them (those of the program on a switch, so a changed
       chain set compiles to the same program when it can: an update by entries);
+    * ``keep_saves``, ``keep_saved_keys``: slots' save tables, and the saved
+      metadata fields each slot's branch table keys on (``(slot, (k, …))``), to keep;
+    * ``saved_fields``: saved metadata fields the SFC header holds at least (the
+      switches of a network agree on one header);
     * ``network``: the program is one switch of a network (:mod:`.network`): an
       ``arrival`` table takes packets that come in with the SFC header from
       another switch or a server, and the rewinder can ``forward`` a packet with
@@ -96,6 +122,9 @@ class CodegenOptions:
     keep_headers: tuple[str, ...] = ()
     keep_branches: tuple[int, ...] = ()
     keep_loops: tuple[int, ...] = ()
+    keep_saves: tuple[int, ...] = ()
+    keep_saved_keys: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    saved_fields: int = 0
     network: bool = False
 
     @classmethod
@@ -103,11 +132,14 @@ class CodegenOptions:
         """These options for a chain set that must fit the program *comp* describes."""
         import dataclasses
 
-        return dataclasses.replace(comp.options, keep_keys=comp.init_keys,
-                                   keep_headers=comp.headers,
-                                   keep_branches=tuple(s.index for s in comp.slots
-                                                       if s.branches),
-                                   keep_loops=tuple(s.index for s in comp.slots if s.loops), **kw)
+        kept = dict(keep_keys=comp.init_keys, keep_headers=comp.headers,
+                    keep_branches=tuple(s.index for s in comp.slots if s.branches),
+                    keep_loops=tuple(s.index for s in comp.slots if s.loops),
+                    keep_saves=tuple(s.index for s in comp.slots if s.saves),
+                    keep_saved_keys=tuple((s.index, s.saved_keys) for s in comp.slots
+                                          if s.saved_keys),
+                    saved_fields=comp.saved)
+        return dataclasses.replace(comp.options, **{**kept, **kw})
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +150,18 @@ class Slot:
     nf: str
     branches: bool
     loops: bool = False
+    #: A save table follows the NF (it keeps the NF's value for a later branch).
+    saves: bool = False
+    #: The saved metadata fields (``hdr.sfc.saved_md<k>``) the branch table keys on.
+    saved_keys: tuple[int, ...] = ()
 
     @property
     def instance(self) -> str:
         return f"slot{self.index}_{self.nf}"
+
+    @property
+    def save_table(self) -> str:
+        return f"slot{self.index}_save"
 
     @property
     def branch_table(self) -> str:
@@ -159,13 +199,16 @@ class Composition:
     options: CodegenOptions
     #: What the compiler puts before table names in P4Info ("pipe." for bf-p4c).
     table_prefix: str = ""
+    #: Saved metadata fields in the SFC header (``saved_md0`` …; 0: the library's header).
+    saved: int = 0
 
     def sizes(self) -> dict[str, int]:
         """Sizes of the control tables, grown to hold the plan's entries four times."""
         fsm = self.compiled.fsm
         n_init = max(1, len(fsm.initializer)) * 4
-        n_branch = max([sum(1 for b in fsm.branches if b.slot == s.index) * 4 for s in self.slots],
-                       default=0)
+        n_branch = max([max(sum(1 for b in fsm.branches if b.slot == s.index),
+                            sum(1 for e in fsm.saves if e.slot == s.index)) * 4
+                        for s in self.slots], default=0)
         n_rew = len(fsm.rewinder) * 4
         o = self.options
         return {"initializer": max(o.initializer_size, _pow2(n_init)),
@@ -239,7 +282,14 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
         i for i in options.keep_branches if i < len(fsm.slots)}
     looping = {slot for f in fsm.paths for _, slot, _ in f.loop_counts} | {
         i for i in options.keep_loops if i < len(fsm.slots)}
-    slots = tuple(Slot(i, nf, i in branching, i in looping) for i, nf in enumerate(fsm.slots))
+    saving = {e.slot for e in fsm.saves} | {i for i in options.keep_saves if i < len(fsm.slots)}
+    keys: dict[int, set[int]] = {i: set(ks) for i, ks in options.keep_saved_keys
+                                 if i < len(fsm.slots)}
+    for b in fsm.branches:
+        if b.saved is not None:
+            keys.setdefault(b.slot, set()).add(b.saved)
+    slots = tuple(Slot(i, nf, i in branching, i in looping, i in saving,
+                       tuple(sorted(keys.get(i, ())))) for i, nf in enumerate(fsm.slots))
     defs: dict[str, NFDefinition] = {}
     for s in slots:
         d = cat.definition(s.nf)
@@ -254,9 +304,11 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     used |= {FIELDS[t.field].header for c in chains for t in (c.match.terms if c.match else ())
              if FIELDS[t.field].header}
     used |= set(options.keep_headers)
+    saved = max(fsm.n_saved, options.saved_fields,
+                max((k + 1 for s in slots for k in s.saved_keys), default=0))
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
                        _init_keys(chains, options.keep_keys), options,
-                       "pipe." if (arch or compiled.arch) == "tna" else "")
+                       "pipe." if (arch or compiled.arch) == "tna" else "", saved)
 
 
 # --- the shared ingress core (P4 text) ---------------------------------------------------------
@@ -269,6 +321,7 @@ def core_locals(comp: Composition) -> list[str]:
     key_prop = f"""
         key = {{{keys}
         }}"""
+    saved_init = "".join(f"\n        hdr.sfc.{saved_field(k)} = 0;" for k in range(comp.saved))
     out.append(f"""
     /* Initializer: the chain classifiers give a packet its token. */
     action set_token(bit<16> path_id, bit<32> bitmap) {{
@@ -285,7 +338,7 @@ def core_locals(comp: Composition) -> list[str]:
         hdr.sfc.egress_valid = 0;
         hdr.sfc.reserved = 0;
         hdr.sfc.mcast_grp = 0;
-        hdr.sfc.ingress_port = (bit<16>) meta.sfc.ingress_port;
+        hdr.sfc.ingress_port = (bit<16>) meta.sfc.ingress_port;{saved_init}
     }}
 
     action unclassified() {{
@@ -300,6 +353,17 @@ def core_locals(comp: Composition) -> list[str]:
         size = {sizes['initializer']};
         default_action = unclassified();
     }}""")
+    saves = tuple(f"save_md{k}" for k in range(comp.saved))      # save_md<k>: into saved_md<k>
+    if any(s.saves for s in comp.slots):
+        out.append("""
+    /* After an NF whose value a later branch tests: keep it in the token (its saved
+     * metadata field), since the NFs in between set their own. */""" + "".join(f"""
+    action {a}() {{
+        hdr.sfc.{saved_field(k)} = meta.sfc.metadata;
+    }}""" for k, a in enumerate(saves)))
+    for s in comp.slots:
+        if s.saves:
+            out.append(_slot_table(s.save_table, _BRANCH_KEYS[:2], saves, sizes["branch"]))
     if any(s.branches for s in comp.slots):
         out.append("""
     /* After an NF with branches: move the packet to the service path of the outcome. */
@@ -310,7 +374,8 @@ def core_locals(comp: Composition) -> list[str]:
     }""")
     for s in comp.slots:
         if s.branches:
-            out.append(_slot_table(s.branch_table, _BRANCH_KEYS, "take_branch", sizes["branch"]))
+            keys = _BRANCH_KEYS + tuple(f"hdr.sfc.{saved_field(k)} : range" for k in s.saved_keys)
+            out.append(_slot_table(s.branch_table, keys, ("take_branch",), sizes["branch"]))
     if any(s.loops for s in comp.slots):
         out.append("""
     /* After a loop's run: the loop counter (runs so far) for the next run in this pass. */
@@ -320,7 +385,8 @@ def core_locals(comp: Composition) -> list[str]:
     }""")
     for s in comp.slots:
         if s.loops:
-            out.append(_slot_table(s.loop_table, _BRANCH_KEYS[:2], "count_loop", sizes["branch"]))
+            out.append(_slot_table(s.loop_table, _BRANCH_KEYS[:2], ("count_loop",),
+                                   sizes["branch"]))
     if comp.options.network:
         out.append(_ARRIVAL.format(size=sizes["initializer"]))
     steering = _STEERING_ACTIONS if comp.options.network else ""
@@ -419,15 +485,15 @@ _BRANCH_KEYS = ("hdr.sfc.path_id : exact", "hdr.sfc.state : exact", "meta.sfc.me
                 "meta.sfc.counter : range", "meta.sfc.ingress_port : range")
 
 
-def _slot_table(name: str, keys: tuple[str, ...], action: str, size: int) -> str:
-    """A control table after a slot: keyed on the token, *action* or nothing."""
+def _slot_table(name: str, keys: tuple[str, ...], actions: tuple[str, ...], size: int) -> str:
+    """A control table after a slot: keyed on the token, one of *actions* or nothing."""
     key_lines = "".join(f"\n            {k};" for k in keys)
+    action_lines = "".join(f"\n            {a};" for a in actions)
     return f"""
     table {name} {{
         key = {{{key_lines}
         }}
-        actions = {{
-            {action};
+        actions = {{{action_lines}
             @defaultonly NoAction;
         }}
         size = {size};
@@ -462,6 +528,8 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
                   f"hdr.sfc.bitmap & 32w0x{1 << s.index:X} != 0) {{",
                   f"        {s.instance}.apply(hdr, meta.sfc"
                   + (f", {extra_args[s.index]}" if s.index in extra_args else "") + ");"]
+        if s.saves:
+            lines.append(f"        {s.save_table}.apply();")
         if s.loops:
             lines.append(f"        {s.loop_table}.apply();")
         if s.branches:

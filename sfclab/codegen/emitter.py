@@ -38,7 +38,7 @@ from ..p4.arch import DEFINES as ARCH_DEFINES
 from ..p4.catalog import API_EXTERNS, NFDefinition, nf_types
 from ..p4.check import check_program
 from ..p4.parser import include_types, library_dir, parse_p4_file
-from .compose import Composition, Slot
+from .compose import SAVED_WIDTH, Composition, Slot, saved_field
 from .p4c import locate
 from .rewrite import REMOVE, rewrite
 
@@ -129,9 +129,23 @@ class P4Emitter:
 
     # -- shared pieces -------------------------------------------------------------------
     def header_decls(self) -> list[A.Node]:
-        """The library's header file: constants, types, headers, headers_t, sfc_meta_t."""
+        """The library's header file: constants, types, headers, headers_t, sfc_meta_t;
+        the SFC header ends with the composition's saved metadata fields, if any
+        (``bit<32> saved_md0;`` …: :mod:`.compose`)."""
         prog = parse_p4_file(library_dir() / "include" / "sfc_headers.p4")
-        return [d for d in prog.decls if not isinstance(d, A.Include)]
+        saved = tuple(A.Field(A.BitType(SAVED_WIDTH), saved_field(k))
+                      for k in range(self.comp.saved))
+        out = [d for d in prog.decls if not isinstance(d, A.Include)]
+        if not saved:
+            return out
+        for i, d in enumerate(out):
+            if isinstance(d, A.HeaderDecl) and d.name == "sfc_t":
+                out[i] = A.HeaderDecl(d.name, d.fields + saved, d.annotations, d.pos)
+                size = sum(f.type.width for f in out[i].fields) // 8    # type: ignore[attr-defined]
+                self.notes.append(f"SFC header: {size} bytes, with {len(saved)} saved metadata "
+                                  f"field(s) (saved_md0 …): the value of an NF a later branch "
+                                  f"tests")
+        return out
 
     def api_consts(self) -> list[A.Node]:
         """The state API's constants (meter colours)."""

@@ -1,7 +1,7 @@
 """The table entries a chain set needs, grouped so one chain can be installed alone.
 
 * ``chain:NAME`` — the initializer entries of the chain's classifier, and the
-  rewinder and branch entries of its service paths: installing, changing or
+  rewinder, branch, loop and save entries of its service paths: installing, changing or
   removing a chain is writing exactly this group (FlexMesh; P4NFV's pipeline
   manipulation);
 * ``nf:SLOT`` — the example entries of each NF manifest, in every slot of that
@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 from ..errors import CompileError, did_you_mean
 from ..ir.classifier import FieldMatch
 from ..ir.fields import FIELDS
-from ..ir.model import Condition
 from ..ir.values import ValueKinds, implied_keys
-from .compose import TERMINALS, Composition, InitKey
+from ..passes.fsm import BranchEntry, cond_source
+from .compose import SAVED_WIDTH, TERMINALS, Composition, InitKey, saved_field
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
@@ -261,11 +261,17 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
 
 # --- FSM plan -> rewinder and branch entries ----------------------------------------------------
 
-def _cond_key(cond: Condition) -> tuple[str, int]:
-    if cond.field == "std.ingress_port":
+def _cond_key(b: BranchEntry) -> tuple[str, int]:
+    """The branch table's key a condition tests, and its width: the ingress port, the
+    loop counter, the metadata the branching NF left, or the saved value of the NF
+    the condition names when that one ran before (:mod:`sfclab.passes.fsm`)."""
+    source = cond_source(b.cond)
+    if source == "ingress_port":
         return "meta.sfc.ingress_port", 9
-    if cond.name in ("global_counter", "counter"):
+    if source == "counter":
         return "meta.sfc.counter", 8
+    if b.saved is not None:
+        return f"hdr.sfc.{saved_field(b.saved)}", SAVED_WIDTH
     return "meta.sfc.metadata", 32
 
 
@@ -282,7 +288,7 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
         cond = b.cond
         if cond is None:
             continue
-        key, width = _cond_key(cond)
+        key, width = _cond_key(b)
         top = (1 << width) - 1
 
         def value(v: int | str) -> int | None:
@@ -347,10 +353,18 @@ def _loop_entries(comp: Composition) -> list[TableEntry]:
     return out
 
 
+def _save_entries(comp: Composition) -> list[TableEntry]:
+    return [TableEntry(_tbl(comp, f"slot{e.slot}_save"),
+                       (("hdr.sfc.path_id", Exact(e.path_num)), ("hdr.sfc.state", Exact(e.state))),
+                       f"{INGRESS}.save_md{e.index}", (), None,
+                       f"chain:{e.path.rpartition('/')[0]}", str(e))
+            for e in comp.compiled.fsm.saves]
+
+
 def chain_entries(comp: Composition) -> list[TableEntry]:
-    """Initializer, branch, loop and rewinder entries, chain by chain."""
+    """Initializer, branch, loop, save and rewinder entries, chain by chain."""
     return (_initializer_entries(comp) + _branch_entries(comp) + _loop_entries(comp)
-            + _rewinder_entries(comp))
+            + _save_entries(comp) + _rewinder_entries(comp))
 
 
 def network_entries(comp: Composition, *, classified: Iterable[str],
@@ -374,7 +388,7 @@ def network_entries(comp: Composition, *, classified: Iterable[str],
             _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), f"{INGRESS}.enter",
             (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
             f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
-    out += _branch_entries(comp) + _loop_entries(comp)
+    out += _branch_entries(comp) + _loop_entries(comp) + _save_entries(comp)
     for r, e in zip(fsm.rewinder, _rewinder_entries(comp)):
         how = exits.get(r.path) if r.done else None
         if how is not None and how[0] == "forward":

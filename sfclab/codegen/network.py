@@ -20,7 +20,11 @@ model) with ``CodegenOptions(network=True)``, and its entries
   packet back with the next index: :class:`ServerTask`); the last one is
   ``deliver``-ed to the egress port with the header removed;
 * before a branch is taken a packet carries the spi of the first path that
-  agrees with the decisions so far, as the one-switch token does.
+  agrees with the decisions so far, as the one-switch token does;
+* a value a branch tests after other NFs ran (``saved_md<k>``, see
+  :mod:`.compose`) crosses links in the SFC header: every switch's header has the
+  same saved fields (the most any chain needs), and a chain's NF keeps the same
+  field on every switch (:func:`~sfclab.passes.fsm.chain_saved_nfs`).
 
 Each switch's pipeline has one slot per NF type placed on it, in the
 placement's canonical order, so the recirculations the placement counted are
@@ -49,7 +53,7 @@ from ..ir.classifier import Classifier, FieldMatch
 from ..ir.fields import FIELDS
 from ..ir.model import Chain, ChainSet, ServicePath
 from ..passes import CompileOptions
-from ..passes.fsm import _decision_positions, fsm_pass
+from ..passes.fsm import _decision_positions, chain_saved_nfs, fsm_pass
 from ..passes.netplace import ChainPlacement, NetworkPlacement
 from ..passes.pipeline import pipeline_pass
 from . import Generated, emitter_for
@@ -241,6 +245,11 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
                 if p.rpartition("/")[0] in set(keep_chains)}
     all_paths = [p for c in problem.chains for p in c.paths]
     spis = _spis(all_paths, keep_spi, previous.spis.values() if previous else ())
+    saved = {cp.name: chain_saved_nfs(chains[cp.name]) for cp in problem.chains}
+    # one SFC header on every link: it never shrinks under a running network
+    n_saved = max([len(v) for v in saved.values()]
+                  + [sp.generated.composition.saved for sp in
+                     (previous.switches.values() if previous else ())], default=0)
     parts: dict[str, dict[tuple, _Part]] = {s: {} for s in topo.switches}
     servers: dict[str, list[ServerTask]] = {}
     journeys: dict[str, tuple[Segment, ...]] = {}
@@ -259,7 +268,7 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
                 rep.setdefault(pre, spis[path.id])
                 rep.setdefault(post, spis[path.id])
                 if seg.kind == "server":
-                    _server_task(servers, seg, path, where, rep[pre])
+                    _server_task(servers, seg, path, where, rep[pre], saved[cp.name])
                     named.append(seg)
                     continue
                 part = _part_of(parts[seg.node], chain, pre, seg, in_port, rep[pre])
@@ -270,7 +279,7 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
     for s in topo.switches:
         old = previous.switches.get(s) if previous else None
         programs[s] = _switch_program(s, list(parts[s].values()), placement, catalog,
-                                      bindings or {}, old)
+                                      bindings or {}, old, n_saved)
     return NetworkProgram(placement, programs, {k: tuple(v) for k, v in servers.items()},
                           spis, journeys)
 
@@ -295,13 +304,18 @@ def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment, 
 
 
 def _server_task(servers: dict[str, list[ServerTask]], seg: Segment, path: ServicePath,
-                 where: list[int], spi: int) -> None:
+                 where: list[int], spi: int, saved: tuple[str, ...] = ()) -> None:
     end = seg.start + len(seg.nodes)
     if any(seg.start <= k < end and d.kind in ("then", "else", "case")
            for d, k in zip(path.decisions, where)):
         raise CompileError(f"path {path.id}: a branch is decided by an NF on server {seg.node} "
                            f"({', '.join(seg.nodes)})", hint="branch on an NF that runs on a "
                            "switch: servers run NFs in sequence only")
+    tested = [n for n in seg.nodes if n in saved]
+    if tested:
+        raise CompileError(f"path {path.id}: a branch tests a field of {tested[0]!r}, which runs "
+                           f"on server {seg.node}", hint="test the field of an NF that runs on a "
+                           "switch: a server does not write an NF's value into the SFC header")
     tasks = servers.setdefault(seg.node, [])
     if not any(t.spi == spi and t.si == seg.start for t in tasks):
         tasks.append(ServerTask(spi, seg.start, seg.nodes, seg.nfs, end, seg.exit[1], path.id))
@@ -326,7 +340,8 @@ def _part_paths(part: _Part) -> list[tuple[ServicePath, Segment, int, ServicePat
 
 
 def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, catalog,
-                    bindings: Mapping[str, int], old: SwitchProgram | None) -> SwitchProgram:
+                    bindings: Mapping[str, int], old: SwitchProgram | None,
+                    n_saved: int = 0) -> SwitchProgram:
     problem = placement.problem
     usage = placement.usage().get(s)
     slots = usage.types if usage else ()
@@ -334,12 +349,13 @@ def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, cat
     # parse what any NF of the chains crossing this switch may have pushed upstream
     nfs = {nf for part in parts for p, _, _ in part.segments for nf in p.nfs}
     headers = headers_of(cat.definition(nf) for nf in sorted(nfs))
-    options = CodegenOptions(network=True, bindings=dict(bindings), keep_headers=headers)
+    options = CodegenOptions(network=True, bindings=dict(bindings), keep_headers=headers,
+                             saved_fields=n_saved)
     if old is not None and set(slots) <= set(old.slots) and \
             set(headers) <= set(old.generated.composition.headers):
         slots = old.slots                              # the program the switch runs
         options = CodegenOptions.keeping(old.generated.composition,
-                                         bindings=dict(bindings))
+                                         bindings=dict(bindings), saved_fields=n_saved)
     chains, paths, exits, owner = [], [], {}, {}
     for part in parts:
         chains.append(part.chain)

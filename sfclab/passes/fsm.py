@@ -14,6 +14,14 @@ significant bit).  For each path this pass computes:
   with branches the packet moves to the path of the outcome it took (the state
   and the slots already run are the same on both paths);
 * ``initializer`` entries: chain → first path, state 0, bitmap, counter 0;
+* ``saves``: where a branch tests the field of an NF *before* the branching
+  one (FlexMesh Fig. 9's ``QoS => (output : Flood ? flood_flag == 0)`` tests
+  l2fwd's flag after QoS set its colour), the NFs in between overwrite the
+  metadata value the branch table would read; so each such NF keeps its value in
+  a *saved metadata* field of the token (``saved_md<k>``, allocated per chain,
+  only when a condition needs one), written by a save entry after every run of
+  that NF, and the branch entry tests that field (:attr:`BranchEntry.saved`).
+  The token carries it across recirculations and between switches;
 * the token's bit widths, checked against the SFC header's.
 
 Loops are unrolled on the service paths; the counter holds the loop rounds the
@@ -26,16 +34,24 @@ for the next pass.
 [(0, '0b101'), (1, '0b10')]
 >>> [str(e) for e in plan.rewinder]
 ['(r/0 #1, state 0) -> state 1, bitmap 0b10, counter 0', '(r/0 #1, state 1) -> done: output']
+>>> import sfclab
+>>> edge = sfclab.parse("chain e { input => l2fwd => qos; "
+...                     "qos => (output : flood ? l2fwd.flood_flag == 0); flood => output; }")
+>>> plan = build_fsm(("l2fwd", "qos", "flood"), edge.paths())
+>>> plan.saved, [str(e) for e in plan.saves]
+((('e', ('l2fwd',)),), ['(e/0 #1, state 0, slot 0) after l2fwd -> saved_md0', '(e/1 #2, state 0, slot 0) after l2fwd -> saved_md0'])
+>>> str(plan.branches[0])
+'(e/0 #1, state 0, not (l2fwd.flood_flag == 0) -> e/1) -> e/1 #2, bitmap 0b111, tests saved_md0'
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import CompileError
-from ..ir.model import Condition, Decision, ServicePath
+from ..errors import ChainValidationError, CompileError
+from ..ir.model import Chain, Condition, Decision, ServicePath
 from .common import embed
 
 __all__ = [
@@ -45,13 +61,66 @@ __all__ = [
     "RewinderEntry",
     "BranchEntry",
     "InitEntry",
+    "SaveEntry",
     "FSMPlan",
+    "MAX_SAVED",
+    "cond_source",
+    "saved_nfs",
+    "chain_saved_nfs",
     "build_fsm",
     "replay",
     "fsm_pass",
 ]
 
 _BRANCH_KINDS = ("then", "else", "case")
+#: Fields a condition names that are the loop counter, not an NF's metadata value.
+_COUNTER_FIELDS = ("global_counter", "counter")
+#: Saved metadata fields the SFC header may hold (32 bits each): a chain tests the
+#: fields of at most this many NFs after other NFs ran.
+MAX_SAVED = 8
+
+
+def cond_source(cond: Condition) -> str:
+    """What a branch condition reads from the token: ``"ingress_port"``, ``"counter"``
+    (the loop counter) or ``"metadata"`` (the value of the NF it names).
+
+    >>> cond_source(Condition("l2fwd.flood_flag", "==", 0))
+    'metadata'
+    """
+    if cond.field == "std.ingress_port":
+        return "ingress_port"
+    return "counter" if cond.name in _COUNTER_FIELDS else "metadata"
+
+
+def saved_nfs(conditions: Iterable[tuple[str, str, Condition | None]]) -> tuple[str, ...]:
+    """The NF instances whose metadata a branch tests after another NF ran, in the
+    order first met: *conditions* are ``(branching node, edge kind, condition)``.
+    NF ``k`` of the result keeps its value in the token's ``saved_md<k>``.
+
+    >>> saved_nfs([("qos", "then", Condition("l2fwd.flood_flag", "==", 0)),
+    ...            ("qos", "else", Condition("l2fwd.flood_flag", "==", 0)),
+    ...            ("firewall", "then", Condition("firewall.verdict", "==", 0))])
+    ('l2fwd',)
+    """
+    out: list[str] = []
+    for node, kind, cond in conditions:
+        if kind in _BRANCH_KINDS and _tests_earlier(node, cond) and cond.nf not in out:
+            out.append(cond.nf)
+    return tuple(out)
+
+
+def _tests_earlier(node: str, cond: Condition | None) -> bool:
+    """Whether a branch at *node* on *cond* tests the metadata of another NF."""
+    return (cond is not None and cond_source(cond) == "metadata" and bool(cond.nf)
+            and cond.nf != node)
+
+
+def chain_saved_nfs(chain: Chain) -> tuple[str, ...]:
+    """:func:`saved_nfs` of a chain's graph: the same on every switch that runs a part
+    of it (a network's parts share the chain's graph), so the index a save entry
+    writes on one switch is the one a branch entry tests on the next."""
+    return saved_nfs((u, d.get("kind", "seq"), d.get("cond"))
+                     for u, _, d in chain.graph.edges(data=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +184,32 @@ class BranchEntry:
     target: str
     target_num: int
     bitmap: int
+    #: The token's saved metadata field the condition tests (its NF ran before
+    #: ``node``), or None: the metadata value ``node`` left.
+    saved: int | None = None
 
     def __str__(self) -> str:
         d = Decision(self.node, self.kind, self.target, self.cond, self.cases)
         return (f"({self.path} #{self.path_num}, state {self.state}, {d}) -> "
-                f"{self.target} #{self.target_num}, bitmap {bin(self.bitmap)}")
+                f"{self.target} #{self.target_num}, bitmap {bin(self.bitmap)}"
+                + (f", tests saved_md{self.saved}" if self.saved is not None else ""))
+
+
+@dataclass(frozen=True, slots=True)
+class SaveEntry:
+    """After ``node`` (in ``slot``, pass ``state``) of path ``path``: keep its
+    metadata value in the token's ``saved_md<index>``, which a later branch tests."""
+
+    path: str
+    path_num: int
+    state: int
+    slot: int
+    node: str
+    index: int
+
+    def __str__(self) -> str:
+        return (f"({self.path} #{self.path_num}, state {self.state}, slot {self.slot}) "
+                f"after {self.node} -> saved_md{self.index}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +257,17 @@ class FSMPlan:
     branches: tuple[BranchEntry, ...]
     widths: TokenWidths
     limits: TokenWidths
+    saves: tuple[SaveEntry, ...] = ()
+    #: Per chain, the NFs whose values it saves (NF ``k``: ``saved_md<k>``).
+    saved: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def path(self, pid: str) -> PathFSM:
         return next(p for p in self.paths if p.path.id == pid)
+
+    @property
+    def n_saved(self) -> int:
+        """Saved metadata fields the token needs (0: none, the header as it is)."""
+        return max((len(nfs) for _, nfs in self.saved), default=0)
 
 
 def _bits(n: int) -> int:
@@ -219,9 +317,17 @@ def _plan_path(p: ServicePath, num: int, slots: Sequence[str]) -> tuple[PathFSM,
 
 
 def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
-              limits: TokenWidths = TokenWidths()) -> FSMPlan:
-    """The FSM plan of *paths* on the pipeline *slots* (path numbers from 1)."""
+              limits: TokenWidths = TokenWidths(),
+              saved: Mapping[str, tuple[str, ...]] | None = None) -> FSMPlan:
+    """The FSM plan of *paths* on the pipeline *slots* (path numbers from 1).
+
+    *saved* gives each chain's saved NFs (:func:`chain_saved_nfs`); by default
+    they come from the paths' decisions."""
     slots = tuple(slots)
+    if saved is None:
+        saved = {c: saved_nfs((d.node, d.kind, d.cond) for p in paths if p.chain == c
+                              for d in p.decisions) for c in dict.fromkeys(p.chain for p in paths)}
+    saved = {c: nfs for c, nfs in saved.items() if nfs}
     plans: list[PathFSM] = []
     wheres: list[list[int]] = []
     for num, p in enumerate(paths, 1):
@@ -260,9 +366,12 @@ def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
                     raise CompileError(f"paths {f.path.id} and {g.path.id} differ before their "
                                        f"branch at {d.node!r}", hint="report this as a bug")
                 od = g.path.decisions[j]
+                mine = saved.get(f.path.chain, ())
+                index = mine.index(od.cond.nf) if _tests_earlier(d.node, od.cond) \
+                    and od.cond.nf in mine else None
                 branches.append(BranchEntry(f.path.id, f.num, pas, slot, d.node, od.kind,
                                             od.cond, od.cases, g.path.id, g.num,
-                                            g.states[pas].bitmap))
+                                            g.states[pas].bitmap, index))
 
     init, seen = [], set()
     for f in plans:
@@ -279,7 +388,19 @@ def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
     )
     _check(widths, limits, plans)
     return FSMPlan(slots, tuple(plans), tuple(init), tuple(rewinder), tuple(branches),
-                   widths, limits)
+                   widths, limits, _saves(plans, saved), tuple(saved.items()))
+
+
+def _saves(plans: Sequence[PathFSM], saved: Mapping[str, tuple[str, ...]]) -> tuple[SaveEntry, ...]:
+    """A save entry after every run of a saved NF, on every path of its chain (the
+    packet may still be on any path that agrees with it so far)."""
+    out = []
+    for f in plans:
+        mine = saved.get(f.path.chain, ())
+        for node, (pas, slot) in zip(f.path.nodes, f.placement):
+            if node in mine:
+                out.append(SaveEntry(f.path.id, f.num, pas, slot, node, mine.index(node)))
+    return tuple(out)
 
 
 def _outcome(d: Decision) -> tuple:
@@ -346,7 +467,27 @@ def replay(plan: FSMPlan, path: str) -> tuple[list[str], str]:
     raise CompileError(f"replay of {path} does not terminate", hint="report this as a bug")
 
 
+def _check_saved(chains: Iterable[Chain], saved: Mapping[str, tuple[str, ...]]) -> None:
+    """At most :data:`MAX_SAVED` saved NFs per chain; else an error at the condition
+    that needs one more."""
+    for chain in chains:
+        if len(saved.get(chain.name, ())) <= MAX_SAVED:
+            continue
+        extra = saved[chain.name][MAX_SAVED]
+        where = next(d for _, _, d in chain.graph.edges(data=True)
+                     if d.get("cond") is not None and d["cond"].nf == extra)
+        raise ChainValidationError(
+            f"chain {chain.name!r} tests the fields of {len(saved[chain.name])} NFs after "
+            f"other NFs ran; the SFC header saves the values of {MAX_SAVED} at most",
+            line=where.get("line") or chain.line, column=where.get("column") or chain.column,
+            source=chain.source,
+            hint=f"branch right after the NF whose field is tested ({extra} => (… ? "
+                 f"{where['cond']}))")
+
+
 def fsm_pass(state, *, options):
     """Driver entry: adds ``fsm`` (:class:`FSMPlan`) for the chosen pipeline."""
-    plan = build_fsm(state.pipeline.slots, state.paths, limits=options.widths)
+    saved = {c.name: chain_saved_nfs(c) for c in state.chains}
+    _check_saved(state.chains, saved)
+    plan = build_fsm(state.pipeline.slots, state.paths, limits=options.widths, saved=saved)
     return dataclasses.replace(state, fsm=plan)

@@ -262,26 +262,21 @@ def why_missed(gen: Generated, chain: Chain, path: ServicePath, tried: int) -> s
     """Why no candidate reached *path*: a branch whose NF cannot set the value it
     needs (from the NF's P4 and its installed entries), or what is known.
 
-    A branch table reads the metadata as the NF it follows (``d.node``) left it,
-    which is what the condition's NF wrote only if that NF wrote nothing."""
+    A branch tests the value of the NF its condition names (a saved value when
+    that NF ran before the branching one: :mod:`sfclab.passes.fsm`)."""
     base = f"no packet found ({tried} tried)"
     g = chain.graph
     for d in path.decisions:
         cond = d.cond
         if cond is None or not cond.nf or cond.name in ("global_counter", "counter"):
             continue
-        named = g.nodes[cond.nf]["nf"] if cond.nf in g else cond.nf
-        at = g.nodes[d.node]["nf"] if d.node in g else named
+        at = g.nodes[cond.nf]["nf"] if cond.nf in g else cond.nf
         try:
             values = metadata_values(gen, at)
-            if values == set() and at != named:
-                values, at = metadata_values(gen, named), named
         except SfclabError:
             continue
-        who = (f"the branch after {d.node} reads the metadata {at} writes, not {cond.field}: "
-               if at != named else "")
         if values is None:
-            return (f"{base}; {who or cond.field + ' is '}computed by {at} from its state, a "
+            return (f"{base}; {cond.field} is computed by {at} from its state, a "
                     "meter or a hash, so it depends on earlier packets")
         if not any(_decides(d, v) for v in values):
             need = str(cond) if d.kind in ("then", "loop") else (
@@ -289,7 +284,7 @@ def why_missed(gen: Generated, chain: Chain, path: ServicePath, tried: int) -> s
             if d.kind == "case":
                 need = f"{cond.field} in {{{', '.join(map(str, d.cases))}}}"
             got = ", ".join(map(str, sorted(values))) or "nothing"
-            return f"{base}; {who}the {at}'s entries never make {need} (it sets {got})"
+            return f"{base}; the {at}'s entries never make {need} (it sets {got})"
     return base
 
 

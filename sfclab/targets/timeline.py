@@ -31,18 +31,18 @@ pass 0
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..ir.values import ValueKinds
-from .trace import PacketTrace, _token, nf_of
+from .trace import _CORE_TABLE, PacketTrace, _token, nf_of
 
 __all__ = ["Step", "Block", "Pass", "timeline", "timeline_text", "outcome_text"]
 
 #: Tables of the composed program (not of an NF), by the block they form.
 _CONTROL = (("initializer", "classifier"), ("rewinder", "rewinder"))
-_CONTROL_SLOT = re.compile(r"(?:^|\.)slot(\d+)_(branch|loop)$")
+_SLOT_PART = {"branch": "branch after slot {}", "loop": "loop counter",
+              "save": "save after slot {}"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +110,9 @@ def _block_of(name: str) -> tuple[str, bool]:
     for table, block in _CONTROL:
         if last == table:
             return block, False
-    m = _CONTROL_SLOT.search(name)
+    m = _CORE_TABLE.search(name)
     if m is not None:
-        return ("loop counter" if m[2] == "loop" else f"branch after slot {m[1]}"), False
+        return _SLOT_PART[m[2]].format(m[1]), False
     nf = nf_of(name)
     return (nf, True) if nf is not None else ("", False)
 

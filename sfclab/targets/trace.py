@@ -44,24 +44,23 @@ EVENT_KINDS = (
 )
 
 _SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
-
-
-#: Tables the composed program puts after a slot (compose.py), not an NF's.
-_SLOT_TABLES = ("branch", "loop")
+#: The tables the composed program's core puts after a slot (not the slot's NF).
+_CORE_TABLE = re.compile(r"(?:^|\.)slot(\d+)_(branch|loop|save)$")
 
 
 def nf_of(name: str) -> str | None:
     """The NF instance a program name belongs to (``slot3_nat_2`` → ``nat#2``), or None.
 
-    A slot's own control tables (``slot2_branch``, ``slot4_loop``) belong to no NF.
+    A slot's own control tables (``slot2_branch``, ``slot4_loop``, ``slot3_save``)
+    belong to no NF.
 
     >>> nf_of("MyIngress.slot3_firewall.acl"), nf_of("slot1_nat_2"), nf_of("rewinder")
     ('firewall', 'nat#2', None)
-    >>> nf_of("SfcIngress.slot2_branch"), nf_of("SfcIngress.slot2_branch.take_branch")
+    >>> nf_of("SfcIngress.slot3_branch"), nf_of("SfcIngress.slot3_save")     # the core's tables
     (None, None)
     """
     m = _SLOT.search(name)
-    if m is None or (m.group(2) in _SLOT_TABLES and not m.group(3)):
+    if m is None or _CORE_TABLE.search(name):
         return None
     return m.group(2) + (f"#{m.group(3)}" if m.group(3) else "")
 

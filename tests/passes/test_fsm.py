@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from sfclab.errors import CompileError
+import sfclab
+from sfclab.errors import ChainValidationError, CompileError
 from sfclab.ir.model import ChainSet, linear_chain
-from sfclab.passes.fsm import TokenWidths, build_fsm, replay
+from sfclab.passes.fsm import (MAX_SAVED, TokenWidths, build_fsm, chain_saved_nfs, cond_source,
+                               replay)
 from sfclab.passes.generate import random_chains
 from sfclab.passes.pipeline import build_pipelines
 
@@ -113,3 +115,58 @@ def test_empty_path():
     plan = build_fsm((), cs.paths())
     assert plan.paths[0].states[0].bitmap == 0
     assert replay(plan, "e/0") == ([], "output")
+
+
+# --- saved metadata: a branch on the field of an NF before the branching one ----------------
+
+EDGE = ("chain e { input => l2fwd => qos; qos => (output : flood ? l2fwd.flood_flag == 0);"
+        " flood => output; }")
+
+
+def test_a_branch_on_an_earlier_nf_reads_its_saved_value_across_passes():
+    """qos before l2fwd in the pipeline: l2fwd runs in pass 0, the branch after qos in
+    pass 1 tests what l2fwd saved."""
+    chains = sfclab.parse(EDGE)
+    plan = build_fsm(("qos", "l2fwd", "flood"), chains.paths(),
+                     saved={"e": chain_saved_nfs(chains["e"])})
+    assert plan.saved == (("e", ("l2fwd",)),) and plan.n_saved == 1
+    assert [(e.path, e.state, e.slot, e.index) for e in plan.saves] == [
+        ("e/0", 0, 1, 0), ("e/1", 0, 1, 0)]
+    assert [(e.path, e.state, e.slot, e.saved) for e in plan.branches] == [
+        ("e/0", 1, 0, 0), ("e/1", 1, 0, 0)]
+    # the same plan as the one the paths' decisions alone give
+    assert build_fsm(("qos", "l2fwd", "flood"), chains.paths()) == plan
+
+
+def test_a_branch_on_the_branching_nf_saves_nothing():
+    chains, _ = load(FIXTURES / "fsm" / "branches_loops.sfc")
+    plan = build_fsm(build_pipelines(chains.paths()).optimal.slots, chains.paths())
+    assert plan.saves == () and plan.n_saved == 0
+    assert all(e.saved is None for e in plan.branches)
+    assert all(cond_source(c) != "metadata" or c.nf == n for n, k, c in
+               ((e.node, e.kind, e.cond) for e in plan.branches))
+
+
+def test_each_chain_numbers_its_saved_nfs_from_zero():
+    chains = sfclab.parse(EDGE + "\nchain g { input => classifier => lb => nat;"
+                          " nat => (0@l3fwd : 1@monitor # lb.backend); monitor => l3fwd;"
+                          " l3fwd => (output : cpu ? classifier.class_id == 0); }")
+    assert [chain_saved_nfs(c) for c in chains] == [("l2fwd",), ("lb", "classifier")]
+    compiled = sfclab.compile(chains)
+    assert compiled.fsm.n_saved == 2
+    # a save entry after every run of a saved NF on every path of its chain
+    for f in compiled.fsm.paths:
+        saved = dict(compiled.fsm.saved)[f.path.chain]
+        want = [(n, saved.index(n)) for n in f.path.nodes if n in saved]
+        assert [(e.node, e.index) for e in compiled.fsm.saves if e.path == f.path.id] == want
+
+
+def test_too_many_saved_nfs_is_refused_at_the_condition():
+    n = MAX_SAVED + 3
+    body = " ".join(f"firewall#{k} => (firewall#{k + 1} : drop ? firewall#{k - 1}.verdict == 0);"
+                    for k in range(2, n))
+    text = f"chain many {{\n input => firewall#1 => firewall#2;\n {body}\n firewall#{n} => output;\n}}"
+    with pytest.raises(ChainValidationError, match=f"fields of {MAX_SAVED + 1} NFs") as e:
+        sfclab.compile(text)
+    assert e.value.line == 3 and "branch right after" in e.value.hint
+    assert text.splitlines()[2][e.value.column - 1:].startswith(f"firewall#{n} : drop")

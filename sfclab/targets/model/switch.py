@@ -185,6 +185,7 @@ class ModelSwitch(ControlPlane):
         if not isinstance(sfc, HeaderRef):
             return None
         want = [n for n in ("path_id", "state", "bitmap", "counter") if n in sfc.fields]
+        want += [n for n in sfc.fields if n.startswith("saved_md")]     # saved NF values
         if not {"path_id", "state"} <= set(want):
             return None
         valid = sfc.base
