@@ -261,6 +261,14 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
 
 # --- FSM plan -> rewinder and branch entries ----------------------------------------------------
 
+def _bind_hint(names: Sequence[str]) -> str:
+    """How to give run-time names their values, wherever the user is."""
+    cli = " ".join(f"--bind {n}=N" for n in names)
+    py = ", ".join(f"{n!r}: N" for n in names)
+    return (f"give each a value: `{cli}` on the command line, lab.bindings.update({{{py}}}) "
+            f"in a Lab or notebook, CodegenOptions(bindings={{{py}}}) in Python")
+
+
 def _cond_key(b: BranchEntry) -> tuple[str, int]:
     """The branch table's key a condition tests, and its width: the ingress port, the
     loop counter, the metadata the branching NF left, or the saved value of the NF
@@ -301,14 +309,13 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
             if any(v is None for v in vals):
                 missing = [c for c, v in zip(b.cases, vals) if v is None]
                 raise CompileError(f"multibranch case(s) {missing} of {b.node!r} are run-time "
-                                   f"names with no value", hint="pass bindings={'name': value} "
-                                   "to the code generator")
+                                   f"names with no value", hint=_bind_hint(missing))
             ranges = [(v, v) for v in vals]
         else:
             v = value(cond.value)
             if v is None:
                 raise CompileError(f"condition '{cond}' compares with the run-time name "
-                                   f"{cond.value!r}", hint="pass bindings={'name': value}")
+                                   f"{cond.value!r}", hint=_bind_hint([cond.value]))
             ranges = _cond_ranges(cond.op, v, top)
             if b.kind == "else":
                 ranges = _complement(ranges, top)
