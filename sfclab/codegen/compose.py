@@ -524,9 +524,12 @@ def core_apply(comp: Composition, extra_args: dict[int, str] | None = None) -> l
              "    meta.sfc.egress_port = hdr.sfc.egress_port;",
              "    meta.sfc.mcast_grp = hdr.sfc.mcast_grp;"]
     for s in comp.slots:
-        lines += [f"    if (meta.sfc.drop == 0 && meta.sfc.to_cpu == 0 && "
-                  f"hdr.sfc.bitmap & 32w0x{1 << s.index:X} != 0) {{",
-                  f"        {s.instance}.apply(hdr, meta.sfc"
+        lines.append(f"    if (meta.sfc.drop == 0 && meta.sfc.to_cpu == 0 && "
+                     f"hdr.sfc.bitmap & 32w0x{1 << s.index:X} != 0) {{")
+        if s.branches or s.saves:
+            # what the branch (or save) reads is this NF's value: 0 if it sets none
+            lines.append("        meta.sfc.metadata = 0;")
+        lines += [f"        {s.instance}.apply(hdr, meta.sfc"
                   + (f", {extra_args[s.index]}" if s.index in extra_args else "") + ");"]
         if s.saves:
             lines.append(f"        {s.save_table}.apply();")

@@ -105,3 +105,17 @@ def test_the_value_crosses_switches_of_a_network():
         nt = net.send("h1", None, _plain_packet(KNOWN_MAC))
         assert nt.path == "c/0" and nt.nfs() == ["l2fwd", "heavy_hitter", "qos"]
         assert nt.egress == "h2"
+
+
+def test_a_branch_on_an_nf_that_sets_no_value_reads_zero(lab):
+    """``l3fwd`` sets no metadata value, so ``l3fwd.global_metadata`` is 0 whatever the NF
+    before it (``l2fwd``: 1 for an unknown MAC) left in the packet's metadata."""
+    lab.add("chain c {\n"
+            "    input => l2fwd => l3fwd;\n"
+            "    l3fwd => (nat : drop ? l3fwd.global_metadata == 0);\n"
+            "    nat => output;\n}")
+    lab.push()
+    packet = (Ether(src="0a:00:00:00:00:01", dst=UNKNOWN_MAC)
+              / IP(src="192.168.10.5", dst="10.0.1.9") / UDP(sport=1234, dport=80))
+    path, nfs, _ = _run(lab, 1, packet)
+    assert (path, nfs) == ("c/0", ["l2fwd", "l3fwd", "nat"])
