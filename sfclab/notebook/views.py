@@ -12,6 +12,8 @@ fsm        per service path: its passes, the bitmap of each, rewinder and
            branch entries
 placement  Dejavu's NFs on pipes × ingress/egress, throughput estimate
 offload    P4SFC's pre-server / server / post-server split per path
+topology   the network (``%%topology``): where each NF runs, a chain's route,
+           the network placement table (:mod:`.topology_view`)
 p4         the generated program for v1model and TNA (highlighted; copy, download)
 entries    the table entries, one table per group
 ========== ===================================================================
@@ -41,6 +43,7 @@ from ..nfinfo import NFCatalog
 from . import graphs as G
 from .codeview import CodeView, highlight_p4
 from .markup import EMPTY, chip, chips, esc, more, note, table
+from .topology_view import TopologyPanel
 
 if TYPE_CHECKING:
     from ..codegen import Generated
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["TABS", "LiveView", "CodeView", "CodeSource", "highlight_p4", "normalize_show"]
 
 #: Tab names, in display order.
-TABS = ("chains", "ir", "pipeline", "fsm", "placement", "offload", "p4", "entries")
+TABS = ("chains", "ir", "pipeline", "fsm", "placement", "offload", "topology", "p4",
+        "entries")
 #: Above these, a tab shows the first ones and says how many it left out.
 MAX_GRAPHS, MAX_ROWS = 24, 200
 #: Architecture -> the generated program (or the error generating it raised; None:
@@ -367,8 +371,8 @@ class _EntriesPanel(_HtmlPanel):
 
 _PANELS: dict[str, type[_Panel]] = {
     "chains": _ChainsPanel, "ir": _IrPanel, "pipeline": _PipelinePanel, "fsm": _FsmPanel,
-    "placement": _PlacementPanel, "offload": _OffloadPanel, "p4": _P4Panel,
-    "entries": _EntriesPanel,
+    "placement": _PlacementPanel, "offload": _OffloadPanel, "topology": TopologyPanel,
+    "p4": _P4Panel, "entries": _EntriesPanel,
 }
 
 
@@ -401,12 +405,14 @@ class LiveView(widgets.Tab):
         if compiled is not None:
             self.update(compiled, generated)
 
-    def update(self, compiled: CompiledChains, generated: Codes = None) -> None:
-        """Show *compiled* (and the code *generated* gives): the tab on show now, the
-        others when they are shown."""
+    def update(self, compiled: CompiledChains, generated: Codes = None, *,
+               network: Callable[[], Any] | None = None) -> None:
+        """Show *compiled* (and the code *generated* gives; *network*: the Lab's network
+        state, for the topology tab): the tab on show now, the others when shown."""
         self._compiled, self._codes = compiled, code_source(generated)
         for panel in self.panels.values():
             panel.stale = True
+            panel.network = network
         self._refresh(self.selected_index or 0)
         self._mount(self.selected_index or 0)
         self.summary = compiled.summary()
