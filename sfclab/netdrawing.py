@@ -193,9 +193,10 @@ def topology_svg(topology: Topology, placement: Any = None, *,
     hops = {frozenset(p) for p in zip(walk, walk[1:]) if p[0] != p[1]}
     on = set(walk)
     lift = max((_arc_lift(lay, alias[k.a], alias[k.b]) for k in topology.links), default=0.0)
+    height = lay.height + lift + (12 if shape == "fat tree" else 0)    # pods' labels below
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sfc-svg sfc-topo" '
-           f'width="{lay.width:.0f}" height="{lay.height + lift:.0f}" viewBox="0 {-lift:.0f} '
-           f'{lay.width:.0f} {lay.height + lift:.0f}" font-family="sans-serif" role="img">'
+           f'width="{lay.width:.0f}" height="{height:.0f}" viewBox="0 {-lift:.0f} '
+           f'{lay.width:.0f} {height:.0f}" font-family="sans-serif" role="img">'
            + (f"<title>{html.escape(title)}</title>" if title else "") + f"<style>{_CSS}</style>"]
     if shape == "fat tree":
         out += _pods(lay, rows, drawn_sats)
@@ -242,11 +243,12 @@ def _pods(lay: NetLayout, rows: list[tuple[str, ...]], sats: Mapping[str, Sequen
         bs = [lay.nodes[m] for m in members if m in lay.nodes]
         x0 = min(b.x - b.w / 2 for b in bs) - 6
         x1 = max(b.x + b.w / 2 for b in bs) + 6
-        y0 = min(b.top for b in bs) - 16
-        y1 = max(b.y + b.h / 2 for b in bs) + 6
+        y0 = min(b.top for b in bs) - 8
+        y1 = max(b.y + b.h / 2 for b in bs) + 18
         out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}"'
-                   f' rx="8" fill="#f7f9fa" stroke="#dfe4e7"/><text x="{x0 + 6:.1f}" '
-                   f'y="{y0 + 11:.1f}" font-size="10" fill="#78909c">pod {html.escape(pod)}</text>')
+                   f' rx="8" fill="#f7f9fa" stroke="#dfe4e7"/><text x="{(x0 + x1) / 2:.1f}" '
+                   f'y="{y1 - 4:.1f}" text-anchor="middle" font-size="10" fill="#78909c">'
+                   f"pod {html.escape(pod)}</text>")
     return out
 
 
@@ -332,7 +334,7 @@ def _node_svg(node: _Node, b: Box, catalog: NFCatalog | None, idle: bool) -> str
 def _badge(text: str, x: float, y: float) -> str:
     w = max(16.0, 6.5 * len(text) + 8)
     return (f'<rect x="{x - 6:.1f}" y="{y - 8:.1f}" width="{w:.1f}" height="16" rx="8" '
-            f'fill="{VISITED}"/><text x="{x - 6 + w / 2:.1f}" y="{y + 4:.1f}" '
+            f'fill="{VISITED}"/><text class="sfc-step" x="{x - 6 + w / 2:.1f}" y="{y + 4:.1f}" '
             f'text-anchor="middle" font-size="10" font-weight="bold" fill="#fff">'
             f"{html.escape(text)}</text>")
 

@@ -74,15 +74,26 @@ def _color(network: Any, nf: str) -> str:
 
 
 def network_row(k: int, t: Any) -> dict[str, Any]:
-    """One network trace as a row of the packet table."""
-    passes = sum(h.passes for h in t.hops if h.kind == "switch")
+    """One network trace as a row of the packet table (passes: over every switch it
+    crossed, and where it recirculated).
+
+    >>> from sfclab.targets.network import NetworkTrace, Hop
+    >>> t = NetworkTrace(source="h1", hops=[Hop(node="s1", kind="switch", in_port=1)])
+    >>> network_row(1, t)["passes"]
+    '0 (1 switch)'
+    """
+    hops = [h for h in t.hops if h.kind == "switch"]
+    passes = sum(h.passes for h in hops)
+    again = ", ".join(f"{h.passes} on {h.node}" for h in hops if h.passes > 1)
+    n = len(hops)
+    passes_text = f"{passes} ({again or f'{n} switch' + 'es' * (n != 1)})"
     outcome = (f"{t.source} → {t.egress}" if t.delivered else
                f"dropped at {t.drop_reason or 'no reason given'}")
-    return {"id": k, "chain": t.label or "?", "path": t.path or "–", "passes": passes,
+    return {"id": k, "chain": t.label or "?", "path": t.path or "–", "passes": passes_text,
             "outcome": outcome, "dropped": t.dropped, "nfs": " → ".join(t.nfs()) or "(none)"}
 
 
-def _hop_rows(t: Any) -> list[list[str]]:
+def _hop_rows(t: Any, program: Any) -> list[list[str]]:
     rows = []
     for k, h in enumerate(t.hops, 1):
         tables = "".join(
@@ -93,7 +104,10 @@ def _hop_rows(t: Any) -> list[list[str]]:
             out = "<b>delivered</b>"
         if h.dropped:
             out += f"<br><b style='color:#c62828'>dropped</b>: {esc(h.dropped)}"
-        header = "" if h.header is None else f"path {h.header[0]}, next NF {h.header[1]}"
+        header = ""
+        if h.header is not None:
+            path = program.path_of_spi(h.header[0]) if program is not None else None
+            header = f"{path or 'path'} (spi {h.header[0]}), next NF {h.header[1]}"
         rows.append([str(k), f"<b>{esc(h.node)}</b> <small>{esc(h.kind)}</small>",
                      "" if h.in_port is None else str(h.in_port),
                      " → ".join(esc(n) for n in h.nfs) or "–",
@@ -147,7 +161,7 @@ class NetworkSendView:
               f"<span style='color:#1976d2'>blue</span>, numbered in order.</div>"
             + drawing_html(svg))
         head = ["#", "node", "in port", "NFs", "tables", "passes", "left on", "SFC header"]
-        self.hops.value = (table(head, _hop_rows(t)) + self._timelines(t))
+        self.hops.value = (table(head, _hop_rows(t, net.program)) + self._timelines(t))
 
     def _placement(self) -> Any:
         try:
@@ -170,12 +184,12 @@ class NetworkSendView:
     def text(self) -> str:
         if not self.traces:
             return "no packets sent yet"
-        lines = [f"{'#':>4}  {'class':<10} {'path':<12} passes  {'egress / drop':<24} NFs"]
+        lines = [f"{'#':>4}  {'class':<10} {'path':<12} {'passes':<18} {'egress / drop':<16} NFs"]
         first = len(self.network.traces) - len(self.traces) + 1
         for k, t in enumerate(self.traces):
             r = network_row(first + k, t)
-            lines.append(f"{r['id']:>4}  {r['chain']:<10} {r['path']:<12} {r['passes']:>6}  "
-                         f"{r['outcome']:<24} {r['nfs']}")
+            lines.append(f"{r['id']:>4}  {r['chain']:<10} {r['path']:<12} {r['passes']:<18} "
+                         f"{r['outcome']:<16} {r['nfs']}")
         return "\n".join(lines + ["", self.traces[-1].text()])
 
     def _repr_mimebundle_(self, **kw: Any) -> dict[str, Any]:
