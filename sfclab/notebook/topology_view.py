@@ -198,6 +198,25 @@ class TopologyPanel:
                          for c in pl.problem.chains if len(c.paths) > 1 for p in c.paths])
         self._draw()
 
+    def text(self) -> str:
+        """The tab as text (a terminal, nbconvert): the topology and the placement table."""
+        state = self.network() if self.network is not None else None
+        if state is None:
+            return "no topology: the chains run on one switch (write one in a %%topology cell)"
+        out = [state.topology.summary()]
+        if self._placement is not None:
+            out.append(self._placement.table())
+        elif len(state.chains):
+            try:
+                state.network.placement
+            except SfclabError as e:
+                out.append(f"no placement: {e}")
+        else:
+            out.append("no chains yet")
+        if state.stale:
+            out.append("the chains changed since the push: %sfc update applies them")
+        return "\n".join(out)
+
     def _options(self, options: list[tuple[str, str]]) -> None:
         opts = [("all chains", "")] + options
         keep = self.pick.value if any(v == self.pick.value for _, v in opts) else ""

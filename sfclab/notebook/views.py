@@ -415,7 +415,8 @@ class LiveView(widgets.Tab):
             panel.network = network
         self._refresh(self.selected_index or 0)
         self._mount(self.selected_index or 0)
-        self.summary = compiled.summary()
+        self.summary = (self.panels["topology"].text() if self.show == ("topology",)
+                        else compiled.summary())
 
     def refresh(self, *names: str) -> None:
         """Bring the tabs *names* (default: every tab) up to date now, shown or not."""

@@ -85,6 +85,9 @@ def test_two_cells_show_where_every_nf_runs(ip, sfc):  # noqa: F811
     empty = set(sfc.lab.topology.switches) - {n for _, _, n in pl.chains["web"].where}
     for node in empty:
         assert "firewall" not in node_svg(svg, node)
+    view = sfc.lab.live_view(("topology",))                  # as text: the placement table
+    assert view.summary.startswith("topology fat_tree4: 20 switches") and \
+        "  web  h1 -> h16  " in view.summary
     table = panel.table.value
     assert "exact (ILP, HiGHS)" in table and "heuristic" in table and "★" in table
     assert "switches running NFs" in table and "h1 → h16" in table
