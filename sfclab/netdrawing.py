@@ -167,7 +167,7 @@ def _nodes(topology: Topology, rows: list[tuple[str, ...]], sats: dict[str, list
                                  f"{', '.join(obj.nfs) or 'any NF'}, at {at}")
     for nid, node in nodes.items():
         if node.kind != "host":
-            _chips(node, placed.get(nid, ()), ran.get(nid) if highlight is not None else None)
+            _chips(node, placed.get(nid, ()), ran.get(nid, ()) if highlight is not None else None)
     alias.update({n: n for n in nodes})
     if highlight is not None:
         for k, n in enumerate(highlight.walk, 1):
@@ -195,7 +195,7 @@ def topology_svg(topology: Topology, placement: Any = None, *,
     lift = max((_arc_lift(lay, alias[k.a], alias[k.b]) for k in topology.links), default=0.0)
     height = lay.height + lift + (12 if shape == "fat tree" else 0)    # pods' labels below
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sfc-svg sfc-topo" '
-           f'width="{lay.width:.0f}" height="{height:.0f}" viewBox="0 {-lift:.0f} '
+           f'width="{lay.width:.0f}" height="{height:.0f}" viewBox="0 {-lift if lift else 0:.0f} '
            f'{lay.width:.0f} {height:.0f}" font-family="sans-serif" role="img">'
            + (f"<title>{html.escape(title)}</title>" if title else "") + f"<style>{_CSS}</style>"]
     if shape == "fat tree":

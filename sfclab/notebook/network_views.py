@@ -62,8 +62,9 @@ class NetworkPushSummary(Rich):
         html = (f"<div style='font-size:13px'><b>pushed</b> {len(counts)} switches of "
                 f"<code>{esc(network.topology.name)}</code> over P4Runtime, each its own "
                 f"program: <b>{total}</b> table entries · {esc(where)}</div>"
-                + table(["switch", "NF slots", "entries", "chains (part: entered after "
-                         "@N NFs)"], rows))
+                + table(["switch", "NF slots", "entries", "chains"], rows)
+                + note("<code>web@3</code>: web's packets come to this switch with 3 of their "
+                       "NFs run upstream (the SFC header says which)."))
         super().__init__("\n".join(text), html)
 
 

@@ -33,7 +33,8 @@ NO_TOPOLOGY = note("No topology: the chains run on one switch. Write a network i
                    "<code>%%topology</code> cell (e.g. <code>use fat_tree(4)</code>, or "
                    "<code>switch s1, s2</code> … <code>link s1 -- s2</code>) to place them "
                    "across its switches.")
-LEGEND = ("boxes: switches, with a chip per NF that runs there (colour: protocol layer); "
+LEGEND = ("boxes: switches, with a chip per NF that runs there (colour: protocol layer; "
+          "×2: two chains use it); "
           "dashed orange: servers (NFs a switch cannot run); grey: hosts. Hover a link for "
           "its ports, a chip for the chains using it.")
 
@@ -81,17 +82,21 @@ def _solvers(pl: Any) -> str:
 
 
 def _route_html(pl: Any, c: Any, catalog: Any) -> str:
+    """A chain's route, each switch with its NFs in the order they run; a detour to a
+    server shown where it happens (``c1 ⇄ srv1 [ips] ⇄ c1 [l3fwd]``)."""
     cp = pl.chains[c.name]
+    order = {i: k for k, i in enumerate(c.instances)}
     steps = []
     for q, s in enumerate(cp.route):
-        here = [(i, n) for i, p, n in cp.where if p == q]
-        on = "".join(chip(i, _color(catalog, c.nf[i])) for i, n in here if n == s)
-        srv = {n for i, n in here if n != s}
-        out = f"<code>{esc(s)}</code>{on}"
-        for n in sorted(srv):
-            out += (f" ⇄ <code>{esc(n)}</code>"
-                    + "".join(chip(i, _color(catalog, c.nf[i]), dashed=True)
-                              for i, m in here if m == n))
+        here = sorted(((i, n) for i, p, n in cp.where if p == q), key=lambda x: order[x[0]])
+        out, at = f"<code>{esc(s)}</code>", s
+        for i, n in here:
+            if n != at:
+                out += f" ⇄ <code>{esc(n)}</code>"
+                at = n
+            out += chip(i, _color(catalog, c.nf[i]), dashed=n != s)
+        if at != s:
+            out += f" ⇄ <code>{esc(s)}</code>"
         steps.append(out)
     return " → ".join(steps)
 
