@@ -34,7 +34,7 @@ the ones the programs make.
 >>> [(s.node, s.nodes, s.exit) for s in prog.journeys["c/0"]]
 [('s1', ('heavy_hitter',), ('forward', 's2', 2)), ('s2', ('nat',), ('forward', 's3', 2)), ('s3', (), ('deliver', 1))]
 >>> [str(e) for e in prog.switches["s2"].generated.entries if e.group == "chain:c@1"]
-['SfcIngress.arrival: spi=1 si=1 -> enter(path_id=1, bitmap=1)  [chain:c@1]', 'SfcIngress.rewinder: hdr.sfc.path_id=1 hdr.sfc.state=0 -> forward(spi=1, si=2, port=2)  [chain:c@1]']
+['SfcIngress.arrival: spi=1 si=1 -> enter(path_id=1, bitmap=0b1)  [chain:c@1]', 'SfcIngress.rewinder: hdr.sfc.path_id=1 hdr.sfc.state=0 -> forward(spi=1, si=2, port=2)  [chain:c@1]']
 """
 
 from __future__ import annotations
