@@ -263,16 +263,19 @@ class Lab:
             from .lang import parse_topology
 
             topology = parse_topology(topology, source=source, catalog=self.catalog)
+        url = None
         if self._net is not None:
             if topology is not None and self._net.topology.signature() == topology.signature():
                 return self._net.topology              # the same network: keep it running
             self._net.close()
+            url = self._net.url                        # the network target stays
         if topology is None:
             self._net = None
         else:
             from .labnet import LabNetwork
 
-            self._net = LabNetwork(topology, catalog=self.catalog, bindings=self.bindings)
+            self._net = LabNetwork(topology, catalog=self.catalog, bindings=self.bindings,
+                                   url=url)
         self._refresh_views()
         return topology
 

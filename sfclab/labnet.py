@@ -51,15 +51,21 @@ class NetworkState:
     @property
     def warnings(self) -> list[str]:
         """The chains whose ``from`` / ``to`` the topology has no place for."""
-        from .lang.endpoints import endpoint_problem
+        return [f"chain {c.name!r} ({what} {spec}): {message}; {hint}"
+                for c, what, spec, (message, hint) in _endpoint_problems(self.chains,
+                                                                         self.topology)]
 
-        out = []
-        for c in self.chains:
-            for what, spec in (("from", c.ingress), ("to", c.egress)):
-                problem = spec and endpoint_problem(spec, self.topology)
-                if problem:
-                    out.append(f"chain {c.name!r} ({what} {spec}): {problem[0]}; {problem[1]}")
-        return out
+
+def _endpoint_problems(chains: ChainSet, topology: Topology):
+    """``(chain, "from" or "to", endpoint, (message, hint))`` for every ``from`` / ``to``
+    of *chains* that *topology* has no place for."""
+    from .lang.endpoints import endpoint_problem
+
+    for c in chains:
+        for what, spec in (("from", c.ingress), ("to", c.egress)):
+            problem = spec and endpoint_problem(spec, topology)
+            if problem:
+                yield c, what, spec, problem
 
 
 class NetworkSendResult(list):
@@ -103,8 +109,7 @@ class LabNetwork:
         net = self._net
         if net is None:
             net = self._net = Network(self.topology, chains, catalog=self.catalog,
-                                      bindings=self.bindings)
-            net._target_url = self.url
+                                      bindings=self.bindings, target=self.url)
         elif not net.pushed and not _same(net.chains, chains):
             net.set_chains(chains)
         return net
@@ -115,17 +120,13 @@ class LabNetwork:
     def check_endpoints(self, given: Any, new: ChainSet, source: str) -> None:
         """The ``from`` / ``to`` of chains *new* against the topology; located in
         *given* when it is the chains' text."""
-        from .lang.endpoints import check_endpoints, endpoint_problem
+        from .lang.endpoints import check_endpoints
 
         if isinstance(given, (str, bytes)):
             check_endpoints(given, self.topology, source=source)
             return
-        for c in new:
-            for spec in (c.ingress, c.egress):
-                problem = spec and endpoint_problem(spec, self.topology)
-                if problem:
-                    raise ChainError(f"chain {c.name!r}: {problem[0]}", source=source,
-                                     hint=problem[1])
+        for c, _, _, (message, hint) in _endpoint_problems(new, self.topology):
+            raise ChainError(f"chain {c.name!r}: {message}", source=source, hint=hint)
 
     @property
     def running(self) -> Network | None:

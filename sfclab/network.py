@@ -91,12 +91,13 @@ class Network:
     *chains*: chain text, a :class:`~sfclab.ir.model.ChainSet` or Chains; *solver*,
     *weights*, *exact_chains*, *time_limit*: see
     :func:`~sfclab.passes.netplace.place_network`; *bindings*: values of run-time
-    names in multibranch cases."""
+    names in multibranch cases; *target*: the network target's name (:meth:`connect`;
+    default: the embedded network), opened on first use."""
 
     def __init__(self, topology: Topology, chains: str | ChainSet | Iterable[Chain] = (), *,
                  catalog: NFCatalog | None = None, solver: str = "auto", weights=None,
                  exact_chains: int = 40, time_limit: float = 60.0,
-                 bindings: Mapping[str, int] | None = None) -> None:
+                 bindings: Mapping[str, int] | None = None, target: str | None = None) -> None:
         if catalog is None:
             from .p4.catalog import load_default
 
@@ -110,7 +111,7 @@ class Network:
         self._placement = None
         self._program = None
         self._target = None
-        self._target_url: str | None = None
+        self._target_url = target
         #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
         self.traces: list = []
 

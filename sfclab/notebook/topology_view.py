@@ -167,6 +167,7 @@ class TopologyPanel:
                                                      self.table)
         self._state: Any = None
         self._placement: Any = None
+        self._error: SfclabError | None = None
         self._catalog: Any = None
 
     def update(self, compiled: Any, codes: Any) -> None:
@@ -179,11 +180,12 @@ class TopologyPanel:
             return
         topo = state.topology
         head = f"<b>{esc(topo.summary())}</b>"
+        self._error = None
         try:
             self._placement = state.network.placement if len(state.network.chains) else None
             problem = ""
         except SfclabError as e:
-            self._placement, problem = None, error_html(e)
+            self._placement, self._error, problem = None, e, error_html(e)
         if state.stale:
             head += note("⚠ The chains changed since the push: the network still runs the "
                          "placement below. <code>%sfc update</code> moves it to the new chains "
@@ -211,11 +213,8 @@ class TopologyPanel:
         out = [state.topology.summary()]
         if self._placement is not None:
             out.append(self._placement.table())
-        elif len(state.chains):
-            try:
-                state.network.placement
-            except SfclabError as e:
-                out.append(f"no placement: {e}")
+        elif self._error is not None:
+            out.append(f"no placement: {self._error}")
         else:
             out.append("no chains yet")
         if state.stale:
