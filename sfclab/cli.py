@@ -4,8 +4,12 @@
 ``.json`` P4SFC intents) and topology files (``.topo``) and prints each chain's
 NFs, edges and service paths, or each topology's switches, hosts, servers and
 links, or the errors (exit status 1); a chain no packet can reach (earlier chains
-take its whole class) gets a warning on standard error, located at its name.
+take its whole class) gets a warning on standard error, located at its name;
+``--topology FILE.topo`` also checks the chains' ``from`` / ``to`` against that network.
 ``sfclab compile FILE… [--arch] [-o DIR] [--explain] [--p4c]`` runs the compiler passes and the code generator;
+with ``--topology FILE.topo`` it places the chains across the network's switches,
+prints the placement table and writes one program (P4, P4Info, entries, plan)
+per switch;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
 model; ``sfclab model-switch`` serves the model over P4Runtime.
 """
@@ -75,10 +79,20 @@ def describe_topology(topo: Topology) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     status = 0
+    topology = None
+    if args.topology:
+        try:
+            topology = _load_topology(Path(args.topology))
+        except (SfclabError, OSError) as e:
+            return _failed(e)
     for name in args.files:
         path = Path(name)
         try:
             loaded = _load_topology(path) if path.suffix == ".topo" else _load(path)
+            if topology is not None and not isinstance(loaded, Topology):
+                from .lang.endpoints import check_endpoints
+
+                check_endpoints(path.read_bytes(), topology, source=str(path))
         except SfclabError as e:
             print(e, file=sys.stderr)
             status = 1
@@ -97,7 +111,8 @@ def _check(args: argparse.Namespace) -> int:
             print(w, file=sys.stderr)
         weights = loaded.weights()
         tail = f" ({len(warnings)} warning{'s' * (len(warnings) != 1)})" if warnings else ""
-        print(f"{path}: {len(loaded)} chain(s), OK{tail}")
+        on = f", endpoints on {topology.name}" if topology is not None else ""
+        print(f"{path}: {len(loaded)} chain(s){on}, OK{tail}")
         if not args.quiet:
             for c in loaded:
                 print(describe_chain(c, weights[c.name]))
@@ -133,6 +148,8 @@ def _compile(args: argparse.Namespace) -> int:
         chains = ChainSet()
         for name in args.files:
             parse_file(name, into=chains)
+        if args.topology:
+            return _compile_network(args, chains)
         compiled = compile(chains, arch=args.arch, pipeline=args.pipeline)
         _print_warnings(compiled, args.files)
         if args.explain:
@@ -147,12 +164,49 @@ def _compile(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         if args.p4c:
             return _run_p4c(gen, out)
-    except SfclabError as e:
-        print(e, file=sys.stderr)
-        return 1
-    except OSError as e:
+    except (SfclabError, OSError) as e:
+        return _failed(e)
+    return 0
+
+
+def _failed(e: SfclabError | OSError) -> int:
+    """Print *e* as a user should see it (no traceback); returns the exit status, 1."""
+    if isinstance(e, OSError):
         print(f"{e.filename}: cannot read: {e.strerror}", file=sys.stderr)
-        return 1
+    else:
+        print(e, file=sys.stderr)
+    return 1
+
+
+def _compile_network(args: argparse.Namespace, chains: ChainSet) -> int:
+    """``compile --topology``: the placement table, and one program per switch."""
+    from .lang.endpoints import check_endpoints
+    from .network import Network
+
+    topology = _load_topology(Path(args.topology))
+    for name in args.files:
+        check_endpoints(Path(name).read_bytes(), topology, source=str(name))
+    net = Network(topology, chains, solver=args.solver)
+    print(net.placement.table())
+    if args.explain:
+        print(net.program.summary())
+    if args.output is None and not args.p4c:
+        print("(-o DIR writes one program per switch: DIR/SWITCH/program.p4, p4info.txt, "
+              "entries.json, plan.txt)")
+        return 0
+    out = Path(args.output or "sfclab-out")
+    paths = net.export(out)
+    print(f"wrote {len(paths)} files to {out}: one folder per switch "
+          f"({len(net.program.switches)} switches: program.p4, p4info.txt, entries.json, "
+          f"plan.txt), "
+          f"placement.txt" + (", servers.txt" if net.program.servers else ""))
+    if args.p4c:
+        for s, sp in net.program.switches.items():
+            print(f"{s}:")
+            if _run_p4c(sp.generated, out / s):
+                print(f"p4c refused the program of switch {s} ({out / s / 'program.p4'})",
+                      file=sys.stderr)
+                return 1
     return 0
 
 
@@ -259,6 +313,8 @@ def _parser() -> argparse.ArgumentParser:
                                       "topologies (.topo)")
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("-q", "--quiet", action="store_true", help="print only OK or the errors")
+    c.add_argument("--topology", metavar="FILE.topo",
+                   help="also check the chains' from / to against this network")
     c.set_defaults(run=_check)
     k = sub.add_parser("compile", help="compile chain files to a P4 program, P4Info and entries")
     k.add_argument("files", nargs="+", metavar="FILE")
@@ -271,6 +327,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="how to order the NF slots (default: auto)")
     k.add_argument("--p4c", action="store_true",
                    help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
+    k.add_argument("--topology", metavar="FILE.topo",
+                   help="place the chains across this network: prints the placement table; "
+                        "-o DIR writes one program per switch (each switch's arch)")
+    k.add_argument("--solver", choices=("auto", "both", "exact", "heuristic"), default="auto",
+                   help="network placement solvers (with --topology; default: auto)")
     k.set_defaults(run=_compile)
     d = sub.add_parser("demo", help="compile, push and run a realistic chain set (embedded model)")
     d.add_argument("--target", default=None, metavar="URL",

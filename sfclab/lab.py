@@ -28,6 +28,11 @@ made by :meth:`Lab.live_view`.  A change refreshes only the tab on show; the P4
 program and its entries are generated when a tab showing them is opened (and
 cached, as above), so an edit stays cheap whatever the program's size.  :meth:`Lab.on_change` callbacks get a
 :class:`LabChange` naming the chains added, replaced and removed.
+
+A Lab with a topology (:meth:`Lab.set_topology`) runs its chains on that
+network (:mod:`sfclab.labnet`): :meth:`Lab.push` pushes every switch,
+:meth:`Lab.send` goes from a chain's ingress host to its egress host (and
+:meth:`Lab.send_between` from any host), :meth:`Lab.tables` reads one switch.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ from .lang import parse
 from .nfinfo import NFCatalog
 
 if TYPE_CHECKING:
+    from .ir.topology import Topology
+    from .labnet import LabNetwork, NetworkSendResult
+    from .network import Network
     from .codegen import Generated
     from .notebook.views import LiveView
 
@@ -173,6 +181,7 @@ class Lab:
         self._kinds: tuple[Any, Any] | None = None
         #: Every packet sent from this Lab, in order (:class:`LabTrace`).
         self.traces: list[LabTrace] = []
+        self._net: LabNetwork | None = None        # the network side, once a topology is set
         self._compiled = self._compile(self._chains, arch)  # checks arch and options
 
     # -- state ---------------------------------------------------------------------------------
@@ -205,7 +214,10 @@ class Lab:
 
     def export(self, out_dir: str | Path, *, arch: str | None = None) -> list[Path]:
         """Write ``program.p4``, ``p4info.txt``, ``entries.json`` and ``plan.txt`` for
-        *arch* into *out_dir*; returns the paths written."""
+        *arch* into *out_dir*; returns the paths written.  With a topology: one folder
+        per switch and the placement (:meth:`sfclab.network.Network.export`)."""
+        if self._net is not None:
+            return self.network.export(out_dir)
         from .codegen import write_outputs
 
         return write_outputs(self.generated(arch), out_dir)
@@ -223,6 +235,8 @@ class Lab:
         weight that goes past 1 when *chains* is text).
         """
         new = self._chainset(chains, source)
+        if self._net is not None:
+            self._net.check_endpoints(chains, new, source)
         if name is not None:
             if len(new) != 1:
                 raise ChainError(f"a name is for one chain; got {len(new)} "
@@ -235,6 +249,65 @@ class Lab:
         self._check_weights(new, chains, source)
         self._commit("add", merged, arch or self._arch)
         return tuple(new.names())
+
+    # -- the network ---------------------------------------------------------------------------
+    @property
+    def topology(self) -> Topology | None:
+        """The network the chains run on (:meth:`set_topology`), or None: one switch."""
+        return self._net.topology if self._net is not None else None
+
+    def set_topology(self, topology: Topology | str | bytes | None, *,
+                     source: str = "<topology>") -> Topology | None:
+        """Run the chains on *topology* (a :class:`~sfclab.ir.topology.Topology` or
+        topology text) from now on; None goes back to one switch.  A topology that does
+        not parse raises its :class:`~sfclab.errors.TopologyError` and changes nothing;
+        a running network is stopped (push again)."""
+        if isinstance(topology, (str, bytes)):
+            from .lang import parse_topology
+
+            topology = parse_topology(topology, source=source, catalog=self.catalog)
+        url = None
+        if self._net is not None:
+            if topology is not None and self._net.topology.signature() == topology.signature():
+                return self._net.topology              # the same network: keep it running
+            self._net.close()
+            url = self._net.url                        # the network target stays
+        if topology is None:
+            self._net = None
+        else:
+            from .labnet import LabNetwork
+
+            self._net = LabNetwork(topology, catalog=self.catalog, bindings=self.bindings,
+                                   url=url)
+        self._refresh_views()
+        return topology
+
+    @property
+    def network(self) -> Network:
+        """The chains on the topology (:class:`~sfclab.network.Network`: placement,
+        per-switch programs, the running network); once pushed, what runs."""
+        return self._network_side().network(self._chains)
+
+    def network_state(self):
+        """What the topology view shows: the topology, the network (None: no topology)
+        and whether the chains changed since the push (:class:`~sfclab.labnet.NetworkState`)."""
+        return None if self._net is None else self._net.state(self._chains)
+
+    def send_between(self, src: str | None, dst: str | None = None, chain: str | None = None,
+                     n: int = 1, *, packet: Any = None,
+                     seed: int | None = None) -> NetworkSendResult:
+        """Send *n* packets from host *src* to host *dst* across the network: of
+        *chain*'s class (from its ingress to its egress when *src* is None), of the
+        chain from *src* to *dst*, or *packet*.  Returns the network traces."""
+        return self._network_side().send(self._chains, src, dst, chain, n=n, packet=packet,
+                                         seed=seed)
+
+    def _network_side(self) -> LabNetwork:
+        if self._net is None:
+            raise SfclabError("this lab has no topology: its chains run on one switch",
+                              hint="write one in a %%topology cell (lab.set_topology(…)), "
+                                   "e.g. `use fat_tree(4)`")
+        return self._net
 
     def remove(self, *names: str) -> tuple[str, ...]:
         """Remove chains by name (all or none: an unknown name removes nothing)."""
@@ -300,7 +373,7 @@ class Lab:
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
             view = LiveView(show=key, installed=self.installed)
-            view.update(self._compiled, self._generate)
+            view.update(self._compiled, self._generate, network=self.network_state)
             self._views[key] = view
         return view
 
@@ -320,7 +393,10 @@ class Lab:
 
     def connect(self, url: str | None = None):
         """Use the target *url* names (``model``, ``model://…``, ``bmv2``, ``bmv2://…``,
-        ``tofino://…``); the old one is closed.  Nothing is pushed yet."""
+        ``tofino://…``; with a topology, a network target: ``model``, ``mininet``…);
+        the old one is closed.  Nothing is pushed yet."""
+        if self._net is not None:
+            return self._net.connect(self._chains, url)
         from .targets.connect import open_target
 
         new = open_target(url)
@@ -334,7 +410,11 @@ class Lab:
     def push(self) -> int:
         """Push the compiled program and every entry to the target; returns the count of
         entries installed (the generated ones and those the switch needs beyond them:
-        :meth:`installed`)."""
+        :meth:`installed`; with a topology: to every switch of the network)."""
+        if self._net is not None:
+            counts = self._net.push(self._chains)
+            self._refresh_views()
+            return sum(counts.values())
         gen = self.generated(self._target_arch())
         n = self.target.push(gen)
         self._pushed = gen
@@ -380,6 +460,10 @@ class Lab:
         """Bring the target to the current chains: by table entries only when the
         installed program can run them (FlexMesh / P4NFV's pipeline manipulation),
         else a program reload if *allow_reload* (else TargetError says why)."""
+        if self._net is not None:
+            plan = self._net.update(self._chains, allow_reload=allow_reload)
+            self._refresh_views()
+            return plan
         from .codegen import generate
         from .errors import TargetError
 
@@ -411,7 +495,10 @@ class Lab:
         """Send *n* packets of *chain*'s class through the target, chosen so they cover
         every service path of the class the embedded model finds (branch outcomes,
         loop counts); returns the results as a :class:`SendResult` (their traces are
-        added to :attr:`traces`)."""
+        added to :attr:`traces`).  With a topology: from the chain's ingress host to its
+        egress host (:meth:`send_between`)."""
+        if self._net is not None:
+            return self.send_between(None, None, self._chain_name(chain), n, seed=seed)
         from .targets.coverage import class_traffic
         from .targets.packet_io import send_many
 
@@ -458,9 +545,14 @@ class Lab:
         self.traces.append(LabTrace(label, path, r))
         return r
 
-    def tables(self) -> list[TableUse]:
+    def tables(self, switch: str | None = None) -> list[TableUse]:
         """Every table of the target: entries / size, and the hits and misses of the
-        packets this Lab sent."""
+        packets this Lab sent (with a topology: of *switch*)."""
+        if self._net is not None:
+            return self._net.tables(self._chains, switch)
+        if switch is not None:
+            raise SfclabError(f"this lab runs on one switch, not a network: no switch "
+                              f"{switch!r} to choose", hint="%sfc tables (no switch)")
         hits: dict[str, int] = {}
         misses: dict[str, int] = {}
         for t in self.traces:
@@ -491,8 +583,10 @@ class Lab:
         return out
 
     def close(self) -> None:
-        """Stop the target (the embedded model's server)."""
+        """Stop the target (the embedded model's server, or the network)."""
         self._close_oracle()
+        if self._net is not None:
+            self._net.close()
         if self._target is not None:
             self._target.close()
             self._target = None
@@ -567,7 +661,8 @@ class Lab:
             if view.comm is None:                # closed by the user
                 del self._views[key]
                 continue
-            view.update(self._compiled, self._generate)   # code: when a code tab shows
+            view.update(self._compiled, self._generate,   # code: when a code tab shows
+                        network=self.network_state)
 
     def _compile(self, chains: ChainSet, arch: str, *, catalog: NFCatalog | None = None,
                  version: int | None = None) -> CompiledChains:

@@ -18,6 +18,10 @@ on first use of :attr:`Network.program`; the embedded network
 (:class:`~sfclab.targets.network.EmbeddedNetwork`) starts on :meth:`Network.push`.
 A chain without ``ingress`` / ``egress`` runs from the topology's first host to
 its last (the placement table says which chains defaulted).
+
+The network runs on the embedded network unless :meth:`Network.connect` names
+another network target (:data:`NETWORK_TARGETS`: ``model``; ``mininet`` where
+sfclab has its Mininet target), as a Lab's ``connect`` names a switch.
 """
 
 from __future__ import annotations
@@ -31,7 +35,54 @@ from .ir.model import Chain, ChainSet
 from .ir.topology import Topology
 from .nfinfo import NFCatalog
 
-__all__ = ["Network"]
+__all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
+
+
+def _embedded(topology: Topology, options: Mapping[str, str]):
+    from .targets.network import EmbeddedNetwork
+
+    if options:
+        raise TargetError(f"the embedded network takes no options, not {', '.join(options)}",
+                          hint="use `model`")
+    return EmbeddedNetwork(topology)
+
+
+def _mininet(topology: Topology, options: Mapping[str, str]):
+    try:
+        from .targets.mininet import MininetNetwork  # type: ignore[import-not-found]
+    except ImportError:
+        raise TargetError("this sfclab has no Mininet network target",
+                          hint="use the embedded network (`model`), or an sfclab with "
+                               "sfclab.targets.mininet") from None
+    return MininetNetwork(topology, **options)
+
+
+#: Network target names -> ``opener(topology, options)``: what :meth:`Network.connect`
+#: accepts as ``NAME`` or ``NAME?key=value&…`` (the options are the opener's keywords).
+NETWORK_TARGETS: dict[str, Any] = {"model": _embedded, "mininet": _mininet}
+
+
+def open_network_target(url: str | None, topology: Topology):
+    """The network target *url* names, for *topology* (None: the embedded network).
+
+    >>> from sfclab.ir.topology import line
+    >>> open_network_target("model", line(2))
+    <EmbeddedNetwork line2: 2 switches, 2 hosts, 0 servers, 3 links>
+    >>> open_network_target("modle", line(2))
+    Traceback (most recent call last):
+    sfclab.errors.TargetError: unknown network target 'modle'
+    hint: did you mean 'model'?
+    """
+    from urllib.parse import parse_qsl
+
+    name, _, query = (url or "model").partition("?")
+    name = name.removesuffix("://")
+    opener = NETWORK_TARGETS.get(name)
+    if opener is None:
+        raise TargetError(f"unknown network target {name!r}",
+                          hint=did_you_mean(name, NETWORK_TARGETS)
+                          or f"network targets: {', '.join(NETWORK_TARGETS)}")
+    return opener(topology, dict(parse_qsl(query)))
 
 
 class Network:
@@ -40,12 +91,13 @@ class Network:
     *chains*: chain text, a :class:`~sfclab.ir.model.ChainSet` or Chains; *solver*,
     *weights*, *exact_chains*, *time_limit*: see
     :func:`~sfclab.passes.netplace.place_network`; *bindings*: values of run-time
-    names in multibranch cases."""
+    names in multibranch cases; *target*: the network target's name (:meth:`connect`;
+    default: the embedded network), opened on first use."""
 
     def __init__(self, topology: Topology, chains: str | ChainSet | Iterable[Chain] = (), *,
                  catalog: NFCatalog | None = None, solver: str = "auto", weights=None,
                  exact_chains: int = 40, time_limit: float = 60.0,
-                 bindings: Mapping[str, int] | None = None) -> None:
+                 bindings: Mapping[str, int] | None = None, target: str | None = None) -> None:
         if catalog is None:
             from .p4.catalog import load_default
 
@@ -59,6 +111,7 @@ class Network:
         self._placement = None
         self._program = None
         self._target = None
+        self._target_url = target
         #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
         self.traces: list = []
 
@@ -98,15 +151,50 @@ class Network:
 
         return write_network_outputs(self.program, out_dir)
 
+    def set_chains(self, chains: str | ChainSet | Iterable[Chain]) -> None:
+        """Replace the chains of a network not pushed yet (placement and programs are
+        made again on use); a running network changes with :meth:`update`."""
+        if self.pushed:
+            raise TargetError("the network is running: its chains change by update()",
+                              hint="net.update(chains) (%sfc update)")
+        self._chains, self._placement, self._program = self._chainset(chains), None, None
+
+    def endpoints(self, chain: str) -> tuple[str, str]:
+        """Where *chain*'s traffic enters and leaves (its ``from`` / ``to``, or the
+        defaults the placement chose)."""
+        if chain not in self._chains:
+            raise self._no_chain(chain)
+        c = self.placement.problem.chain(chain)
+        return c.ingress, c.egress
+
+    def _no_chain(self, name: str) -> SfclabError:
+        return SfclabError(f"no chain {name!r} in the network",
+                           hint=did_you_mean(name, self._chains.names())
+                           or f"chains: {', '.join(self._chains.names()) or 'none'}")
+
     # -- running -------------------------------------------------------------------------------
     @property
     def target(self):
-        """The embedded network (started on first use)."""
+        """The network target (:meth:`connect`; the embedded network unless told
+        otherwise, started on first use)."""
         if self._target is None:
-            from .targets.network import EmbeddedNetwork
-
-            self._target = EmbeddedNetwork(self.topology)
+            self._target = open_network_target(self._target_url, self.topology)
         return self._target
+
+    @property
+    def pushed(self) -> bool:
+        """Whether the network runs a program (pushed, not closed since)."""
+        return self._target is not None and self._target.program is not None
+
+    def connect(self, url: str | None = None):
+        """Run on the network target *url* names (``model``: the embedded network;
+        ``mininet``, ``mininet?switch=bmv2`` where sfclab has its Mininet target); the
+        old one is closed.  Nothing is pushed yet."""
+        new = open_network_target(url, self.topology)
+        self.close()
+        self._target, self._target_url = new, url
+        self.traces.clear()
+        return new
 
     def push(self) -> dict[str, int]:
         """Push every switch's program and entries; returns the entry count per switch."""
@@ -134,9 +222,7 @@ class Network:
     def _chain_for(self, src: str, dst: str | None, name: str | None) -> Chain:
         if name is not None:
             if name not in self._chains:
-                raise SfclabError(f"no chain {name!r} in the network",
-                                  hint=did_you_mean(name, self._chains.names())
-                                  or f"chains: {', '.join(self._chains.names()) or 'none'}")
+                raise self._no_chain(name)
             return self._chains[name]
         for c in self.placement.problem.chains:
             if c.ingress == src and (dst is None or c.egress == dst):
@@ -154,9 +240,9 @@ class Network:
         return [cp.packet for cp in packets_for(chain, n, seed=seed, chains=same)]
 
     def tables(self, switch: str):
-        """Occupancy of *switch*'s tables (entries / size), with the hits of the
-        packets sent through it."""
-        from .runtime.session import Occupancy
+        """Occupancy of *switch*'s tables (entries / size), with the hits and misses
+        of the packets sent through it (:class:`~sfclab.lab.TableUse` rows)."""
+        from .lab import TableUse
 
         if switch not in self.topology.switches:
             raise TargetError(f"no switch {switch!r} in topology {self.topology.name!r}",
@@ -164,14 +250,16 @@ class Network:
                               or f"switches: {', '.join(list(self.topology.switches)[:12])}")
         if self.target.program is None:
             self.push()
-        hits: dict[str, int] = {}
+        seen: dict[tuple[str, bool], int] = {}
         for t in self.traces:
             for h in t.hops:
                 if h.node == switch and h.trace is not None:
                     for ev in h.trace.events:
-                        if ev.kind == "table_hit":
-                            hits[ev.name] = hits.get(ev.name, 0) + 1
-        return [Occupancy(o.table, o.entries, o.size, hits.get(o.table, 0))
+                        if ev.kind in ("table_hit", "table_miss"):
+                            key = (ev.name, ev.kind == "table_hit")
+                            seen[key] = seen.get(key, 0) + 1
+        return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),
+                         seen.get((o.table, False), 0))
                 for o in self.target.occupancy(switch)]
 
     # -- changes -------------------------------------------------------------------------------

@@ -13,6 +13,14 @@ does the work.
     displays a view with just those tabs (one widget per selection, updated the
     same way).  ``--arch`` stays in effect for later cells.  Chains are kept by
     name across cells: to drop one, ``%sfc remove NAME``.
+``%%topology``
+    Parses the cell as a topology (switches, hosts, servers, links, generators
+    such as ``use fat_tree(4)``), runs the Lab's chains on that network from now
+    on and displays the live view's topology tab: where every NF runs.  With a
+    topology, ``%sfc push`` pushes every switch, ``%sfc send h1 h16 [CHAIN] [N]``
+    and ``%sfc send CHAIN [N]`` go from host to host, ``%sfc tables SWITCH`` reads
+    one switch, ``%sfc trace`` shows network-wide traces; ``%sfc topology off``
+    goes back to one switch.
 ``%%nf NAME [--layer L] [--offload C] [--field F:W] [--replace]``
     Adds the NF written in P4 in the cell to the Lab's catalogue (re-running the
     cell redefines it; ``--replace`` is needed to shadow a library NF).
@@ -133,7 +141,7 @@ class SfcMagics(Magics, Configurable):
     @argument("--name", "-n", help="name of the chain (a cell with one chain; renames it)")
     @argument("--arch", "-a", choices=ARCHS, help="compile for this architecture from now on")
     @argument("--show", "-s", help="comma-separated tabs to display (default: all): "
-              "chains, ir, pipeline, fsm, placement, offload, p4, entries")
+              "chains, ir, pipeline, fsm, placement, offload, topology, p4, entries")
     @cell_magic
     def chain(self, line: str, cell: str) -> None:
         """Add the cell's chains to the lab, recompile, and display the live view."""
@@ -146,6 +154,22 @@ class SfcMagics(Magics, Configurable):
                    cell=(f"%%chain {line}".rstrip(), cell))
         display(self.lab.live_view(show))
         warnings = _chain_warnings(self.lab)
+        if warnings:
+            display(_warnings_output(warnings))
+
+    @cell_magic
+    def topology(self, line: str, cell: str) -> None:
+        """Run the lab's chains on the cell's topology; show where every NF runs."""
+        if line.strip():
+            raise UsageError(f"%%topology takes no options, not {line.strip()!r}: name the "
+                             f"network in the cell (`topology campus`)")
+        if not cell.strip():
+            raise UsageError("the cell is empty: write a topology below %%topology, e.g.\n"
+                             "    use fat_tree(4)\nor\n    switch s1, s2\n    host h1 at s1\n"
+                             "    host h2 at s2\n    link s1 -- s2")
+        self._call(self.lab.set_topology, cell, source="<cell>", cell=("%%topology", cell))
+        display(self.lab.live_view(("topology",)))
+        warnings = self.lab.network_state().warnings
         if warnings:
             display(_warnings_output(warnings))
 
@@ -210,6 +234,7 @@ class SfcMagics(Magics, Configurable):
 
         cells = [("%%chain [--name N] [--arch v1model|tna] [--show VIEWS]",
                   "add chains, show the live view"),
+                 ("%%topology", "run the chains on a network of switches, show where NFs run"),
                  ("%%nf NAME [--layer L] [--offload C] [--field F:W] [--replace]",
                   "add an NF written in P4")]
         for cmd in self.commands():
@@ -246,19 +271,31 @@ class SfcMagics(Magics, Configurable):
 
     # -- the target -----------------------------------------------------------------------------
     def sfc_target(self, args: str) -> None:
-        """target [URL]               show or set the switch: model, model://H:P, bmv2, bmv2://H:P?device_id=N"""
+        """target [URL]               show or set the switch: model, model://H:P, bmv2, bmv2://H:P?device_id=N (a network: model, mininet)"""
+        from .network_views import network_target_text
         from .runtime_views import target_text
 
+        lab = self.lab
+        describe = target_text if lab.topology is None else network_target_text
         if not args:
-            print(f"target: {target_text(self.lab.target)}")
+            current = lab.target if lab.topology is None else \
+                self._call(lambda: lab.network.target)
+            print(f"target: {describe(current)}")
             return
-        t = self._call(self.lab.connect, None if args == "model" else args)
-        print(f"target: {target_text(t)} (nothing pushed yet: %sfc push)")
+        t = self._call(lab.connect, None if args == "model" else args)
+        print(f"target: {describe(t)} (nothing pushed yet: %sfc push)")
 
     def sfc_push(self, args: str) -> Any:
-        """push                       push the program and every entry to the target"""
+        """push                       push the program and every entry to the target (every switch)"""
         from .runtime_views import PushSummary, installed_beyond
 
+        if self.lab.topology is not None:
+            from .network_views import NetworkPushSummary
+
+            self._call(self.lab.push)
+            net = self.lab.network
+            return NetworkPushSummary(net, {s: len(sp.generated.entries)
+                                            for s, sp in net.program.switches.items()})
         n = self._call(self.lab.push)
         return PushSummary(self.lab.target, self.lab.pushed, n,
                            installed=installed_beyond(getattr(self.lab.target, "session", None)))
@@ -272,7 +309,9 @@ class SfcMagics(Magics, Configurable):
         print(plan)
 
     def sfc_send(self, args: str) -> Any:
-        """send CHAIN [N] [--port P]  send N packets of CHAIN's class, varied to cover its paths"""
+        """send CHAIN [N] [--port P]  send N packets of CHAIN's class, varied to cover its paths; on a network also send SRC DST [CHAIN] [N]"""
+        if self.lab.topology is not None:
+            return self._send_network(shlex.split(args))
         p = self._parser("send")
         p.add_argument("chain")
         p.add_argument("n", nargs="?", type=int, default=1)
@@ -301,19 +340,50 @@ class SfcMagics(Magics, Configurable):
             self._call(self.lab.send_packet, bytes(pkt), port=ns.port, label=ns.file)
         return self._trace_view(self.lab.traces[before:])
 
+    def _send_network(self, words: list[str]) -> Any:
+        """``%sfc send`` on a network: ``SRC [DST] [CHAIN] [N]`` or ``CHAIN [N]``."""
+        from .network_views import NetworkSendView
+
+        usage = "%sfc send SRC DST [CHAIN] [N] (hosts), or %sfc send CHAIN [N]"
+        n = int(words.pop()) if words and words[-1].isdigit() else 1
+        topo = self.lab.topology
+        ends = [w for w in words[:2] if w in topo.hosts or w in topo.servers]
+        rest = words[len(ends):]
+        if not words or len(rest) > 1 or (not ends and not rest):
+            raise UsageError(f"usage: {usage}")
+        src, dst = (ends + [None, None])[:2]
+        sent = self._call(self.lab.send_between, src, dst, rest[0] if rest else None, n)
+        return NetworkSendView(self.lab, sent, summary=sent.summary())
+
     def sfc_trace(self, args: str) -> Any:
         """trace [N]                  the last N packets' traces (default 10); select one to see its path"""
         n = int(args) if args.strip().isdigit() else 10
+        if self.lab.topology is not None:
+            from .network_views import NetworkSendView
+
+            traces = self._call(lambda: self.lab.network.traces)
+            if not traces:
+                print("no packets sent on the network yet: %sfc send CHAIN N, or %sfc send "
+                      "SRC DST [CHAIN] [N]")
+                return None
+            return NetworkSendView(self.lab, traces[-n:])
         if not self.lab.traces:
             print("no packets sent yet: %sfc send CHAIN N")
             return None
         return self._trace_view(self.lab.traces[-n:])
 
     def sfc_tables(self, args: str) -> Any:
-        """tables                     occupancy (entries / size) and hits of every table"""
+        """tables [SWITCH]            occupancy (entries / size) and hits of every table (of SWITCH on a network)"""
         from .runtime_views import TablesView, installed_beyond
 
-        rows = self._call(self.lab.tables)
+        switch = args.strip() or None
+        rows = self._call(self.lab.tables, switch)
+        if switch is not None:
+            from .network_views import SwitchTables
+
+            return SwitchTables(switch, rows)
+        if self.lab.topology is not None:
+            return TablesView(rows)
         return TablesView(rows, installed_beyond(getattr(self.lab.target, "session", None)))
 
     def sfc_counters(self, args: str) -> None:
@@ -323,6 +393,16 @@ class SfcMagics(Magics, Configurable):
             print("no counter has counted anything yet")
         for name, cells in counters.items():
             print(name + ": " + ", ".join(f"[{i}] {pk} pkts / {by} B" for i, pk, by in cells))
+
+    def sfc_topology(self, args: str) -> Any:
+        """topology [off]             show the network the chains run on; off: one switch again"""
+        if args.strip() == "off":
+            self._call(self.lab.set_topology, None)
+            print("no topology: the chains run on one switch again")
+            return None
+        if args.strip():
+            raise UsageError(f"%sfc topology takes `off` or nothing, not {args.strip()!r}")
+        return self.lab.live_view(("topology",))
 
     def _trace_view(self, traces, **coverage: Any):
         from .send_view import SendView

@@ -14,6 +14,8 @@ fsm        per service path: its passes drawn over the slots (NFs numbered in
 placement  Dejavu's NFs on pipes × ingress/egress, a chosen path's route (its
            recirculations in red), the throughput model with the paths marked
 offload    P4SFC's pre-server / server / post-server split per path
+topology   the network (``%%topology``): where each NF runs, a chain's route,
+           the network placement table (:mod:`.topology_view`)
 p4         the generated program for v1model and TNA (highlighted; copy, download)
 entries    the table entries, one table per group; after a push, what the
            switch session installed beyond them (flood's entries, multicast
@@ -47,6 +49,7 @@ from . import graphs as G
 from .codeview import CodeView, highlight_p4
 from .markup import EMPTY, chip, chips, esc, more, note, picture, table
 from .runtime_views import Installed, installed_html
+from .topology_view import TopologyPanel
 
 if TYPE_CHECKING:
     from ..codegen import Generated
@@ -55,7 +58,8 @@ __all__ = ["TABS", "LiveView", "CodeView", "CodeSource", "InstalledSource", "hig
            "normalize_show"]
 
 #: Tab names, in display order.
-TABS = ("chains", "ir", "pipeline", "fsm", "placement", "offload", "p4", "entries")
+TABS = ("chains", "ir", "pipeline", "fsm", "placement", "offload", "topology", "p4",
+        "entries")
 #: Above these, a tab shows the first ones and says how many it left out.
 MAX_GRAPHS, MAX_ROWS = 24, 200
 #: Architecture -> the generated program (or the error generating it raised; None:
@@ -412,8 +416,8 @@ class _EntriesPanel(_HtmlPanel):
 
 _PANELS: dict[str, type[_Panel]] = {
     "chains": _ChainsPanel, "ir": _IrPanel, "pipeline": _PipelinePanel, "fsm": _FsmPanel,
-    "placement": _PlacementPanel, "offload": _OffloadPanel, "p4": _P4Panel,
-    "entries": _EntriesPanel,
+    "placement": _PlacementPanel, "offload": _OffloadPanel, "topology": TopologyPanel,
+    "p4": _P4Panel, "entries": _EntriesPanel,
 }
 
 
@@ -451,15 +455,18 @@ class LiveView(widgets.Tab):
         if compiled is not None:
             self.update(compiled, generated)
 
-    def update(self, compiled: CompiledChains, generated: Codes = None) -> None:
-        """Show *compiled* (and the code *generated* gives): the tab on show now, the
-        others when they are shown."""
+    def update(self, compiled: CompiledChains, generated: Codes = None, *,
+               network: Callable[[], Any] | None = None) -> None:
+        """Show *compiled* (and the code *generated* gives; *network*: the Lab's network
+        state, for the topology tab): the tab on show now, the others when shown."""
         self._compiled, self._codes = compiled, code_source(generated)
         for panel in self.panels.values():
             panel.stale = True
+            panel.network = network
         self._refresh(self.selected_index or 0)
         self._mount(self.selected_index or 0)
-        self.summary = compiled.summary()
+        self.summary = (self.panels["topology"].text() if self.show == ("topology",)
+                        else compiled.summary())
 
     def pushed(self) -> None:
         """The switch changed (a push or an update): the entries tab shows it (now if on

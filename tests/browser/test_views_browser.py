@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_live import NEW_NFS, chain_set  # noqa: E402  (the benchmark's chain set)
 
-TABS = ["chains", "ir", "pipeline", "fsm", "placement", "offload", "p4", "entries"]
+TABS = ["chains", "ir", "pipeline", "fsm", "placement", "offload", "topology", "p4", "entries"]
 DESIGN = """\
 %%chain
 chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {

@@ -273,7 +273,7 @@ def test_view_is_made_on_first_use_and_kept():
     assert lab._views == {}                               # scripts pay nothing for views
     view = lab.view
     assert lab.view is view and lab.live_view() is view
-    assert lab.live_view("entries,p4,offload,placement,fsm,pipeline,ir,chains") is view
+    assert lab.live_view("entries,p4,topology,offload,placement,fsm,pipeline,ir,chains") is view
     ir = lab.live_view("ir")
     assert ir is not view and lab.live_view(["ir"]) is ir and ir.show == ("ir",)
     lab.add(WEB)

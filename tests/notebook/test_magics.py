@@ -307,7 +307,8 @@ def test_sfc_help_lists_every_command(ip, sfc):
     assert "bmv2://H:P?device_id=N" in html and "<Lab" not in out
     assert ip.run_line_magic("sfc", "")._repr_mimebundle_()["text/plain"] == out
     assert SfcMagics.commands() == ["help", "show", "export", "remove", "target", "push",
-                                    "update", "send", "send-pcap", "trace", "tables", "counters"]
+                                    "update", "send", "send-pcap", "trace", "tables", "counters",
+                                    "topology"]
 
 
 def test_sfc_unknown_command(ip, sfc):
