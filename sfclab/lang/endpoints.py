@@ -52,7 +52,7 @@ def endpoint_problem(spec: str, topology: Topology) -> tuple[str, str] | None:
                 f"switch port", f"name a host (`from h1`) or a port of it (`from {name}:1`)")
     if name not in hosts:
         return (f"topology {topology.name!r} has no host or server {name!r}",
-                did_you_mean(name, hosts) or f"hosts: {', '.join(hosts[:12]) or 'none'}")
+                did_you_mean(name, hosts) or _known(topology))
     if not any(topology.kind(nb) == "switch" for nb in topology.graph[name]):
         return (f"{topology.kind(name)} {name!r} is not linked to any switch",
                 f"link it in the topology: `link {name} -- SWITCH`")
@@ -81,3 +81,10 @@ def check_endpoints(text: str | bytes, topology: Topology, *, source: str = "<st
                 p = pos if pos.line else Pos(d.pos.line, d.pos.column, d.pos.width)
                 raise ChainValidationError(message, line=p.line, column=p.column,
                                            width=p.width, source=source, text=text, hint=hint)
+
+
+def _known(topology) -> str:
+    """``hosts: h1, h2; servers: srv1`` (the first dozen of each)."""
+    parts = [f"{what}: {', '.join(list(names)[:12])}" for what, names in
+             (("hosts", topology.hosts), ("servers", topology.servers)) if names]
+    return "; ".join(parts) or "the topology has no hosts or servers"

@@ -421,7 +421,9 @@ def _check(need: TokenWidths, have: TokenWidths, plans: list[PathFSM]) -> None:
             fact, fix = facts[name]
             raise CompileError(
                 f"the token's {name} field needs {n} bits but the SFC header has {h}: {fact}",
-                hint=f"{fix}, or widen the header field ({name}_bits={n})")
+                hint=fix + ("" if h == getattr(TokenWidths(), name) else
+                            f", or allow more bits (widths={name}={n}, at most "
+                            f"{getattr(TokenWidths(), name)})"))
 
 
 def replay(plan: FSMPlan, path: str) -> tuple[list[str], str]:

@@ -24,7 +24,9 @@ class CompileOptions:
       many distinct NFs, local search above (12 keeps ``compile`` under 100 ms;
       up to ~20 is exact in seconds);
     * ``dup_slots``: length of the duplicated-slot trade-off curve (0: none);
-    * ``widths``: the SFC header's token field widths;
+    * ``widths``: the token field widths the passes may use: at most the SFC
+      header's (``p4/include/sfc_headers.p4``: path id 16, state 8, bitmap 32,
+      counter 8 bits), narrower to see what a smaller header would refuse;
     * ``pipes``, ``stages``, ``entry_pipe``, ``exit_pipe``, ``loopback_ratio``:
       the switch model of the placement pass; ``placement``: run it (``None``:
       only for ``arch="tna"``).
@@ -40,6 +42,17 @@ class CompileOptions:
     exit_pipe: int | None = 0
     loopback_ratio: float = 1.0
     placement: bool | None = None
+
+    def __post_init__(self) -> None:
+        from ..errors import CompileError
+
+        header = TokenWidths()
+        for name in ("path_id", "state", "bitmap", "counter"):
+            want, have = getattr(self.widths, name), getattr(header, name)
+            if not 1 <= want <= have:
+                raise CompileError(f"widths.{name} = {want}: the SFC header's {name} field has "
+                                   f"{have} bits (p4/include/sfc_headers.p4)",
+                                   hint=f"give 1 to {have} bits")
 
     @property
     def bitmap_bits(self) -> int:

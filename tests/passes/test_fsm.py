@@ -100,9 +100,28 @@ def test_widths_are_checked_against_the_header():
     paths = linear_chain("c", ["nat", "firewall", "l3fwd"]).paths()
     with pytest.raises(CompileError, match="bitmap field needs 3 bits") as e:
         build_fsm(("nat", "firewall", "l3fwd"), paths, limits=TokenWidths(bitmap=2))
-    assert "bitmap_bits=3" in e.value.hint
+    assert "widths=bitmap=3, at most 32" in e.value.hint
     with pytest.raises(CompileError, match="state field"):
         build_fsm(("l3fwd", "firewall", "nat"), paths, limits=TokenWidths(state=0))
+
+
+def test_widths_beyond_the_sfc_header_are_refused():
+    """The SFC header's fields are fixed (a 32-bit bitmap): a wider token would be
+    truncated by p4c and refused by P4Runtime, so the option stops at the header's."""
+    import sfclab
+
+    with pytest.raises(CompileError, match="the SFC header's bitmap field has 32 bits"):
+        sfclab.compile("chain a: l3fwd", widths=TokenWidths(bitmap=64))
+    import random
+
+    nfs = ["firewall", "nat", "lb", "l3fwd", "monitor", "qos", "ids", "ipsg", "heavy_hitter",
+           "vgw", "reporter", "l2fwd", "router", "classifier", "stateful_firewall"]
+    rng = random.Random(3)                # 40 chains: MA-FSA's pipeline needs > 32 slots
+    text = "\n".join(f"chain c{i} match tcp.dport == {1000 + i}: "
+                     + " -> ".join(rng.sample(nfs, 5)) for i in range(40))
+    with pytest.raises(CompileError, match="bitmap field needs") as e:
+        sfclab.compile(text, pipeline="mafsa")
+    assert "widths=" not in e.value.hint
 
 
 def test_nf_without_slot_is_an_error():

@@ -247,7 +247,7 @@ CASES = {
                   "chain new: mac_learning",
                   {"known": both(unchanged(), no_digest),
                    "new": both(unchanged(), digests("mac_learn_digest_t", _learned))}),
-        "mid": ("chain new: l2fwd -> mac_learning -> monitor",    # see the xfail below
+        "mid": ("chain new: l2fwd -> mac_learning -> monitor",
                 {"new": both(unchanged(2), digests("mac_learn_digest_t", _learned))}),
     },
     "monitor": {
