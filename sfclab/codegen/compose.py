@@ -81,7 +81,9 @@ class CodegenOptions:
     * ``network``: the program is one switch of a network (:mod:`.network`): an
       ``arrival`` table takes packets that come in with the SFC header from
       another switch or a server, and the rewinder can ``forward`` a packet with
-      its header kept or ``deliver`` it to its egress port (:func:`core_locals`).
+      its header kept or ``deliver`` it to its egress port (:func:`core_locals`);
+    * ``server_port``: where a one-switch program's chains with NFs that run on a
+      server only (P4SFC) reach that server (:mod:`.detour`; None: a free data port).
     """
 
     cpu_port: int | None = None
@@ -97,6 +99,7 @@ class CodegenOptions:
     keep_branches: tuple[int, ...] = ()
     keep_loops: tuple[int, ...] = ()
     network: bool = False
+    server_port: int | None = None
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
