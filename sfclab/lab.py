@@ -330,7 +330,10 @@ class Lab:
 
     def push(self) -> int:
         """Push the compiled program and every entry to the target; returns the count."""
-        gen = self.generated(self._target_arch())
+        from .targets.network.detour import for_targets
+
+        # paths that detour through a server: its port as the target's URL says, if it does
+        gen = for_targets(self.generated(self._target_arch()), self.target)
         n = self.target.push(gen)
         self._pushed = gen
         return n
@@ -399,7 +402,7 @@ class Lab:
 
         name = self._chain_name(chain)
         gen = self._pushed if self._pushed.arch == "v1model" else self.generated("v1model")
-        if name not in gen.composition.compiled.chains:
+        if name not in gen.compiled.chains:
             raise SfclabError(f"chain {name!r} is not on the switch yet",
                               hint="bring the switch up to date: %sfc update (lab.update())")
         seed = len(self.traces) if seed is None else seed
