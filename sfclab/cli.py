@@ -265,7 +265,7 @@ def _diff_targets(args: argparse.Namespace) -> int:
             parse_file(name, into=chains)
         gen = generate(compile(chains, arch="v1model"),
                        options=CodegenOptions(bindings=dict(_bindings(args.bind))))
-        _print_warnings(gen.composition.compiled, args.files)
+        _print_warnings(gen.compiled, args.files)
         report = diff_targets(gen, args.a, args.b, packets=args.packets)
     except SfclabError as e:
         print(e, file=sys.stderr)

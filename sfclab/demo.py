@@ -1,18 +1,21 @@
 """``sfclab demo``: the whole product in one command, on the embedded model.
 
 It compiles a realistic chain set (P4SC Table III's data-centre, HTTP and
-Gi-LAN requests and FlexMesh Fig. 9's core and edge policies, ``demo.sfc``),
+Gi-LAN requests, FlexMesh Fig. 9's core and edge policies and a P4SFC chain
+whose IPS runs on a server, ``demo.sfc``),
 shows what every pass decided (merge, pipeline with naive / MA-FSA / optimal
 recirculations, FSM, placement, offload), pushes the program and its entries to
 the target over P4Runtime, sends packets of every class (chosen to cover every
 service path the embedded model finds: :mod:`sfclab.targets.coverage`), and
 prints the paths each class took, the paths no packet reached and why, a trace
-per class and the tables' occupancy.  ``--html FILE``
+per class and the tables' occupancy.  The target plays the server: packets of
+the P4SFC chain go out of the switch's server port, through the IPS and back
+(:mod:`sfclab.codegen.detour`).  ``--html FILE``
 writes the same as a self-contained report.
 
 >>> result = run(packets=2, out=None)
 >>> sorted(result.classes)
-['SFC1_DC', 'SFC2_HTTP', 'SFC3_GiLAN', 'core', 'edge']
+['SFC1_DC', 'SFC2_HTTP', 'SFC3_GiLAN', 'core', 'edge', 'web_ips']
 >>> result.ok
 True
 """
@@ -36,9 +39,10 @@ from .lab import TableUse
 from .report import bar, html_report, log_share, occupancy_text, target_text
 from .targets.connect import open_target
 from .targets.coverage import Oracle, class_traffic
+from .targets.network.detour import for_targets
 from .targets.timeline import timeline_text
 
-__all__ = ["run", "DemoResult", "ClassResult", "demo_chains"]
+__all__ = ["run", "DemoResult", "ClassResult", "demo_chains", "planned"]
 
 
 def demo_chains() -> str:
@@ -65,6 +69,8 @@ class ClassResult:
     missed: dict[str, str] = field(default_factory=dict)
     #: Path id -> the path with its branch decisions, for messages.
     labels: dict[str, str] = field(default_factory=dict)
+    #: Path id -> what ran on the server and behind which port (paths that detour).
+    detours: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -130,10 +136,14 @@ def run(*, target: str | None = None, packets: int = 8, html: str | Path | None 
 
     prog.step("starting the target …")
     with open_target(target) as tgt:
+        gen = for_targets(gen, tgt)
         t0 = time.perf_counter()
         n = tgt.push(gen)
         say(f"pushed the program and {n} table entries to {target_text(tgt)} in "
             f"{(time.perf_counter() - t0) * 1000:.0f} ms")
+        if gen.detour is not None:
+            say(_detour_text(gen.detour))
+            say(_switch_pipeline(gen))
         say()
         kinds = ValueKinds.of_program(gen.program.program)
         classes, lookups = _traffic(tgt, gen, packets, prog, kinds)
@@ -179,12 +189,37 @@ def _plan_text(compiled) -> str:
     return "\n".join(lines)
 
 
+def _detour_text(detour) -> str:
+    """The paths that detour through the server, and what it runs for them."""
+    lines = [f"the target plays the server behind port {detour.port}: the switch sends "
+             f"{len(detour.server_paths())} service path(s) there (P4SFC's split)"]
+    for pid in detour.server_paths():
+        pre, mid, post = (", ".join(s.nfs) or "-" for s in detour.journeys[pid])
+        lines.append(f"  {pid}: switch [{pre}] -> server [{mid}] -> switch [{post}]")
+    return "\n".join(lines)
+
+
+def _switch_pipeline(gen) -> str:
+    """The pipeline on the switch, when it differs from the compiled one (server NFs
+    have no slot)."""
+    slots = gen.composition.compiled.pipeline.chosen.slots
+    return f"  the switch's pipeline (no slot for the server's NFs): {' | '.join(slots)}"
+
+
+def planned(gen) -> dict[str, tuple[tuple[str, ...], int, str]]:
+    """Every service path's planned run: (NFs, passes through the pipeline, terminal);
+    a path that detours through a server passes the switch's pipeline on each visit."""
+    detour = gen.detour
+    return {f.path.id: (f.path.nfs, detour.passes[f.path.id] if detour else f.passes,
+                        f.path.terminal) for f in gen.compiled.fsm.paths}
+
+
 def _traffic(tgt, gen, packets: int, prog: _Progress, kinds: ValueKinds
              ) -> tuple[dict[str, ClassResult], Counter]:
     """Send *packets* of every class, chosen to cover its service paths; what each
     class did, and the lookups per ``(table, hit)``."""
-    compiled = gen.composition.compiled
-    fsm = {f.path.id: f for f in compiled.fsm.paths}
+    compiled = gen.compiled
+    plans = planned(gen)
     classes: dict[str, ClassResult] = {}
     lookups: Counter = Counter()
     total = packets * len(compiled.chains)
@@ -192,13 +227,17 @@ def _traffic(tgt, gen, packets: int, prog: _Progress, kinds: ValueKinds
     with Oracle(gen) as oracle:
         for chain in compiled.chains:
             c = classes[chain.name] = ClassResult(chain.name)
-            c.planned = {f.path.id: (f.path.nfs, f.passes, f.path.terminal)
-                         for f in compiled.fsm.paths if f.path.chain == chain.name}
+            c.planned = {p: plan for p, plan in plans.items()
+                         if p.rpartition("/")[0] == chain.name}
+            if gen.detour is not None:
+                c.detours = {p: f"{', '.join(s.nfs)} on the server behind port {s.exit[1]}"
+                             for p in c.planned for s in gen.detour.journeys[p]
+                             if s.kind == "server"}
             prog.step(f"finding packets for every path of {chain.name}", done, total)
             plan = class_traffic(gen, chain.name, packets, oracle=oracle)
             c.labels = dict(plan.labels)
             for cp in plan.packets:
-                r = _send_one(tgt, c, chain.name, cp, fsm, kinds)
+                r = _send_one(tgt, c, chain.name, cp, plans, kinds)
                 lookups.update((name, hit) for name, hit in r.trace.tables())
                 done += 1
                 prog.step(f"sending packets of every class ({chain.name})", done, total)
@@ -207,7 +246,7 @@ def _traffic(tgt, gen, packets: int, prog: _Progress, kinds: ValueKinds
     return classes, lookups
 
 
-def _send_one(tgt, c: ClassResult, chain: str, cp, fsm, kinds: ValueKinds):
+def _send_one(tgt, c: ClassResult, chain: str, cp, plans, kinds: ValueKinds):
     r = tgt.send(cp.port, cp.packet)
     c.sent += 1
     took = tgt.session.path_of(r.trace)
@@ -217,22 +256,24 @@ def _send_one(tgt, c: ClassResult, chain: str, cp, fsm, kinds: ValueKinds):
         c.dropped += 1
     for port in r.ports:
         c.ports[port] += 1
-    plan = fsm.get(took)
+    plan = plans.get(took)
     nfs = tuple(r.trace.nfs())
     if plan is None or not _follows(plan, nfs, r):
         c.mismatches.append(f"{chain}: took {took}, NFs {list(nfs)}, {r.passes} passes")
-    if r.dropped and plan is not None and nfs != plan.path.nfs:
+    if r.dropped and plan is not None and nfs != plan[0]:
         c.nf_drops[nfs[-1] if nfs else "initializer"] += 1
     if not c.trace:
         c.trace = timeline_text(r.trace, kinds, path=took)
     return r
 
 
-def _follows(plan, nfs: tuple[str, ...], r) -> bool:
-    """The packet ran the planned path, or a prefix of it and an NF dropped it there."""
-    if nfs == plan.path.nfs:
-        return r.passes == plan.passes
-    return r.dropped and plan.path.nfs[:len(nfs)] == nfs and r.passes <= plan.passes
+def _follows(plan: tuple[tuple[str, ...], int, str], nfs: tuple[str, ...], r) -> bool:
+    """The packet ran the planned path (NFs, passes), or a prefix of it and an NF
+    dropped it there."""
+    want, passes, _ = plan
+    if nfs == want:
+        return r.passes == passes
+    return r.dropped and want[:len(nfs)] == nfs and r.passes <= passes
 
 
 def _classes_text(classes: dict[str, ClassResult]) -> str:
@@ -243,8 +284,9 @@ def _classes_text(classes: dict[str, ClassResult]) -> str:
         lines.append(f"  {c.chain}: {c.sent} packets, {out}")
         for pid, k in sorted(c.paths.items(), key=lambda x: str(x[0])):
             nfs, passes, term = c.planned.get(pid, ((), 0, "?"))
+            via = f" ({c.detours[pid]})" if pid in c.detours else ""
             lines.append(f"    {k} on {pid}: {' -> '.join(nfs) or '(no NF)'} -> {term}, "
-                         f"{passes} pass{'es' if passes != 1 else ''}")
+                         f"{passes} pass{'es' if passes != 1 else ''}{via}")
         for nf, k in c.nf_drops.items():
             lines.append(f"    {k} dropped by {nf} part-way (its entries decide: see the trace)")
         for pid, why in c.missed.items():

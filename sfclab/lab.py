@@ -411,11 +411,14 @@ class Lab:
         """Push the compiled program and every entry to the target; returns the count of
         entries installed (the generated ones and those the switch needs beyond them:
         :meth:`installed`; with a topology: to every switch of the network)."""
+        from .targets.network.detour import for_targets
+
         if self._net is not None:
             counts = self._net.push(self._chains)
             self._refresh_views()
             return sum(counts.values())
-        gen = self.generated(self._target_arch())
+        # paths that detour through a server: its port as the target's URL says, if it does
+        gen = for_targets(self.generated(self._target_arch()), self.target)
         n = self.target.push(gen)
         self._pushed = gen
         self._switch_changed()
@@ -507,7 +510,7 @@ class Lab:
 
         name = self._chain_name(chain)
         gen = self._pushed if self._pushed.arch == "v1model" else self.generated("v1model")
-        if name not in gen.composition.compiled.chains:
+        if name not in gen.compiled.chains:
             raise SfclabError(f"chain {name!r} is not on the switch yet",
                               hint="bring the switch up to date: %sfc update (lab.update())")
         seed = len(self.traces) if seed is None else seed

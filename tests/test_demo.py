@@ -6,7 +6,8 @@ import re
 
 import sfclab
 from sfclab.cli import main
-from sfclab.demo import demo_chains, run
+from sfclab.codegen import generate
+from sfclab.demo import demo_chains, planned, run
 
 
 def test_demo_runs_every_class_on_its_planned_path(tmp_path, capsys):
@@ -14,16 +15,15 @@ def test_demo_runs_every_class_on_its_planned_path(tmp_path, capsys):
     assert main(["demo", "--packets", "3", "--html", str(html)]) == 0
     out = capsys.readouterr().out
     chains = sfclab.parse(demo_chains())
-    compiled = sfclab.compile(chains)
-    planned = {f.path.id: f for f in compiled.fsm.paths}
+    plans = planned(generate(sfclab.compile(chains)))
     for chain in chains:
         lines = re.findall(rf"^    (\d+) on ({re.escape(chain.name)}/\d+): (.*) -> (\w+), (\d+) pass",
                            out, re.M)
         assert lines, f"no path reported for {chain.name}"
         for count, pid, nfs, terminal, passes in lines:
-            plan = planned[pid]
-            assert nfs.split(" -> ") == list(plan.path.nfs) and terminal == plan.path.terminal
-            assert int(passes) == plan.passes
+            want_nfs, want_passes, want_terminal = plans[pid]
+            assert nfs.split(" -> ") == list(want_nfs) and terminal == want_terminal
+            assert int(passes) == want_passes
         assert sum(int(c) for c, *_ in lines) == 3
     assert "every class ran its planned service path" in out
     assert "table occupancy (entries / size):" in out and "SfcIngress.rewinder" in out
@@ -50,3 +50,19 @@ def test_demo_covers_the_edge_chains_flood_paths():
 def test_demo_on_an_unknown_target_says_how_to_name_one(capsys):
     assert main(["demo", "--target", "bmx://127.0.0.1:1"]) == 1
     assert "cannot read the target" in capsys.readouterr().err
+
+
+def test_the_demo_sends_its_p4sfc_class_through_the_server(capsys):
+    """web_ips's IPS runs on the server behind the switch's server port: its packets
+    leave after firewall, nat, ips (on the server), monitor, in two passes, and the trace
+    shows the detour."""
+    assert main(["demo", "--packets", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "the target plays the server behind port 8" in out
+    assert re.search(r"^  web_ips/0: switch \[firewall, nat\] -> server \[ips\] -> switch "
+                     r"\[monitor\]$", out, re.M)
+    assert re.search(r"^    2 on web_ips/0: firewall -> nat -> ips -> monitor -> output, "
+                     r"2 passes \(ips on the server behind port 8\)$", out, re.M)
+    trace = out[out.index("trace of a web_ips packet:"):]
+    assert "-> out on port 8 to its server, which ran ips; back with next NF 3" in trace
+    assert "arrival: hit spi=" in trace

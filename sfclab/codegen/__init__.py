@@ -11,17 +11,26 @@ data plane (:mod:`.compose`), emits it for the architecture (one
 '/* sfclab: the composed service-function-chain program for v1model (BMv2).'
 >>> sorted(out.groups())
 ['chain:web', 'nf:slot0_firewall', 'nf:slot1_l3fwd']
+
+A chain set whose paths run an NF on a server (P4SFC: not offloadable) gets the
+program of :mod:`.detour` instead: the switch sends those packets to the server
+behind its server port and runs the rest when they come back
+(:attr:`Generated.detour`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import CompileError, did_you_mean
 from .compose import CodegenOptions, Composition, compose
 from .emitter import EmittedProgram, P4Emitter
 from .entries import TableEntry, all_entries, canonical, groups, p4info_fields
 from .v1model import V1ModelEmitter
+
+if TYPE_CHECKING:
+    from .detour import ServerDetour
 
 __all__ = ["generate", "Generated", "CodegenOptions", "EMITTERS", "emitter_for", "write_outputs"]
 
@@ -50,10 +59,27 @@ class Generated:
     composition: Composition
     program: EmittedProgram
     entries: tuple[TableEntry, ...]
+    #: Paths that detour through a server: how (:mod:`.detour`); None for a program
+    #: that runs every NF on the switch.
+    detour: ServerDetour | None = None
 
     @property
     def arch(self) -> str:
         return self.program.arch
+
+    @property
+    def compiled(self):
+        """The chain set as compiled (``sfclab.compile``): its chains and service paths.
+        The composition's are the switch's own, which differ when paths detour
+        through a server (their parts before and after it)."""
+        return self.detour.source if self.detour is not None else self.composition.compiled
+
+    def path_name(self, switch_path: str | None) -> str | None:
+        """The chain set's service path (``web/0``) that the switch's path
+        *switch_path* (a trace's) belongs to."""
+        if switch_path is None or self.detour is None:
+            return switch_path
+        return self.detour.path_name(switch_path)
 
     def groups(self) -> dict[str, list[TableEntry]]:
         """Entries per chain (``chain:NAME``) and per NF slot (``nf:SLOT``)."""
@@ -61,8 +87,12 @@ class Generated:
 
     def plan(self) -> str:
         """The passes' explanation and what the emitter did, as text (``plan.txt``)."""
-        lines = [self.composition.compiled.explain(), "", f"code generation ({self.arch}):"]
+        lines = [self.compiled.explain(), "", f"code generation ({self.arch}):"]
         lines += [f"  {n}" for n in self.program.notes]
+        if self.detour is not None:
+            lines.append(f"  {len(self.detour.server_paths())} service path(s) detour through "
+                         f"the server behind port {self.detour.port}:")
+            lines += [f"    {t}" for t in self.detour.text().splitlines()]
         lines.append(f"  {len(self.entries)} table entries in {len(self.groups())} groups")
         return "\n".join(lines)
 
@@ -72,6 +102,10 @@ def generate(compiled, *, arch: str | None = None,
     """Compose, emit and derive entries for *compiled* (an ``sfclab.compile`` result);
     *arch* defaults to the one it was compiled for."""
     arch = arch or compiled.arch
+    from .detour import generate_detour, needs_server
+
+    if needs_server(compiled):
+        return generate_detour(compiled, arch=arch, options=options)
     comp = compose(compiled, options=options, arch=arch)
     emitter = emitter_for(arch)(comp)
     program = emitter.program()
@@ -79,8 +113,9 @@ def generate(compiled, *, arch: str | None = None,
 
 
 def write_outputs(gen: Generated, out_dir) -> list:
-    """Write ``program.p4``, ``p4info.txt``, ``entries.json`` and ``plan.txt`` into
-    *out_dir* (created if needed); returns the paths written."""
+    """Write ``program.p4``, ``p4info.txt``, ``entries.json`` and ``plan.txt`` (and
+    ``servers.txt`` when paths detour through a server) into *out_dir* (created if
+    needed); returns the paths written."""
     import json
     from pathlib import Path
 
@@ -100,6 +135,8 @@ def write_outputs(gen: Generated, out_dir) -> list:
                                     for g, es in gen.groups().items()}, indent=2) + "\n",
         "plan.txt": gen.plan() + "\n",
     }
+    if gen.detour is not None:
+        files["servers.txt"] = gen.detour.text() + "\n"
     written = []
     for name, text in files.items():
         (out / name).write_text(text)

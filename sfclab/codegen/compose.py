@@ -107,7 +107,9 @@ class CodegenOptions:
     * ``network``: the program is one switch of a network (:mod:`.network`): an
       ``arrival`` table takes packets that come in with the SFC header from
       another switch or a server, and the rewinder can ``forward`` a packet with
-      its header kept or ``deliver`` it to its egress port (:func:`core_locals`).
+      its header kept or ``deliver`` it to its egress port (:func:`core_locals`);
+    * ``server_port``: where a one-switch program's chains with NFs that run on a
+      server only (P4SFC) reach that server (:mod:`.detour`; None: a free data port).
     """
 
     cpu_port: int | None = None
@@ -126,6 +128,7 @@ class CodegenOptions:
     keep_saved_keys: tuple[tuple[int, tuple[int, ...]], ...] = ()
     saved_fields: int = 0
     network: bool = False
+    server_port: int | None = None
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":

@@ -30,6 +30,10 @@ Each switch's pipeline has one slot per NF type placed on it, in the
 placement's canonical order, so the recirculations the placement counted are
 the ones the programs make.
 
+One switch with a server behind one of its ports (P4SFC's split of a one-switch
+chain set) is built from the same pieces (:func:`route_path`,
+:func:`build_switch`): :mod:`.detour`.
+
 >>> from sfclab.ir.topology import line
 >>> from sfclab.ir.model import ChainSet, linear_chain
 >>> from sfclab.passes.netplace import place_network
@@ -61,6 +65,7 @@ from .compose import CodegenOptions, compose, headers_of
 from .entries import network_entries, nf_entries
 
 __all__ = ["Segment", "ServerTask", "SwitchProgram", "NetworkProgram", "generate_network",
+           "route_path", "build_switch", "part_headers", "service_path_ids",
            "write_network_outputs", "MAX_SPI", "MAX_SI"]
 
 #: The SFC header's path id and state fields: 16 and 8 bits.
@@ -110,6 +115,8 @@ class SwitchProgram:
     parts: tuple[str, ...]
     #: Part path id (``web@2/0``) -> the network's path it belongs to (``web/0``).
     paths: Mapping[str, str] = field(default_factory=dict)
+    #: (the network's path, index of a segment's first NF) -> the part path that runs it.
+    segments: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     @property
     def slots(self) -> tuple[str, ...]:
@@ -189,8 +196,8 @@ def _journey(path: ServicePath, pl: ChainPlacement, egress_port: int, topology) 
 
 # --- spis -------------------------------------------------------------------------------------
 
-def _spis(paths: list[ServicePath], keep: Mapping[str, int],
-          avoid: Iterable[int] = ()) -> dict[str, int]:
+def service_path_ids(paths: list[ServicePath], keep: Mapping[str, int],
+                     avoid: Iterable[int] = ()) -> dict[str, int]:
     """A service path id for every path: *keep*'s where given, else one that is
     neither kept nor in *avoid* (the ids the network runs now: a changed path gets a
     new id, so no packet can take an old entry for a new one)."""
@@ -244,7 +251,7 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
     keep_spi = {p: i for p, i in (previous.spis.items() if previous else ())
                 if p.rpartition("/")[0] in set(keep_chains)}
     all_paths = [p for c in problem.chains for p in c.paths]
-    spis = _spis(all_paths, keep_spi, previous.spis.values() if previous else ())
+    spis = service_path_ids(all_paths, keep_spi, previous.spis.values() if previous else ())
     saved = {cp.name: chain_saved_nfs(chains[cp.name]) for cp in problem.chains}
     # one SFC header on every link: it never shrinks under a running network
     n_saved = max([len(v) for v in saved.values()]
@@ -259,22 +266,9 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
         egress_port = topo.endpoint(cp.egress)[1]
         rep: dict[tuple, int] = {}                   # prefix -> spi of its first path
         for path in cp.paths:
-            where = _decision_positions(path)
-            segs = _journey(path, pl, egress_port, topo)
-            named = []
-            for seg in segs:
-                pre = _prefix(path, where, seg.start)
-                post = _prefix(path, where, seg.start + len(seg.nodes))
-                rep.setdefault(pre, spis[path.id])
-                rep.setdefault(post, spis[path.id])
-                if seg.kind == "server":
-                    _server_task(servers, seg, path, where, rep[pre], saved[cp.name])
-                    named.append(seg)
-                    continue
-                part = _part_of(parts[seg.node], chain, pre, seg, in_port, rep[pre])
-                named.append(dataclasses.replace(seg, part=part.name))
-                part.segments.append((path, seg, rep[post]))
-            journeys[path.id] = tuple(named)
+            journeys[path.id] = route_path(chain, path, _journey(path, pl, egress_port, topo),
+                                           spis[path.id], rep, parts, servers, in_port=in_port,
+                                           saved=saved[cp.name])
     programs = {}
     for s in topo.switches:
         old = previous.switches.get(s) if previous else None
@@ -284,8 +278,35 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
                           spis, journeys)
 
 
-def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment, in_port: int,
-             spi: int) -> _Part:
+def route_path(chain: Chain, path: ServicePath, segments: Iterable[Segment], spi: int,
+               rep: dict[tuple, int], parts: dict[str, dict[tuple, _Part]],
+               servers: dict[str, list[ServerTask]], *, in_port: int | None,
+               saved: tuple[str, ...] = ()) -> tuple[Segment, ...]:
+    """Give each of *path*'s segments to the part of its switch that runs it (in
+    *parts*, per switch) or to its server's tasks; returns the segments named by
+    their parts.  *spi* is the path's service path id; *rep* (per chain: prefix ->
+    spi of the first path with it) makes paths that agree so far carry one id;
+    *in_port*: the port a chain's packets enter on (None: any port); *saved*: the
+    chain's NFs whose value a later branch tests (none may run on a server)."""
+    where = _decision_positions(path)
+    named = []
+    for seg in segments:
+        pre = _prefix(path, where, seg.start)
+        post = _prefix(path, where, seg.start + len(seg.nodes))
+        rep.setdefault(pre, spi)
+        rep.setdefault(post, spi)
+        if seg.kind == "server":
+            _server_task(servers, seg, path, where, rep[pre], saved)
+            named.append(seg)
+            continue
+        part = _part_of(parts.setdefault(seg.node, {}), chain, pre, seg, in_port, rep[pre])
+        named.append(dataclasses.replace(seg, part=part.name))
+        part.segments.append((path, seg, rep[post]))
+    return tuple(named)
+
+
+def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment,
+             in_port: int | None, spi: int) -> _Part:
     key = (chain.name, pre)
     part = parts.get(key)
     if part is None:
@@ -293,8 +314,8 @@ def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment, 
         same = sum(1 for (c, p) in parts if c == chain.name and len(p[0]) == seg.start)
         name = chain.name if classified else (f"{chain.name}@{seg.start}"
                                               + (f".{same}" if same else ""))
-        match = None
-        if classified:
+        match = chain.match if classified else None
+        if classified and in_port is not None:
             port = FieldMatch.exact(FIELDS["std.ingress_port"], in_port)
             match = Classifier(((chain.match.terms if chain.match else ()) + (port,)))
         sub = Chain(name, chain.graph, match=match, line=chain.line, column=chain.column,
@@ -305,78 +326,92 @@ def _part_of(parts: dict[tuple, _Part], chain: Chain, pre: tuple, seg: Segment, 
 
 def _server_task(servers: dict[str, list[ServerTask]], seg: Segment, path: ServicePath,
                  where: list[int], spi: int, saved: tuple[str, ...] = ()) -> None:
+    tested = [n for n in seg.nodes if n in saved]
+    if tested:
+        raise CompileError(f"path {path.id}: a branch tests a field of {tested[0]!r}, which runs "
+                           f"on server {seg.node}", hint="test the field of an NF that runs on a "
+                           "switch: a server does not write an NF's value into the SFC header")
     end = seg.start + len(seg.nodes)
     if any(seg.start <= k < end and d.kind in ("then", "else", "case")
            for d, k in zip(path.decisions, where)):
         raise CompileError(f"path {path.id}: a branch is decided by an NF on server {seg.node} "
                            f"({', '.join(seg.nodes)})", hint="branch on an NF that runs on a "
                            "switch: servers run NFs in sequence only")
-    tested = [n for n in seg.nodes if n in saved]
-    if tested:
-        raise CompileError(f"path {path.id}: a branch tests a field of {tested[0]!r}, which runs "
-                           f"on server {seg.node}", hint="test the field of an NF that runs on a "
-                           "switch: a server does not write an NF's value into the SFC header")
     tasks = servers.setdefault(seg.node, [])
     if not any(t.spi == spi and t.si == seg.start for t in tasks):
         tasks.append(ServerTask(spi, seg.start, seg.nodes, seg.nfs, end, seg.exit[1], path.id))
 
 
 def _part_paths(part: _Part) -> list[tuple[ServicePath, Segment, int, ServicePath]]:
-    """The part's distinct segments as service paths of the switch: (path, segment,
-    spi it leaves with, the switch's service path)."""
+    """Every segment of the part with the switch's service path that runs it: (path,
+    segment, spi it leaves with, the switch's service path); equal segments share
+    one switch path (the first's)."""
     out, seen = [], {}
     for path, seg, spi in part.segments:
         where = _decision_positions(path)
         end = seg.start + len(seg.nodes)
         inside = tuple(d for d, k in zip(path.decisions, where) if seg.start <= k < end)
         key = (seg.nodes, inside, seg.exit[0], path.terminal if seg.exit[0] == "end" else "")
-        if key in seen:
-            continue
-        seen[key] = True
-        terminal = seg.exit[1] if seg.exit[0] == "end" else "output"
-        sub = ServicePath(part.name, len(out), seg.nodes, seg.nfs, terminal, path.weight, inside)
-        out.append((path, seg, spi, sub))
+        if key not in seen:
+            terminal = seg.exit[1] if seg.exit[0] == "end" else "output"
+            seen[key] = ServicePath(part.name, len(seen), seg.nodes, seg.nfs, terminal,
+                                    path.weight, inside)
+        out.append((path, seg, spi, seen[key]))
     return out
 
 
 def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, catalog,
                     bindings: Mapping[str, int], old: SwitchProgram | None,
                     n_saved: int = 0) -> SwitchProgram:
-    problem = placement.problem
     usage = placement.usage().get(s)
     slots = usage.types if usage else ()
     cat = catalog if catalog is not None else _default_catalog()
-    # parse what any NF of the chains crossing this switch may have pushed upstream
-    nfs = {nf for part in parts for p, _, _ in part.segments for nf in p.nfs}
-    headers = headers_of(cat.definition(nf) for nf in sorted(nfs))
-    options = CodegenOptions(network=True, bindings=dict(bindings), keep_headers=headers,
-                             saved_fields=n_saved)
+    options = CodegenOptions(network=True, bindings=dict(bindings),
+                             keep_headers=part_headers(parts, cat), saved_fields=n_saved)
     if old is not None and set(slots) <= set(old.slots) and \
-            set(headers) <= set(old.generated.composition.headers):
+            set(options.keep_headers) <= set(old.generated.composition.headers):
         slots = old.slots                              # the program the switch runs
         options = CodegenOptions.keeping(old.generated.composition,
                                          bindings=dict(bindings), saved_fields=n_saved)
-    chains, paths, exits, owner = [], [], {}, {}
+    return build_switch(s, parts, cat, arch=placement.problem.topology.node(s).arch,
+                        compile_options=CompileOptions(pipeline=tuple(slots)), options=options)
+
+
+def part_headers(parts: list[_Part], catalog) -> tuple[str, ...]:
+    """What any NF of the chains crossing a switch may have pushed upstream: its
+    parser extracts it."""
+    nfs = {nf for part in parts for p, _, _ in part.segments for nf in p.nfs}
+    return headers_of(catalog.definition(nf) for nf in sorted(nfs))
+
+
+def build_switch(s: str, parts: list[_Part], catalog, *, arch: str,
+                 compile_options: CompileOptions, options: CodegenOptions) -> SwitchProgram:
+    """Switch *s*'s program and entries for its *parts*: their segments are the
+    switch's service paths, compiled (pipeline and fsm passes, *compile_options*)
+    and composed with *options* (``network`` set)."""
+    chains, paths, exits, owner, via = [], [], {}, {}, {}
     for part in parts:
         chains.append(part.chain)
         for path, seg, spi, sub in _part_paths(part):
+            via[path.id, seg.start] = sub.id
+            if sub.id in owner:
+                continue
             paths.append(sub)
             owner[sub.id] = path.id
             if seg.exit[0] == "forward":
                 exits[sub.id] = ("forward", spi, seg.start + len(seg.nodes), seg.exit[2])
             elif seg.exit[0] == "deliver":
                 exits[sub.id] = ("deliver", seg.exit[1])
-    state = CompiledChains(ChainSet.of(chains), tuple(paths), cat, problem.topology.node(s).arch,
-                           CompileOptions(pipeline=tuple(slots)))
+    state = CompiledChains(ChainSet.of(chains), tuple(paths), catalog, arch, compile_options)
     for run in (pipeline_pass, fsm_pass):
         state = run(state, options=state.options)
-    comp = compose(state, options=options, arch=state.arch)
-    program = emitter_for(state.arch)(comp).program()
+    comp = compose(state, options=dataclasses.replace(options, network=True), arch=arch)
+    program = emitter_for(arch)(comp).program()
     entries = network_entries(comp, classified=[p.name for p in parts if p.classified],
                               arrivals=[(p.spi, p.start, p.name) for p in parts
                                         if not p.classified], exits=exits)
     gen = Generated(comp, program, tuple(entries + nf_entries(comp)))
-    return SwitchProgram(s, gen, tuple(p.name for p in parts), owner)
+    return SwitchProgram(s, gen, tuple(p.name for p in parts), owner, via)
 
 
 def _default_catalog():

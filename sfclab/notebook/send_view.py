@@ -147,7 +147,7 @@ def _pass_html(p: Pass, catalog: NFCatalog | None, start: str) -> str:
     th = "".join(f"<th style='{_TD};text-align:left'>{h}</th>"
                  for h in ("block", "table", "matched entry", "action"))
     color = {"out": "#2e7d32", "drop": "#c62828"}.get(p.end, "#6a1b9a")
-    arrow = {"out": "→", "drop": "✗"}.get(p.end, "↻")
+    arrow = {"out": "→", "drop": "✗", "server": "⇄"}.get(p.end, "↻")
     head = (f"<div style='font-weight:bold;margin:2px 0'>pass {p.number}"
             f"<span style='font-weight:normal;color:var(--jp-ui-font-color2,#666)'> · "
             f"{esc(start)}</span></div>")
@@ -173,7 +173,8 @@ def timeline_html(trace: Any, kinds: ValueKinds | None = None,
     body, start = [], f"in on port {trace.ingress_port}"
     for p in passes:
         body.append(_pass_html(p, catalog, start))
-        start = f"recirculated with {p.detail}" if p.detail else "recirculated"
+        start = ("back from its server" if p.end == "server" else
+                 f"recirculated with {p.detail}" if p.detail else "recirculated")
     return f"<div class='sfc-timeline'>{head}{''.join(body)}</div>"
 
 

@@ -212,6 +212,8 @@ class Session:
                                   "are written (a flood is dropped); give the ports "
                                   "(session.ports = [1, 2, …]) and push again")
             return [], []
+        if gen.detour is not None:                 # the server's port is not flooded to
+            ports = tuple(p for p in ports if p != gen.detour.port)
         return flood_config(gen.composition, ports)
 
     def _entries(self, gen: Generated, plan: UpdatePlan | None) -> list[TableEntry]:
@@ -423,15 +425,15 @@ class Session:
             return self._path_by_nfs(trace)
         for ids in self._chain_ids.values():
             for name, i in ids.items():
-                if i == dp:
-                    return name
+                if i == dp:            # a part of a path that detours through a server: its path
+                    return self.generated.path_name(name)
         return None
 
     def _path_by_nfs(self, trace) -> str | None:
         if self.generated is None:
             return None
         seen = tuple(trace.nfs_seen())
-        found = {f"{p.chain}/{p.index}" for p in self.generated.composition.compiled.paths
+        found = {f"{p.chain}/{p.index}" for p in self.generated.compiled.paths
                  if seen in (tuple(p.nodes), tuple(p.nfs))}
         return found.pop() if len(found) == 1 else None
 

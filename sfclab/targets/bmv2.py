@@ -269,7 +269,7 @@ def switch_options(exe: str) -> frozenset[str]:
 
 
 _URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info", "packet_in", "veth",
-               "log_level")
+               "log_level", "server_port")
 _HINT_URL = ("bmv2 (a switch sfclab starts), bmv2?veth=1@veth0,2@veth2, or "
              "bmv2://127.0.0.1:9559?device_id=0 (a running one)")
 
@@ -295,13 +295,14 @@ def parse_bmv2_url(url: str) -> dict[str, Any]:
     None); ``bmv2://HOST:PORT?…`` a running one.  Parameters: ``device_id``,
     ``cpu_port``, ``nanolog`` (its event logger), ``packet_in`` (its packet socket),
     ``veth`` (``1@veth0,…``: ports on veth pairs), ``json`` / ``p4info`` (the program
-    it runs), ``log_level``.
+    it runs), ``log_level``, ``server_port`` (where sfclab plays the server of a
+    program whose paths detour through one: :mod:`sfclab.codegen.detour`).
 
     >>> parse_bmv2_url("bmv2://[::1]:50001?device_id=2&nanolog=ipc%3A%2F%2F%2Ftmp%2Fe.ipc")
     ... # doctest: +NORMALIZE_WHITESPACE
     {'host': '::1', 'port': 50001, 'device_id': 2, 'cpu_port': 255,
      'nanolog': 'ipc:///tmp/e.ipc', 'json': None, 'p4info': None, 'packet_in': None,
-     'veth': None, 'log_level': None}
+     'veth': None, 'log_level': None, 'server_port': None}
     >>> u = parse_bmv2_url("bmv2?veth=1@veth0,2@veth2")
     >>> u["host"], u["veth"]
     (None, {1: 'veth0', 2: 'veth2'})
@@ -324,7 +325,7 @@ def parse_bmv2_url(url: str) -> dict[str, Any]:
                               hint=did_you_mean(key, _URL_PARAMS)
                               or "known: " + ", ".join(_URL_PARAMS))
         value = values[-1]
-        if key in ("device_id", "cpu_port"):
+        if key in ("device_id", "cpu_port", "server_port"):
             try:
                 out[key] = int(value)
             except ValueError:

@@ -84,6 +84,9 @@ class Bmv2Switch:
             except TargetError as e:
                 self.notes.append(f"no traces from the switch: {e.message}"
                                   + (f" ({e.hint})" if e.hint else ""))
+        #: The port this switch's server is behind (``server_port=`` in its URL), if said.
+        self.server_port: int | None = None
+        self._loop = None
         self._ports_error: str | None = None
         try:
             self._ports = open_ports(bmv2.ports)
@@ -108,10 +111,12 @@ class Bmv2Switch:
         else:
             bmv2 = Bmv2Target.attach(url)
         try:
-            return cls(bmv2)
+            switch = cls(bmv2)
         except BaseException:
             bmv2.stop()
             raise
+        switch.server_port = u["server_port"]
+        return switch
 
     @property
     def address(self) -> str:
@@ -163,12 +168,21 @@ class Bmv2Switch:
         if gen.arch != "v1model":
             raise TargetError(f"BMv2 runs v1model programs, not {gen.arch}",
                               hint="compile with arch='v1model'")
+        self._check_server(gen)
         try:
             return self.session.push(gen)
         finally:
             self._adopt(gen)
 
+    def _check_server(self, gen: Generated) -> None:
+        """Refuse a program whose server port this switch does not have (on its packet
+        socket every port is reachable)."""
+        from .network.detour import check_server_port
+
+        check_server_port(gen, declared=self.server_port, ports=self.bmv2.ports.ports)
+
     def update(self, gen: Generated, *, allow_reload: bool = False):
+        self._check_server(gen)
         try:
             return self.session.update(gen, allow_reload=allow_reload)
         finally:
@@ -203,15 +217,29 @@ class Bmv2Switch:
         With the event logger, at most :attr:`window` packets are inside the switch at a
         time (:mod:`.bmv2_batch`: the next goes when one is complete), so no queue of
         BMv2's overflows; each packet's trace comes from its own events.  Without it,
-        packets go one at a time, each followed by :attr:`quiet` seconds of silence."""
+        packets go one at a time, each followed by :attr:`quiet` seconds of silence.
+
+        A packet that goes out of the program's server port is sfclab's to serve
+        (:mod:`.network.detour`): the server's NFs run and it goes back in on that port
+        (in the next batch); its result is the whole packet's."""
         self._check_ready()
         items = [(int(port), bytes(pkt)) for port, pkt in packets]
-        if self._events is None:
-            out = [self._send_quiet(port, frame) for port, frame in items]
-        else:
-            out = self._send_batch(items)
+        loop = self._server_loop()
+        out = self._send_raw(items) if loop is None else loop.run(self._send_raw, items)
         self.results += out
         return out
+
+    def _send_raw(self, items: list[tuple[int, bytes]]) -> list[PacketResult]:
+        if self._events is None:
+            return [self._send_quiet(port, frame) for port, frame in items]
+        return self._send_batch(items)
+
+    def _server_loop(self):
+        """The server the pushed program's detours need (None: it has none)."""
+        from .network.detour import server_loop
+
+        self._loop = server_loop(self.session.generated, self._loop)
+        return self._loop
 
     def _leftovers(self) -> None:
         """Drop what earlier packets left on the sockets."""

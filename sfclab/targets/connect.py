@@ -2,10 +2,13 @@
 
 =========================================  =================================================
 ``model`` (default)                         an embedded model switch in this process
+``model?server_port=8``                     the same; it plays a program's server behind
+                                            port 8 (:mod:`sfclab.codegen.detour`)
 ``model://127.0.0.1:9559``                  a model switch started with ``sfclab model-switch``
 ``bmv2``                                    a ``simple_switch_grpc`` sfclab starts and stops;
                                             packets go over its packet-in socket (no root)
-``bmv2?veth=1@veth0,2@veth2``               the same, its ports on veth pairs (root)
+``bmv2?veth=1@veth0,2@veth2``               the same, its ports on veth pairs (root);
+                                            ``server_port=N`` as for the model
 ``bmv2://127.0.0.1:9559?device_id=0``       a running ``simple_switch_grpc``; add
                                             ``packet_in=…`` or ``veth=…`` to send packets and
                                             ``nanolog=…`` for traces
@@ -128,6 +131,20 @@ def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
     return config
 
 
+def _model_query(url: str, query: str) -> int | None:
+    """``server_port`` of ``model?server_port=N``, the embedded model's one parameter."""
+    params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+    for key in params:
+        if key != "server_port":
+            raise TargetError(f"unknown parameter {key!r} in {url!r}",
+                              hint=did_you_mean(key, ["server_port"]) or "known: server_port")
+    try:
+        return int(params["server_port"]) if "server_port" in params else None
+    except ValueError:
+        raise TargetError(f"server_port must be an integer in {url!r}, not "
+                          f"{params['server_port']!r}") from None
+
+
 def open_target(url: str | None = None):
     """The target *url* names (see the module's table); ``None`` or ``"model"`` is a new
     embedded model."""
@@ -136,6 +153,10 @@ def open_target(url: str | None = None):
 
         return ModelTarget()
     parts = urlsplit(url)
+    if (parts.scheme, parts.netloc, parts.path) == ("", "", "model"):
+        from .model import ModelTarget
+
+        return ModelTarget(server_port=_model_query(url, parts.query))
     if parts.scheme == "bmv2" or (parts.scheme, parts.netloc, parts.path) == ("", "", "bmv2"):
         from .bmv2_switch import Bmv2Switch
 

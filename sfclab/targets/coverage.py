@@ -53,7 +53,7 @@ class Oracle:
         self.generated = gen
         #: chain -> path -> why no candidate reached it (not searched for again).
         self.missed: dict[str, dict[str, str]] = {}
-        self._nfs = {p.id: p.nfs for p in gen.composition.compiled.paths}
+        self._nfs = {p.id: p.nfs for p in gen.compiled.paths}
         self.target = ModelTarget()
         try:
             self.target.push(gen)
@@ -190,7 +190,7 @@ def class_traffic(gen: Generated, chain: str | Chain, n: int, *, seed: int = 0,
     oracle finds (round-robin over them), trying at most *budget* candidates
     (default: enough for a few per path).  Raises ``ClassUnreachable`` when no
     packet is in the class."""
-    compiled = gen.composition.compiled
+    compiled = gen.compiled
     c = compiled.chains[chain] if isinstance(chain, str) else chain
     paths = [p for p in compiled.paths if p.chain == c.name]
     ids = tuple(p.id for p in paths)
@@ -210,7 +210,7 @@ def _cover(gen: Generated, c: Chain, n: int, ids: tuple[str, ...], paths: list[S
     known = oracle.missed.get(c.name, {})      # missed before: not worth the budget again
     want = max(1, math.ceil(n / max(1, len(ids) - len(known))))
     strays, tried = [], 0
-    stream = candidates(c, gen.composition.compiled.chains, seed=seed,
+    stream = candidates(c, gen.compiled.chains, seed=seed,
                         parsed=gen.composition.headers, dictionary=entry_dictionary(gen, c))
     for cp in stream:
         if tried >= budget or (tried >= n and all(
@@ -243,7 +243,7 @@ def all_class_traffic(gen: Generated, n: int, *, seed: int = 0,
                       chains: Iterable[str] | None = None) -> dict[str, ClassTraffic]:
     """:func:`class_traffic` for every chain (or those named), with one oracle; a
     chain no packet reaches gets no packets and every path missed, with the reason."""
-    compiled = gen.composition.compiled
+    compiled = gen.compiled
     names = list(chains) if chains is not None else compiled.chains.names()
     out = {}
     with Oracle(gen) as oracle:

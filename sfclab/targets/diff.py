@@ -6,7 +6,10 @@ same packets of every class to both, and compares each packet's traces
 NF sequence, passes, tables applied).  The packets of a class cover every
 service path the embedded model finds for it (:mod:`sfclab.targets.coverage`),
 so both targets run every branch outcome; the report says which paths were
-covered, names the first packet that diverges and shows both traces.  It is how
+covered, names the first packet that diverges and shows both traces.  A packet
+that detours through a program's server is compared whole: each target plays
+the server (:mod:`sfclab.targets.network.detour`), and the traces include the
+detour.  It is how
 sfclab's embedded model is held to BMv2: ``sfclab diff-targets CHAINS`` (the model
 against a ``simple_switch_grpc`` sfclab starts) on a machine with BMv2 and p4c.
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from ..codegen import Generated, generate
 from .connect import open_target
 from .coverage import ClassTraffic, all_class_traffic
+from .network.detour import for_targets
 from .packet_io import send_many
 from .trace import diff_traces
 
@@ -72,13 +76,14 @@ def diff_targets(gen: Generated, a="model", b="model", *, packets: int = 4,
     """Push *gen* to targets *a* and *b* (URLs or target objects), send *packets* of every
     class to both (covering its service paths), and compare them packet by packet."""
     v1 = gen if gen.arch == "v1model" else generate(
-        gen.composition.compiled, arch="v1model", options=gen.composition.options)
+        gen.compiled, arch="v1model", options=gen.composition.options)
     coverage = all_class_traffic(v1, packets, seed=seed)
     ta = open_target(a) if isinstance(a, (str, type(None))) else a
     tb = open_target(b) if isinstance(b, (str, type(None))) else b
     report = DiffReport(repr(ta), repr(tb), coverage=coverage)
     try:
         _same_ports(ta, tb)
+        gen = for_targets(gen, ta, tb)     # the server port their URLs declare, if any
         ta.push(gen)
         tb.push(gen)
         for name, plan in coverage.items():

@@ -35,12 +35,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..ir.values import ValueKinds
-from .trace import _CORE_TABLE, PacketTrace, _token, nf_of
+from .trace import _CORE_TABLE, PacketTrace, _token, nf_of, server_text
 
 __all__ = ["Step", "Block", "Pass", "timeline", "timeline_text", "outcome_text"]
 
 #: Tables of the composed program (not of an NF), by the block they form.
-_CONTROL = (("initializer", "classifier"), ("rewinder", "rewinder"))
+_CONTROL = (("initializer", "classifier"), ("arrival", "arrival"), ("rewinder", "rewinder"))
 _SLOT_PART = {"branch": "branch after slot {}", "loop": "loop counter",
               "save": "save after slot {}"}
 
@@ -85,8 +85,8 @@ class Block:
 @dataclass(frozen=True, slots=True)
 class Pass:
     """One pass through the pipeline: where it started, its blocks, how it ended
-    (``end`` is ``"recirculate"``, ``"out"`` or ``"drop"``; ``detail`` the next
-    token, the port or the reason)."""
+    (``end`` is ``"recirculate"``, ``"out"``, ``"drop"`` or ``"server"``; ``detail``
+    the next token, the port, the reason or what the server did)."""
 
     number: int
     blocks: tuple[Block, ...]
@@ -101,7 +101,7 @@ class Pass:
             return f"out on port {self.detail}"
         if self.end == "drop":
             return f"dropped: {self.detail}"
-        return self.detail
+        return self.detail            # "server": out to the server and back (its words)
 
 
 def _block_of(name: str) -> tuple[str, bool]:
@@ -180,6 +180,9 @@ def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass,
             token = ev.value.items() if isinstance(ev.value, Mapping) else None
             b.end_pass(current, "recirculate", f"({b.kinds.args('token', token)})" if token
                        else _token(ev.value) if ev.value else "")
+            ended = True
+        elif k == "server":
+            b.end_pass(current, "server", server_text(ev))
             ended = True
         elif k == "digest" and isinstance(ev.value, Mapping):
             b.block(*(b.blocks[-1][:2] if b.blocks else ("program", False))).append(

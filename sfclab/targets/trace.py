@@ -10,7 +10,9 @@ Events follow BMv2's event logger (packet in/out, parser start/extract/done,
 pipeline start/done, condition, table hit/miss, action, deparser emit/done) plus
 what sfclab's composed program adds: an ``nf`` event when a slot runs its NF,
 ``parser_state`` for each parser state entered, ``recirculate`` / ``resubmit`` /
-``clone`` / ``drop`` / ``digest`` / ``checksum`` events, and ``note`` events in
+``clone`` / ``drop`` / ``digest`` / ``checksum`` events, a ``server`` event where
+the packet went out to a server, which ran NFs (``value``) and sent it back (a
+one-switch program's detour, :mod:`sfclab.codegen.detour`), and ``note`` events in
 which a target says in words what happened (a parser error, an ``exit``, a
 recirculation limit, a BMv2 quirk).  Names are the program's
 fully-qualified names (``MyIngress.slot3_firewall.acl``); the NF a name belongs
@@ -34,13 +36,13 @@ from typing import Any
 
 from ..ir.values import ValueKinds
 
-__all__ = ["EVENT_KINDS", "Event", "PacketTrace", "Outputs", "nf_of", "diff_traces"]
+__all__ = ["EVENT_KINDS", "Event", "PacketTrace", "Outputs", "nf_of", "diff_traces", "server_text"]
 
 EVENT_KINDS = (
     "packet_in", "parser_start", "parser_state", "extract", "parser_done", "pipeline_start",
     "pipeline_done", "condition", "table_hit", "table_miss", "action", "nf", "deparser_emit",
     "deparser_done", "checksum", "recirculate", "resubmit", "clone", "digest", "drop",
-    "packet_out", "note",
+    "packet_out", "server", "note",
 )
 
 _SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
@@ -106,6 +108,8 @@ class Event:
             return f"dropped: {self.value}"
         if k == "nf":
             return f"NF {self.name}"
+        if k == "server":
+            return server_text(self)
         if k == "parser_state":
             return f"parser state {self.name}"
         if k == "parser_done" and self.value not in (None, "", "NoError"):
@@ -131,6 +135,15 @@ class Event:
         if self.args:
             d["args"] = dict(self.args)
         return d
+
+
+def server_text(e: Event) -> str:
+    """A ``server`` event in words: ``out on port 8 to its server, which ran ips;
+    back with next NF 3``."""
+    args = dict(e.args)
+    ran = ", ".join(e.value) if e.value else "nothing"
+    back = (f"; back with next NF {args['si']}" if "si" in args else "; it did not come back")
+    return f"out on port {args.get('port', '?')} to its {e.name or 'server'}, which ran {ran}{back}"
 
 
 def _token(tok: Any) -> str:
@@ -172,9 +185,11 @@ class PacketTrace:
 
     def nfs(self) -> list[str]:
         """NF instances the packet ran, in order (from ``nf`` events, which the model
-        records, or else :meth:`nfs_seen`)."""
-        explicit = [e.name for e in self.events if e.kind == "nf"]
-        return explicit or self.nfs_seen()
+        records, or else :meth:`nfs_seen`), a server's among them."""
+        if not any(e.kind == "nf" for e in self.events):
+            return self.nfs_seen()
+        return [n for e in self.events if e.kind in ("nf", "server")
+                for n in ((e.name,) if e.kind == "nf" else e.value)]
 
     def nfs_seen(self) -> list[str]:
         """NF instances named by the tables and actions the packet ran (sfclab's slot
@@ -183,7 +198,10 @@ class PacketTrace:
         out: list[str] = []
         last: tuple[int, str] | None = None
         for e in self.events:
-            if e.kind in ("table_hit", "table_miss", "action"):
+            if e.kind == "server":
+                out += e.value
+                last = None
+            elif e.kind in ("table_hit", "table_miss", "action"):
                 nf = nf_of(e.name)
                 if nf is not None and (e.pass_no, nf) != last:
                     out.append(nf)

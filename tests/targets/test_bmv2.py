@@ -102,7 +102,9 @@ def test_pcap_files_read_back_with_scapy(tmp_path):
 def test_parse_url():
     assert parse_bmv2_url("bmv2://127.0.0.1:9559?device_id=0") == {
         "host": "127.0.0.1", "port": 9559, "device_id": 0, "cpu_port": 255, "nanolog": None,
-        "json": None, "p4info": None, "packet_in": None, "veth": None, "log_level": None}
+        "json": None, "p4info": None, "packet_in": None, "veth": None, "log_level": None,
+        "server_port": None}
+    assert parse_bmv2_url("bmv2?server_port=4")["server_port"] == 4
     u = parse_bmv2_url("bmv2://switch?cpu_port=64&json=/o/program.json&p4info=/o/p4info.txt")
     assert (u["host"], u["port"], u["cpu_port"], u["json"], u["p4info"]) == (
         "switch", 9559, 64, "/o/program.json", "/o/p4info.txt")

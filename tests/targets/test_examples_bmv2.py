@@ -20,7 +20,7 @@ from sfclab.targets import bmv2 as B
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": ["p1=1", "p2=2", "p3=3"]}
-CHAIN_FILES = sorted(p.name for p in EXAMPLES.iterdir() if p.suffix == ".sfc")
+CHAIN_FILES = sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))
 
 
 def _diff(name: str) -> list[str]:
@@ -38,7 +38,8 @@ def standins(tmp_path, monkeypatch):
 
 
 def test_every_example_file_is_tested():
-    assert {"web.sfc", "every_nf.sfc", "p4sc_table3.sfc", "flexmesh_fig9.sfc"} <= set(CHAIN_FILES)
+    assert {"web.sfc", "every_nf.sfc", "p4sc_table3.sfc", "flexmesh_fig9.sfc",
+            "p4sfc_intent.json"} <= set(CHAIN_FILES)
 
 
 @pytest.mark.parametrize("name", CHAIN_FILES)
@@ -73,6 +74,9 @@ def test_the_demo_runs_on_bmv2(standins, capsys):
     assert main(["demo", "--target", "bmv2", "--packets", "1"]) == 0
     out = capsys.readouterr().out
     assert "over P4Runtime" in out or "pushed the program" in out
+    assert "every class ran its planned service path" in out
+    # its P4SFC class detours through the server sfclab plays behind BMv2's port 8
+    assert "1 on web_ips/0: firewall -> nat -> ips -> monitor -> output, 2 passes" in out
 
 
 @pytest.mark.bmv2

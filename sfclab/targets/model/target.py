@@ -14,6 +14,11 @@ their traces.
 >>> r.ports
 [2]
 >>> t.close()
+
+A program whose paths detour through a server (:mod:`sfclab.codegen.detour`)
+gets its server played by the target: what the switch sends out of the server
+port runs the server's NFs and comes back in on it, and :meth:`ModelTarget.send`
+returns one result for the whole packet (:mod:`sfclab.targets.network.detour`).
 """
 
 from __future__ import annotations
@@ -36,10 +41,14 @@ class ModelTarget:
     kind = "model"
 
     def __init__(self, *, address: str = "127.0.0.1:0", device_id: int = 1,
-                 cpu_port: int = 255, ports: Iterable[int] = DEFAULT_PORTS) -> None:
+                 cpu_port: int = 255, ports: Iterable[int] = DEFAULT_PORTS,
+                 server_port: int | None = None) -> None:
         """*ports*: the data-plane ports a ``flood`` floods out of (1..8 by default; the
-        model takes packets on any port)."""
+        model takes packets on any port); *server_port*: the port the target plays a
+        program's server behind (None: the program's, whichever it is)."""
         self._ports = port_set(ports, cpu_port)
+        self.server_port = server_port
+        self._loop = None
         self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port)
         self.server.start(address)
         self.client = Client(self.server.address, device_id=device_id).connect()
@@ -63,10 +72,25 @@ class ModelTarget:
         if gen.arch != "v1model":
             raise TargetError(f"the embedded model runs v1model programs, not {gen.arch}",
                               hint="compile with arch='v1model' (TNA needs a Tofino)")
+        self._check_server(gen)
         return self.session.push(gen)
 
     def update(self, gen: Generated, *, allow_reload: bool = False):
+        self._check_server(gen)
         return self.session.update(gen, allow_reload=allow_reload)
+
+    def _check_server(self, gen: Generated) -> None:
+        if gen.detour is not None:
+            from ..network.detour import check_server_port
+
+            check_server_port(gen, declared=self.server_port)
+
+    def _server_loop(self):
+        """The server the pushed program's detours need (None: it has none)."""
+        from ..network.detour import server_loop
+
+        self._loop = server_loop(self.session.generated, self._loop)
+        return self._loop
 
     @property
     def switch(self):
@@ -78,11 +102,21 @@ class ModelTarget:
         """Run one packet (bytes or scapy) arriving on *port*; returns the model's result
         (outputs, passes, trace); packet-ins and digests also reach P4Runtime clients.
         *now_us*: the packet's arrival time in µs since the switch started (default: the
-        clock), for timestamps and meters."""
+        clock), for timestamps and meters.  A packet that goes to the program's server
+        comes back in after it; the result is the whole packet's."""
+        loop = self._server_loop()
+        if loop is None:
+            result = self._process(port, packet, now_us)
+        else:
+            [result] = loop.run(lambda items: [self._process(p, d, now_us) for p, d in items],
+                                [(port, bytes(packet))])
+        self.results.append(result)
+        return result
+
+    def _process(self, port: int, packet, now_us: int | None):
         with self.server._lock:
             result = self.switch.process(port, packet, now_us=now_us)
             self.server.deliver(result)
-        self.results.append(result)
         return result
 
     def occupancy(self):

@@ -5,12 +5,15 @@
   nothing to install;
 * :mod:`.update` — consistent network-wide updates over per-switch sessions;
 * :mod:`.trace` — network-wide traces (per hop: switch, NFs, tables, passes,
-  link taken), the same whichever network ran the packet.
+  link taken), the same whichever network ran the packet;
+* :mod:`.detour` — the server behind a one-switch target's server port
+  (:class:`ServerLoop`), played by the model and BMv2 targets.
 """
 
+from .detour import ServerLoop
 from .embedded import MAX_HOPS, EmbeddedNetwork, ServerStandIn
 from .trace import Hop, NetworkTrace, sfc_header, switch_hop
 from .update import NetworkUpdatePlan, plan_update, update_network
 
-__all__ = ["EmbeddedNetwork", "ServerStandIn", "MAX_HOPS", "Hop", "NetworkTrace", "sfc_header",
+__all__ = ["EmbeddedNetwork", "ServerStandIn", "ServerLoop", "MAX_HOPS", "Hop", "NetworkTrace", "sfc_header",
            "switch_hop", "NetworkUpdatePlan", "plan_update", "update_network"]
