@@ -4,6 +4,7 @@ update, target and send-pcap, with their error paths."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
@@ -16,6 +17,7 @@ from sfclab.notebook.send_view import SendView, coverage
 from notebook_support import ipython_shell
 from test_editor import dummy_comm, front_end  # noqa: F401  (fixtures: a dummy comm, browser messages)
 
+ROOT = Path(__file__).resolve().parents[2]
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     input => firewall;
     firewall => (nat : drop ? firewall.verdict == 0);
@@ -98,10 +100,15 @@ def test_tables_and_the_entries_tab_show_what_the_switch_holds_beyond_the_progra
 def test_send_shows_packets_their_timeline_and_path(ip, sfc, front_end):
     view = ip.run_line_magic("sfc", "send web 3")
     assert isinstance(view, SendView) and len(view.traces) == 3
+    planned = [p.id for p in sfc.lab.compiled.paths if p.chain == "web"]
+    assert planned == ["web/0", "web/1"]                     # firewall lets in / drops
     paths = [t.path for t in view.traces]
-    assert set(paths) <= {"web/0", "web/1"} and "web/0" in paths
     rows = view.table.rows
     assert [(r["chain"], r["path"], r["passes"]) for r in rows] == [("web", p, 1) for p in paths]
+    # the packets are varied so that every service path of the class is taken
+    assert {r["path"] for r in rows} == set(planned), rows
+    deny = rows[paths.index("web/1")]                        # a packet the firewall dropped
+    assert deny["dropped"] and deny["outcome"].startswith("dropped") and deny["nfs"] == "firewall"
     k = paths.index("web/0")                                # a packet the firewall let in
     assert rows[k]["outcome"] == "port 1" and rows[k]["nfs"] == "firewall → nat → lb → l3fwd"
     assert view.table.selected == 2                          # the last packet, selected
@@ -115,16 +122,44 @@ def test_send_shows_packets_their_timeline_and_path(ip, sfc, front_end):
     svg = view.graph.svg
     assert re.search(r'data-node="firewall" class="sfc-visited"', svg)
     assert re.search(r'data-node="drop" class="sfc-idle"', svg)
-    # coverage: every service path of web is either covered or not reached
-    covered = ", ".join(f"<b>{p}</b>" for p in dict.fromkeys(paths))
-    assert f"service paths covered: {covered}" in view.summary.value
-    assert {p for p, _ in view.missed} == {"web/0", "web/1"} - set(paths)
+    # coverage: every service path of web covered, in the widget and in the text
+    assert view.covered == planned and view.missed == []
+    assert ("service paths covered: <b>web/0</b>, <b>web/1</b></div>" in view.summary.value), \
+        view.summary.value
     text = view.text()
-    assert "covered: " + ", ".join(dict.fromkeys(paths)) in text and "pass 0" in text
+    table = text.split("\ncovered: ")[0].splitlines()[1:]   # the per-packet lines
+    assert [line.split()[2] for line in table] == paths
+    assert "\ncovered: web/0, web/1\n" in text and "not reached" not in text
+    assert "pass 0" in text
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
     again = ip.run_line_magic("sfc", "trace 2")
     assert [t.trace.packet_id for t in again.traces] == [t.trace.packet_id for t in view.traces[1:]]
+
+
+UNREACHED = (ROOT / "tests" / "fixtures" / "traffic" / "unreached_paths.sfc").read_text()
+
+
+def test_send_says_which_path_it_could_not_cover_and_why(ip, sfc):
+    ip.run_cell_magic("chain", "", UNREACHED)
+    assert [p.id for p in sfc.lab.compiled.paths if p.chain == "cls"] == ["cls/0", "cls/1"]
+    view = ip.run_line_magic("sfc", "send cls 2")
+    assert [r["path"] for r in view.table.rows] == ["cls/0", "cls/0"]
+    assert view.covered == ["cls/0"]
+    assert [p for p, _ in view.missed] == ["cls/1"]
+    why = "the classifier's entries never make classifier.class_id == 7 (it sets 0, 1, 2)"
+    assert why in view.missed[0][1]
+    summary = view.summary.value
+    assert "service paths covered: <b>cls/0</b>; not reached: " in summary, summary
+    assert ">cls/1</b> (no packet found" in summary
+    assert why.replace("'", "&#x27;") in summary
+    assert re.search(r"\ncovered: cls/0; not reached: cls/1 \(no packet found \(\d+ tried\); "
+                     + re.escape(why) + r"\)\n", view.text()), view.text()
+    # a path that hangs on an NF's state: says so
+    view = ip.run_line_magic("sfc", "send hh 3")
+    assert view.covered == ["hh/0"] and [p for p, _ in view.missed] == ["hh/1"]
+    assert "computed by heavy_hitter from its state" in view.missed[0][1]
+    assert "not reached: hh/1 (no packet found" in view.text()
 
 
 def test_coverage_says_which_paths_no_packet_reached():
