@@ -112,6 +112,7 @@ class Network:
         self._program = None
         self._target = None
         self._target_url = target
+        self._oracles: dict[str, Any] = {}         # ingress -> its chains on one model switch
         #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
         self.traces: list = []
 
@@ -158,6 +159,7 @@ class Network:
             raise TargetError("the network is running: its chains change by update()",
                               hint="net.update(chains) (%sfc update)")
         self._chains, self._placement, self._program = self._chainset(chains), None, None
+        self._close_oracles()
 
     def endpoints(self, chain: str) -> tuple[str, str]:
         """Where *chain*'s traffic enters and leaves (its ``from`` / ``to``, or the
@@ -191,7 +193,7 @@ class Network:
         ``mininet``, ``mininet?switch=bmv2`` where sfclab has its Mininet target); the
         old one is closed.  Nothing is pushed yet."""
         new = open_network_target(url, self.topology)
-        self.close()
+        self._close_target()
         self._target, self._target_url = new, url
         self.traces.clear()
         return new
@@ -204,15 +206,21 @@ class Network:
 
     def send(self, src: str, dst: str | None = None, what=None, *, n: int = 1,
              seed: int | None = None):
-        """Send from host *src*: *what* is a chain name (packets of its class), a
-        packet (scapy or bytes) or None (the class of the chain from *src* to *dst*).
-        Returns the network trace (a list of them when *n* > 1)."""
+        """Send from *src* (a host, a server or a free ``SWITCH:PORT``): *what* is a
+        chain name (packets of its class that cover its service paths:
+        :meth:`class_traffic`), a packet (scapy or bytes) or None (the class of the
+        chain from *src* to *dst*).  Returns the network trace (a list of them when
+        *n* > 1)."""
         if self.target.program is None:
             self.push()
         if what is None or isinstance(what, str):
             chain = self._chain_for(src, dst, what)
-            packets = self._class_packets(chain, n, seed)
-            label = chain.name
+            plan = self.class_traffic(chain.name, n,
+                                      seed=len(self.traces) if seed is None else seed)
+            if not plan.packets:
+                raise SfclabError(f"no packet of chain {chain.name!r}'s class takes any of its "
+                                  f"service paths", hint=plan.text())
+            packets, label = [cp.packet for cp in plan.packets], chain.name
         else:
             packets, label = [what] * n, ""
         out = [self.target.send(src, p, label=label) for p in packets]
@@ -230,14 +238,42 @@ class Network:
         raise SfclabError(f"no chain runs from {src!r}" + (f" to {dst!r}" if dst else ""),
                           hint="name the chain: net.send(src, dst, 'web')")
 
-    def _class_packets(self, chain: Chain, n: int, seed: int | None) -> list:
-        from .runtime.traffic import packets_for
+    def class_traffic(self, chain: str, n: int, *, seed: int = 0):
+        """*n* packets of *chain*'s class that cover as many of its service paths as can
+        be found, round-robin over them — what a Lab's ``send`` sends on one switch
+        (:func:`~sfclab.targets.coverage.class_traffic`).  The candidates run on the
+        embedded model with the chains that enter where *chain* enters, compiled for
+        one switch (the ingress switch classifies them alike; chains entering
+        elsewhere do not compete for its packets).  Returns the
+        :class:`~sfclab.targets.coverage.ClassTraffic`: the packets, the service path
+        each takes, and the paths no packet reaches, with the reason."""
+        from .targets.coverage import class_traffic
 
-        ingress = self.placement.problem.chain(chain.name).ingress
-        same = [c for c in self._chains
-                if self.placement.problem.chain(c.name).ingress == ingress]
-        seed = len(self.traces) if seed is None else seed
-        return [cp.packet for cp in packets_for(chain, n, seed=seed, chains=same)]
+        if chain not in self._chains:
+            raise self._no_chain(chain)
+        oracle = self._oracle(self.placement.problem.chain(chain).ingress)
+        return class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle)
+
+    def _oracle(self, ingress: str):
+        """The embedded model running the chains that enter at *ingress*, on one switch."""
+        oracle = self._oracles.get(ingress)
+        if oracle is None:
+            from .codegen import CodegenOptions, generate
+            from .compiler import compile as compile_chains
+            from .targets.coverage import Oracle
+
+            problem = self.placement.problem
+            group = ChainSet.of([c for c in self._chains
+                                 if problem.chain(c.name).ingress == ingress])
+            gen = generate(compile_chains(group, catalog=self.catalog),
+                           options=CodegenOptions(bindings=dict(self.bindings)))
+            oracle = self._oracles[ingress] = Oracle(gen)
+        return oracle
+
+    def _close_oracles(self) -> None:
+        for oracle in self._oracles.values():
+            oracle.close()
+        self._oracles.clear()
 
     def tables(self, switch: str):
         """Occupancy of *switch*'s tables (entries / size), with the hits and misses
@@ -274,6 +310,7 @@ class Network:
         new = self._chainset(chains)
         if self.target.program is None:
             self._chains, self._placement, self._program = new, None, None
+            self._close_oracles()
             self.push()
             return None
         old_pl, old_prog = self.placement, self.program
@@ -292,9 +329,14 @@ class Network:
                                    previous=old_prog, keep_chains=kept)
         plan = self.target.update(program, allow_reload=allow_reload)
         self._chains, self._placement, self._program = new, placement, program
+        self._close_oracles()
         return plan
 
     def close(self) -> None:
+        self._close_oracles()
+        self._close_target()
+
+    def _close_target(self) -> None:
         if self._target is not None:
             self._target.close()
             self._target = None

@@ -6,7 +6,7 @@ transit switches; server detours; packets that have nowhere to go."""
 from __future__ import annotations
 
 import pytest
-from netsupport import FAT_TREE_ENDS, OneSwitch, fat_tree_example
+from netsupport import FAT_TREE_ENDS, OneSwitch, check_coverage, fat_tree_example
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
@@ -15,7 +15,6 @@ from sfclab.errors import TargetError
 from sfclab.ir.model import ChainSet, linear_chain
 from sfclab.ir.topology import line
 from sfclab.network import Network
-from sfclab.runtime.traffic import packets_for
 
 
 @pytest.fixture(scope="module")
@@ -37,42 +36,77 @@ def _passes(net, nfs) -> int:
 def _check(net, nt, oracle_result, oracle_path, chain):
     assert nt.path == oracle_path, nt.text()
     journey = net.program.journeys[nt.path]
-    assert nt.switches() == [s.node for s in journey if s.kind == "switch"], nt.text()
-    assert nt.nfs() == [nf for s in journey for nf in s.nfs] == oracle_result.trace.nfs()
+    switches = [s.node for s in journey if s.kind == "switch"]
+    nfs = [nf for s in journey for nf in s.nfs]
+    assert nt.nfs() == oracle_result.trace.nfs(), nt.text()
     for hop, seg in zip([h for h in nt.hops if h.kind != "host"], journey):
         assert hop.node == seg.node
-        if hop.kind == "switch":
+        if hop.kind == "switch" and oracle_result.outputs:
             assert hop.passes == _passes(net, seg.nfs), (hop.node, nt.text())
     if oracle_result.outputs:
+        assert nt.switches() == switches and nt.nfs() == nfs, nt.text()
         assert nt.egress == FAT_TREE_ENDS[chain][1]
         assert nt.output == oracle_result.output(), nt.text()
     else:
-        assert nt.dropped and nt.hops[-1].node == journey[-1].node
+        # dropped where the one switch drops it: at the path's end (a drop branch) or by
+        # an NF (l3fwd without a route), on the switch that runs that NF
+        assert nt.dropped, nt.text()
+        assert nt.switches() == switches[:len(nt.switches())], nt.text()
+        assert nt.nfs() == nfs[:len(nt.nfs())] and nt.hops[-1].nfs[-1:] == tuple(nt.nfs()[-1:])
 
 
 def test_every_class_of_the_fat_tree_example(fat_tree):
+    """Every service path of every class: the packets are the coverage solver's
+    (``Network.class_traffic``), each sent from the chain's ingress host and checked
+    against the one-switch program; the paths no packet can take are named, with why."""
     net = fat_tree
-    seen = set()
+    plans, took = {}, set()
     for chain in net.chains:
         oracle = OneSwitch(ChainSet.of([chain]))
         try:
             src = FAT_TREE_ENDS[chain.name][0]
             port = net.topology.endpoint(src)[1]
-            packets = [cp.packet for cp in packets_for(chain, 4, seed=7)]
-            if chain.name == "web":        # the firewall's example ACL denies 10/8 over TCP
-                packets.append(Ether(dst="00:00:00:00:00:02") / IP(src="10.0.0.5",
-                                                                   dst="10.0.1.9") / TCP(dport=80))
-            for pkt in packets:
-                nt = net.send(src, None, pkt)
-                r, path = oracle.send(port, pkt)
+            plan = plans[chain.name] = net.class_traffic(chain.name, 4, seed=7)
+            for cp, expected in zip(plan.packets, plan.expected):
+                nt = net.send(src, None, cp.packet)
+                r, path = oracle.send(port, cp.packet)
                 _check(net, nt, r, path, chain.name)
-                seen.add(nt.path)
+                assert nt.path == expected, nt.text()
+                took.add(nt.path)
         finally:
             oracle.close()
-    assert {"web/0", "web/1", "sr/0", "dns/0", "mgmt/0"} <= seen
+    assert took == check_coverage(plans, net.program.journeys)
+    assert {"web/0", "web/1", "sr/0", "sr/2", "dns/0", "mgmt/0"} == took
     # the web chain's NFs are spread over several switches, with transit switches between
     web = net.program.journeys["web/0"]
     assert len({s.node for s in web if s.nfs}) >= 2 and any(not s.nfs for s in web)
+
+
+def test_the_path_a_heavy_hitter_takes_once_its_flow_has_1000_packets(fat_tree):
+    """sr/1 (heavy_hitter -> cpu) needs heavy_hitter.hitter_value >= 1000, so no one
+    packet takes it (FAT_TREE_UNREACHABLE); the 1000th packet of one flow does, on the
+    network as on one switch: it goes to the controller of the switch that runs
+    heavy_hitter."""
+    net = fat_tree
+    plan = net.class_traffic("sr", 4, seed=7)
+    pkt = next(cp.packet for cp, p in zip(plan.packets, plan.expected) if p == "sr/2").copy()
+    pkt["UDP"].sport = 4242                    # a flow of its own: no packet of it sent yet
+    oracle = OneSwitch(ChainSet.of([net.chains["sr"]]))
+    try:
+        port = net.topology.endpoint("h2")[1]
+        for k in range(1, 1001):
+            nt = net.target.send("h2", pkt)
+            r, path = oracle.send(port, pkt)
+            assert nt.path == path, (k, nt.text())
+            if path == "sr/1":
+                break
+    finally:
+        oracle.close()
+    assert nt.path == "sr/1" and k > 1, nt.text()
+    last = net.program.journeys["sr/1"][-1]
+    assert last.exit == ("end", "cpu") and nt.hops[-1].node == last.node
+    assert nt.nfs() == r.trace.nfs() == ["classifier", "heavy_hitter"]
+    assert nt.dropped and "sent to the controller" in nt.hops[-1].dropped
 
 
 def test_the_trace_shows_each_hop(fat_tree):
