@@ -47,6 +47,11 @@ def _embedded(topology: Topology, options: Mapping[str, str]):
     return EmbeddedNetwork(topology)
 
 
+#: The Mininet network's options in a URL (``mininet?switch=bmv2&timeout=10``) and their types.
+MININET_OPTIONS = {"switch": str, "prefix": str, "workdir": str, "timeout": float,
+                   "start_timeout": float}
+
+
 def _mininet(topology: Topology, options: Mapping[str, str]):
     try:
         from .targets.mininet import MininetNetwork  # type: ignore[import-not-found]
@@ -54,7 +59,31 @@ def _mininet(topology: Topology, options: Mapping[str, str]):
         raise TargetError("this sfclab has no Mininet network target",
                           hint="use the embedded network (`model`), or an sfclab with "
                                "sfclab.targets.mininet") from None
-    return MininetNetwork(topology, **options)
+    return MininetNetwork(topology, **_typed(options, MININET_OPTIONS, "the Mininet network"))
+
+
+def _typed(options: Mapping[str, str], types: Mapping[str, type], what: str) -> dict[str, Any]:
+    """A URL's options as keywords of the types *types* gives, or a TargetError.
+
+    >>> _typed({"timeout": "8"}, MININET_OPTIONS, "the Mininet network")
+    {'timeout': 8.0}
+    >>> _typed({"timeuot": "8"}, MININET_OPTIONS, "the Mininet network")
+    Traceback (most recent call last):
+    sfclab.errors.TargetError: the Mininet network has no option 'timeuot'
+    hint: did you mean 'timeout' or 'start_timeout'?
+    """
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        kind = types.get(key)
+        if kind is None:
+            raise TargetError(f"{what} has no option {key!r}",
+                              hint=did_you_mean(key, types) or f"options: {', '.join(types)}")
+        try:
+            out[key] = kind(value)
+        except ValueError:
+            raise TargetError(f"{what}'s option {key}={value!r} is not a {kind.__name__}",
+                              hint=f"e.g. {key}=10") from None
+    return out
 
 
 #: Network target names -> ``opener(topology, options)``: what :meth:`Network.connect`

@@ -65,3 +65,14 @@ def test_a_network_of_tna_switches_is_not_run_embedded():
             n.push()
     finally:
         n.close()
+
+
+def test_a_network_targets_url_options_are_checked_and_typed():
+    from sfclab.network import open_network_target
+
+    with pytest.raises(TargetError, match="(?s)has no option 'timeuot'.*did you mean 'timeout'"):
+        open_network_target("mininet?timeuot=3", line(2))
+    with pytest.raises(TargetError, match="option timeout='soon' is not a float"):
+        open_network_target("mininet?timeout=soon", line(2))
+    with pytest.raises(TargetError, match="the embedded network takes no options"):
+        open_network_target("model?x=1", line(2))
