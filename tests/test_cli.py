@@ -164,6 +164,17 @@ def test_check_warns_about_chains_no_packet_reaches(tmp_path, capsys):
             "          ^^^^^^^^^^^\nhint: give 'all' a `match`") in cap.err
 
 
+def test_check_warns_about_a_chain_without_match_after_one_without_match(tmp_path, capsys):
+    f = tmp_path / "n.sfc"
+    f.write_text("chain a: firewall -> l3fwd\nchain b: nat -> l3fwd\n")
+    assert main(["check", "-q", str(f)]) == 0
+    cap = capsys.readouterr()
+    assert f"{f}: 2 chain(s), OK (1 warning)" in cap.out
+    assert (f"{f}:2:7: warning: chain 'b' gets no packets: chain 'a', written before it, has "
+            "no match and takes every packet\n    chain b: nat -> l3fwd\n          ^\n"
+            "hint: give 'a' a `match`, or write 'b' before it") in cap.err
+
+
 def test_check_says_nothing_about_partly_shadowed_chains(tmp_path, capsys):
     f = tmp_path / "p.sfc"
     f.write_text("chain a match ipv4.src == 10.0.0.0/8: l2fwd\n"

@@ -300,9 +300,9 @@ _TNA = ArchFile(
                "bit<8> execute(in T val); }"),
         (None, "extern Register<T, I> { Register(bit<32> size); "
                "Register(bit<32> size, T initial_value); T read(in I index); "
-               "T write(in I index, in T value); }"),
+               "void write(in I index, in T value); }"),
         (None, "extern DirectRegister<T> { DirectRegister(); DirectRegister(T initial_value); "
-               "T read(); T write(in T value); }"),
+               "T read(); void write(in T value); }"),
         (None, "extern RegisterParam<T> { RegisterParam(T initial_value); T read(); }"),
         (None, "extern MathUnit<T> { MathUnit(MathOp_t op, int factor); "
                "MathUnit(MathOp_t op, int A, int B); T execute(in T x); }"),

@@ -236,6 +236,10 @@ class Checker:
         elif isinstance(s, A.Assign):
             self.expr(s.lhs)
             self.expr(s.rhs)
+            if isinstance(s.rhs, A.Call) and isinstance(self.type_of(s.rhs), A.VoidType):
+                label = expr_p4(s.rhs.func)
+                _err(s.rhs, f"{label} returns void: its result cannot be assigned",
+                     f"call {label}(…) as a statement of its own")
         elif isinstance(s, A.CallStmt):
             self.expr(s.call)
         elif isinstance(s, A.If):

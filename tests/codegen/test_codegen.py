@@ -287,6 +287,26 @@ def test_every_library_nf_passes_the_architecture_checks(nf: str, arch: str):
             arch == "v1model")
 
 
+def test_compile_refuses_a_program_p4c_would_refuse(monkeypatch, tmp_path, capsys):
+    """Without ``#define V1MODEL_VERSION 20200408`` v1model.p4 declares ``register<T>``: a
+    program that specialises it with an index type is refused by ``generate`` and by
+    ``sfclab compile`` with p4c's words, before any p4c sees it (issue 13, point 1)."""
+    from sfclab.cli import main
+    from sfclab.codegen.v1model import V1ModelEmitter
+
+    monkeypatch.setattr(V1ModelEmitter, "DEFINES", {})       # an emitter that forgot the define
+    chains = "chain c: stateful_firewall -> l3fwd"
+    with pytest.raises(CompileError) as err:
+        generate(sfclab.compile(chains))
+    assert "Type register has 1 type parameter(s), but it is specialized with 2" in str(err.value)
+    assert "V1MODEL_VERSION" in err.value.hint
+    (tmp_path / "c.sfc").write_text(chains + "\n")
+    assert main(["compile", str(tmp_path / "c.sfc"), "-o", str(tmp_path / "out")]) != 0
+    captured = capsys.readouterr()
+    assert "would not compile" in captured.err + captured.out
+    assert not any((tmp_path / "out").glob("*.p4"))             # nothing written
+
+
 @pytest.mark.parametrize("golden", sorted(FIXTURES.glob("*.p4")), ids=lambda p: p.name)
 def test_every_golden_program_passes_the_architecture_checks(golden: Path):
     from sfclab.p4 import check_program, parse_p4_file

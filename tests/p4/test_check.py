@@ -102,6 +102,11 @@ WRONG = [
     (TNA, "DirectCounter<bit<32>>(CounterType_t.PACKETS) d;", "d.count(1, 2);",
      "d.count: 2 argument(s), but the method takes 1"),
     (TNA, "Hash<bit<8>>(HashAlgorithm_t.CSUM16) h;", "", "HashAlgorithm_t has no member 'CSUM16'"),
+    # tna.p4's Register.write and DirectRegister.write return nothing
+    (TNA, "Register<bit<8>, bit<4>>(16) r;", "x = r.write(4w1, 8w1);",
+     "r.write returns void: its result cannot be assigned"),
+    (TNA, "DirectRegister<bit<8>>() r;", "x = r.write(8w1);",
+     "r.write returns void: its result cannot be assigned"),
     (TNA, "table t { key = { x : optional; } actions = { NoAction; } size = 4; }", "",
      "optional: match kind not declared by core.p4 and tna.p4"),
 ]
