@@ -1,14 +1,20 @@
 """Many packets through BMv2 at once: correlation, completion and a window of credits.
 
-Where BMv2 loses packets (``simple_switch.cpp`` and NNG, BMv2 1.15):
+Where BMv2 loses packets or events (``simple_switch.cpp`` and ``transport_nn.cpp``,
+BMv2 1.15):
 
 * the **egress queues** — 64 packets per port; ``enqueue`` drops a packet whose
   queue is full, silently.  They fill when the ingress thread outpaces the egress
   threads, or when nobody reads the packet socket: the transmit thread then blocks
   in ``nn_sendmsg``, the 128-packet output buffer fills, the egress threads block;
-* the **event logger** — an NNG PUB socket: each subscriber has a 16-message queue
-  in the publisher, and what does not fit is dropped (the oldest first); a burst of
-  events loses some even when the subscriber reads as fast as it can.
+* the **event logger** — a nanomsg ``NN_PUB`` socket (``--nanolog ipc://…``): nanomsg
+  drops a message for a subscriber whose connection cannot take it, which on IPC is
+  while the kernel's socket buffer towards it is full — 278 event-sized messages at
+  Linux's default 212,992 bytes (measured: non-blocking ``sendmsg`` of one message
+  each on an ``AF_UNIX`` stream socket nobody reads).  sfclab's subscriber reads in
+  NNG's own threads into an 8,192-message queue, so events are lost only when it is
+  not scheduled for a while (a loaded machine); a lost ``PACKET_OUT`` is repaired or
+  reported (:meth:`BatchTracker._repair`).
 
 The input buffer (1,024 packets) and the packet socket block instead: back-pressure.
 
@@ -47,6 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .bmv2_events import (
+    DEPARSER_DONE,
     PACKET_IN,
     PACKET_OUT,
     PIPELINE_DONE,
@@ -59,6 +66,21 @@ from .packet_io import PacketResult, outputs_trace, with_output
 from .trace import Event
 
 __all__ = ["Window", "BatchTracker"]
+
+
+def _alike(a: bytes, b: bytes) -> int:
+    """How many bytes *a* and *b* share at the same place, counted from the start or
+    from the end (an encapsulation moves the start), whichever is more.
+
+    >>> _alike(b"abcdef", b"abXdef"), _alike(b"HDRabc", b"abc")
+    (5, 3)
+    """
+    n = min(len(a), len(b))
+    if not n:
+        return 0
+    def same(x: bytes, y: bytes) -> int:
+        return (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).to_bytes(n, "big").count(0)
+    return max(same(a[:n], b[:n]), same(a[-n:], b[-n:]))
 
 
 @dataclass
@@ -106,6 +128,10 @@ class _Packet:
     awaited: int = 0                    # frames announced by PACKET_OUT, not yet arrived
     out_events: int = 0
     done: bool = False
+    deparsed_at: int | None = None      # place of its last DEPARSER_DONE in the event stream
+    placed: bool = False                # its frame was placed without its PACKET_OUT
+    early: dict = field(default_factory=dict)   # port -> frames placed before their PACKET_OUT
+    out_ports: set = field(default_factory=set)  # ports it had a PACKET_OUT on
 
 
 class BatchTracker:
@@ -136,6 +162,12 @@ class BatchTracker:
             collections.deque)                       # port -> frames not matched yet
         self._open: set[int] = set()                 # sent, not complete
         self.last_activity = 0.0
+        self._seq = 0                                # events of this batch so far
+        self._ann_log: dict[int, list[int]] = collections.defaultdict(list)
+        self._frame_log: dict[int, list] = collections.defaultdict(list)
+        #: what the batch could not tell about its outputs, and the packets it concerns
+        #: (see :meth:`_repair`)
+        self.ambiguous: tuple[str, set[int]] | None = None
 
     # -- what happens ------------------------------------------------------------------------
     def sent(self, i: int, *, now: float) -> None:
@@ -158,13 +190,21 @@ class BatchTracker:
             self.window.gaps.append(now - p.last_at)
         self.builder.feed(ev)
         p.last_at = self.last_activity = now
-        if ev.type == PACKET_OUT:
+        self._seq += 1
+        if ev.type == DEPARSER_DONE:
+            p.deparsed_at = self._seq
+        elif ev.type == PACKET_OUT:
             p.out_events += 1
             port = ev.fields[0]
+            p.out_ports.add(port)
             if port == self.cpu_port or self.reaches(port):
-                p.awaited += 1
-                self._announced[port].append(i)
-                self._match(port, now)
+                self._ann_log[port].append(i)
+                if p.early.get(port):
+                    p.early[port] -= 1      # its frame came and was placed by its bytes
+                else:
+                    p.awaited += 1
+                    self._announced[port].append(i)
+                    self._match(port, now)
 
     def _index(self, ev: RawEvent) -> int | None:
         """Which packet of the batch an event is about.  BMv2 numbers the packets it
@@ -190,19 +230,48 @@ class BatchTracker:
         """A frame that came out of *port* (for the CPU port: a P4Runtime packet-in's
         payload, and the *packet_in* message itself)."""
         self._frames[port].append((bytes(frame), packet_in))
+        self._frame_log[port].append(self._frames[port][-1])
         self.last_activity = now
         self._match(port, now)
 
     def _match(self, port: int, now: float) -> None:
+        """Give the frames that came out of *port* to the packets whose ``PACKET_OUT``
+        announced them, in order.  A frame that is more like another packet's input than
+        like the announced one's, where that packet has no ``PACKET_OUT`` here yet, is that
+        packet's: its event was lost (or is late), and the frame must not shift the others."""
         ann, frames = self._announced[port], self._frames[port]
         while ann and frames:
-            p = self.packets[ann.popleft()]
             frame, packet_in = frames.popleft()
+            k = self._owner(ann[0], frame, port)
+            p = self.packets[k]
+            if k == ann[0]:
+                ann.popleft()
+                p.awaited -= 1
+            else:
+                p.early[port] = p.early.get(port, 0) + 1
             p.outs.append((port, frame))
             if packet_in is not None:
                 p.packet_ins.append(packet_in)
-            p.awaited -= 1
             p.last_at = now
+
+    #: how far (in packets sent) a frame's owner is looked for around the announced packet
+    NEAR = 64
+
+    def _owner(self, i: int, frame: bytes, port: int) -> int:
+        """*i*, the packet whose ``PACKET_OUT`` comes next on *port*, or a packet sent
+        near it without one there (and no frame from there yet) whose input the frame is
+        more like, byte for byte (:func:`_alike`).  Equal inputs give equal outputs, so a
+        tie keeps *i*."""
+        best, score = i, _alike(frame, self.packets[i].frame)
+        for j in range(max(0, i - self.NEAR), min(len(self.packets), i + self.NEAR)):
+            q = self.packets[j]
+            if j == i or q.sent_at < 0 or q.awaited or port in q.out_ports \
+                    or any(o == port for o, _ in q.outs):
+                continue
+            s = _alike(frame, q.frame)
+            if s > score:
+                best, score = j, s
+        return best
 
     # -- completion --------------------------------------------------------------------------
     def done(self, i: int, *, now: float) -> bool:
@@ -217,6 +286,8 @@ class BatchTracker:
         elif p.pid is not None and p.awaited == 0 and quiet >= self.settle_time \
                 and self.builder.last_step(p.pid) == PIPELINE_DONE:
             complete = True                  # a pipeline ended and nothing followed: dropped
+        elif any(p.early.values()) and p.awaited == 0 and quiet >= self.settle_time:
+            complete = True                  # its frame came, its PACKET_OUT did not
         else:
             complete = quiet >= self.lost_after
         if complete:
@@ -256,9 +327,61 @@ class BatchTracker:
         """BMv2's number for the packet after this batch (or ``first_pid``)."""
         return self.first_pid if self._base is None else self._base + len(self.packets)
 
+    def _repair(self) -> None:
+        """Place the frames of packets whose ``PACKET_OUT`` event was lost.
+
+        Frames are matched to packets by the order of their ``PACKET_OUT`` events on a
+        port; when the event logger drops one, the frames after it on that port would go
+        to the packet before theirs and the last one to nobody.  The order on a port is
+        also the order its packets left the egress pipeline (one egress thread per port,
+        FIFO queues, one transmit thread), and a packet's ``DEPARSER_DONE`` says when that
+        was.  So when the frames no event announced are on one port and as many as the
+        packets deparsed without a ``PACKET_OUT``, those packets take their places in the
+        port's order by their ``DEPARSER_DONE`` and the port's frames are matched again.
+        Otherwise (several ports, multicast copies on the port, a packet whose events
+        were all lost) nothing is guessed: :attr:`ambiguous` says so on every packet whose
+        outputs it may concern (those on the ports concerned, those deparsed without a
+        ``PACKET_OUT``, those that look dropped)."""
+        for p in self.packets:
+            p.placed = any(p.early.values())          # placed by its bytes (:meth:`_match`)
+        missing = [k for k, p in enumerate(self.packets)
+                   if p.out_events == 0 and p.deparsed_at is not None and not p.placed]
+        early = collections.Counter()
+        for p in self.packets:
+            early.update(p.early)
+        extra = {port: n for port, fr in self._frame_log.items()
+                 if (n := len(fr) - len(self._ann_log[port]) - early[port]) > 0}
+        if not extra:
+            return
+        port, n = next(iter(extra.items()))
+        holders = self._ann_log[port]
+        if len(extra) > 1 or n != len(missing) or early[port] or len(set(holders)) != len(holders) \
+                or any(self.packets[k].deparsed_at is None for k in holders):
+            self.ambiguous = (
+                f"{sum(extra.values())} frame(s) on port(s) {', '.join(map(str, extra))} came "
+                f"without a PACKET_OUT event and {len(missing)} packet(s) were deparsed "
+                "without one: outputs after the lost events may belong to a neighbour",
+                set(missing).union(*(self._ann_log[q] for q in extra),
+                                   (k for k, p in enumerate(self.packets) if not p.outs)))
+            return
+        order = sorted(holders + missing, key=lambda k: self.packets[k].deparsed_at)
+        for k in order:
+            p = self.packets[k]
+            p.outs = [(q, f) for q, f in p.outs if q != port]
+            p.packet_ins = [] if port == self.cpu_port else p.packet_ins
+        for k, (frame, packet_in) in zip(order, self._frame_log[port]):
+            p = self.packets[k]
+            p.outs.append((port, frame))
+            if packet_in is not None:
+                p.packet_ins.append(packet_in)
+            p.awaited = 0
+            p.placed = p.placed or k in missing
+        self._frames[port].clear()
+
     def results(self, first_id: int = 0) -> list[PacketResult]:
         """One result per packet, in the order sent: outputs and the trace from its events
         (its outputs only, saying why, when none came)."""
+        self._repair()
         gaps = {p.pid: self.builder.gaps(p.pid) for p in self.packets if p.pid is not None}
         traces = {t.packet_id: t for t in self.builder.finish()}
         out = []
@@ -280,5 +403,11 @@ class BatchTracker:
                                     "event logger's queue overflowed"))
             if outs_note:
                 trace.add(Event(kind="note", value=outs_note))
+            if p.placed:
+                trace.add(Event(kind="note", value="its PACKET_OUT event was lost: its frame "
+                                "was told by its bytes, or by the order packets left the "
+                                "egress pipeline"))
+            if self.ambiguous and k in self.ambiguous[1]:
+                trace.add(Event(kind="note", value=self.ambiguous[0]))
             out.append(PacketResult(outs, with_output(trace, outs), list(p.packet_ins)))
         return out

@@ -55,8 +55,6 @@ class Bmv2Switch:
     #: A packet whose last event ends a pipeline is taken as dropped after ``settle``
     #: seconds without news (BMv2 logs no drop).
     settle = 0.005
-    #: Port numbers when packets go over the packet-in socket (any port is valid there).
-    data_ports: tuple[int, ...] = (1, 2, 3, 4)
 
     def __init__(self, bmv2: Bmv2Target, *, workdir: str | Path | None = None) -> None:
         self.bmv2 = bmv2
@@ -192,11 +190,6 @@ class Bmv2Switch:
         return self.session.occupancy()
 
     # -- packets -------------------------------------------------------------------------------
-    def ports(self) -> list[int]:
-        """The switch's data-plane port numbers: its veth or pcap ports, else (packets over
-        the packet-in socket reach any port) :attr:`data_ports`."""
-        return self.bmv2.ports.ports or list(self.data_ports)
-
     def _check_ready(self) -> None:
         if self._ports is None:
             raise TargetError(f"sfclab cannot put packets on the ports of {self.bmv2.url}",

@@ -122,6 +122,65 @@ def test_multicast_copies_cpu_packets_and_unreached_ports():
     assert [e.value for e in r.trace.events if e.kind == "packet_out"] == [2, 255, 9]
 
 
+def test_a_lost_packet_out_does_not_shift_the_frames_after_it():
+    """Frames follow PACKET_OUT events in order on a port; when the event logger drops one,
+    the packet's frame is placed by the order packets left the egress pipeline (their
+    DEPARSER_DONE), so no later packet takes its neighbour's frame and none is lost."""
+    b = tracker([(1, b"a"), (1, b"b"), (1, b"c"), (1, b"d")], lost_after=0.5)
+    for k in range(4):
+        b.sent(k, now=0.0)
+    for k in range(4):
+        ev = forwarded(20 + k, 1, 2)
+        for m in ev[:-1] if k == 1 else ev:                 # packet 1's PACKET_OUT lost
+            b.event(m, now=0.01)
+        b.output(2, b"ABCD"[k:k + 1], now=0.01)
+    b.update(now=1.0)
+    r = b.results()
+    assert [x.outputs for x in r] == [[(2, b"A")], [(2, b"B")], [(2, b"C")], [(2, b"D")]]
+    notes = [str(e.value) for e in r[1].trace.events if e.kind == "note"]
+    assert any("PACKET_OUT event was lost" in n for n in notes)
+    assert not any(e.kind == "note" for e in r[2].trace.events)
+
+
+def test_a_frame_whose_packet_lost_every_event_goes_to_the_packet_it_comes_from():
+    """All of packet 1's events were lost (it looks like nothing at all); its frame comes
+    between packet 0's and packet 2's.  The frame is more like packet 1's input than like
+    packet 2's, whose PACKET_OUT comes next: it is packet 1's, and packet 2 waits for its
+    own."""
+    ins = [bytes([k]) * 8 + b"payload-%d" % k for k in range(3)]
+    outs = [b"\xee" * 8 + b"payload-%d" % k for k in range(3)]   # rewritten header, same rest
+    b = tracker([(1, f) for f in ins], lost_after=0.5)
+    for k in range(3):
+        b.sent(k, now=0.0)
+    for k in (0, 2):
+        for m in forwarded(60 + k, 1, 2):
+            b.event(m, now=0.01)
+    for k in range(3):
+        b.output(2, outs[k], now=0.01)
+    b.update(now=1.0)
+    r = b.results()
+    assert [x.outputs for x in r] == [[(2, o)] for o in outs]
+    assert any("PACKET_OUT event was lost" in str(e.value)
+               for e in r[1].trace.events if e.kind == "note")
+    assert not any(e.kind == "note" for e in r[2].trace.events)
+
+
+def test_lost_packet_outs_on_several_ports_are_reported_not_guessed():
+    b = tracker([(1, b"a"), (1, b"b"), (1, b"c")], lost_after=0.5)
+    for k in range(3):
+        b.sent(k, now=0.0)
+    for k, out in enumerate((2, 3, 2)):
+        ev = forwarded(30 + k, 1, out)
+        for m in ev if k == 2 else ev[:-1]:                  # 0 and 1 lost theirs
+            b.event(m, now=0.01)
+        b.output(out, b"ABC"[k:k + 1], now=0.01)
+    b.update(now=1.0)
+    r = b.results()
+    for k in range(3):
+        assert any("may belong to a neighbour" in str(e.value)
+                   for e in r[k].trace.events if e.kind == "note"), k
+
+
 def test_the_window_halves_on_lost_events_and_grows_back():
     w = Window(8, max_size=10)
     b = tracker([(1, b"a"), (1, b"b")], window=w)
@@ -206,6 +265,29 @@ def test_a_burst_without_back_pressure_loses_packets_the_batched_send_loses_none
     assert not bad, (bad[:5], results[bad[0]].trace.text() if bad else "")
 
 
+def test_at_bmv2s_event_queue_depth_no_output_is_silently_wrong(standins, monkeypatch):
+    """With the stand-in's publisher queue at a real BMv2's depth (278 messages: nanomsg
+    PUB over IPC, Linux's socket buffer) the Python stand-in loses events under load, whole
+    packets' included.  Frames are still told apart (by their order, their bytes): each
+    packet's outputs are the model's, or its trace says why they may not be, and such
+    packets stay few (one lost event does not shift every frame after it)."""
+    monkeypatch.setenv("SFCLAB_STANDIN_PUB_QUEUE", "278")
+    gen = generate(sfclab.compile(WEB))
+    packets = _traffic(gen, 2_000)
+    with ModelTarget() as model:
+        model.push(gen)
+        want = [model.send(port, frame).outputs for port, frame in packets]
+    with open_target("bmv2") as sw:
+        sw.push(gen)
+        results = sw.send_many(packets)
+    assert len(results) == len(packets)
+    silent = [k for k, (w, r) in enumerate(zip(want, results))
+              if r.outputs != w and not any(e.kind == "note" for e in r.trace.events)]
+    assert not silent, (silent[:5], results[silent[0]].trace.text())
+    wrong = [k for k, (w, r) in enumerate(zip(want, results)) if r.outputs != w]
+    assert len(wrong) <= len(packets) // 100, wrong[:20]
+
+
 def test_send_many_for_any_target_and_the_ports(standins):
     gen = generate(sfclab.compile(WEB))
     packets = _traffic(gen, 6)
@@ -214,7 +296,7 @@ def test_send_many_for_any_target_and_the_ports(standins):
         sw.push(gen)
         a, b = send_many(model, packets), send_many(sw, packets)
         one = sw.send(*packets[0])
-        assert sw.ports() == [1, 2, 3, 4]
+        assert sw.switch_ports() == model.switch_ports() == tuple(range(1, 9))
         assert len(sw.results) == len(packets) + 1
     assert [r.outputs for r in a] == [r.outputs for r in b]
     assert one.outputs == b[0].outputs and one.trace.packet_id == len(packets)
