@@ -130,8 +130,6 @@ class _Packet:
     done: bool = False
     deparsed_at: int | None = None      # place of its last DEPARSER_DONE in the event stream
     placed: bool = False                # its frame was placed without its PACKET_OUT
-    early: dict = field(default_factory=dict)   # port -> frames placed before their PACKET_OUT
-    out_ports: set = field(default_factory=set)  # ports it had a PACKET_OUT on
 
 
 class BatchTracker:
@@ -196,15 +194,11 @@ class BatchTracker:
         elif ev.type == PACKET_OUT:
             p.out_events += 1
             port = ev.fields[0]
-            p.out_ports.add(port)
             if port == self.cpu_port or self.reaches(port):
+                p.awaited += 1
+                self._announced[port].append(i)
                 self._ann_log[port].append(i)
-                if p.early.get(port):
-                    p.early[port] -= 1      # its frame came and was placed by its bytes
-                else:
-                    p.awaited += 1
-                    self._announced[port].append(i)
-                    self._match(port, now)
+                self._match(port, now)
 
     def _index(self, ev: RawEvent) -> int | None:
         """Which packet of the batch an event is about.  BMv2 numbers the packets it
@@ -235,43 +229,15 @@ class BatchTracker:
         self._match(port, now)
 
     def _match(self, port: int, now: float) -> None:
-        """Give the frames that came out of *port* to the packets whose ``PACKET_OUT``
-        announced them, in order.  A frame that is more like another packet's input than
-        like the announced one's, where that packet has no ``PACKET_OUT`` here yet, is that
-        packet's: its event was lost (or is late), and the frame must not shift the others."""
         ann, frames = self._announced[port], self._frames[port]
         while ann and frames:
+            p = self.packets[ann.popleft()]
             frame, packet_in = frames.popleft()
-            k = self._owner(ann[0], frame, port)
-            p = self.packets[k]
-            if k == ann[0]:
-                ann.popleft()
-                p.awaited -= 1
-            else:
-                p.early[port] = p.early.get(port, 0) + 1
             p.outs.append((port, frame))
             if packet_in is not None:
                 p.packet_ins.append(packet_in)
+            p.awaited -= 1
             p.last_at = now
-
-    #: how far (in packets sent) a frame's owner is looked for around the announced packet
-    NEAR = 64
-
-    def _owner(self, i: int, frame: bytes, port: int) -> int:
-        """*i*, the packet whose ``PACKET_OUT`` comes next on *port*, or a packet sent
-        near it without one there (and no frame from there yet) whose input the frame is
-        more like, byte for byte (:func:`_alike`).  Equal inputs give equal outputs, so a
-        tie keeps *i*."""
-        best, score = i, _alike(frame, self.packets[i].frame)
-        for j in range(max(0, i - self.NEAR), min(len(self.packets), i + self.NEAR)):
-            q = self.packets[j]
-            if j == i or q.sent_at < 0 or q.awaited or port in q.out_ports \
-                    or any(o == port for o, _ in q.outs):
-                continue
-            s = _alike(frame, q.frame)
-            if s > score:
-                best, score = j, s
-        return best
 
     # -- completion --------------------------------------------------------------------------
     def done(self, i: int, *, now: float) -> bool:
@@ -286,8 +252,6 @@ class BatchTracker:
         elif p.pid is not None and p.awaited == 0 and quiet >= self.settle_time \
                 and self.builder.last_step(p.pid) == PIPELINE_DONE:
             complete = True                  # a pipeline ended and nothing followed: dropped
-        elif any(p.early.values()) and p.awaited == 0 and quiet >= self.settle_time:
-            complete = True                  # its frame came, its PACKET_OUT did not
         else:
             complete = quiet >= self.lost_after
         if complete:
@@ -327,35 +291,37 @@ class BatchTracker:
         """BMv2's number for the packet after this batch (or ``first_pid``)."""
         return self.first_pid if self._base is None else self._base + len(self.packets)
 
+    #: how far (in packets sent) a frame's owner is looked for around the announced packet
+    NEAR = 64
+
     def _repair(self) -> None:
         """Place the frames of packets whose ``PACKET_OUT`` event was lost.
 
         Frames are matched to packets by the order of their ``PACKET_OUT`` events on a
-        port; when the event logger drops one, the frames after it on that port would go
-        to the packet before theirs and the last one to nobody.  The order on a port is
-        also the order its packets left the egress pipeline (one egress thread per port,
-        FIFO queues, one transmit thread), and a packet's ``DEPARSER_DONE`` says when that
-        was.  So when the frames no event announced are on one port and as many as the
-        packets deparsed without a ``PACKET_OUT``, those packets take their places in the
-        port's order by their ``DEPARSER_DONE`` and the port's frames are matched again.
-        Otherwise (several ports, multicast copies on the port, a packet whose events
-        were all lost) nothing is guessed: :attr:`ambiguous` says so on every packet whose
-        outputs it may concern (those on the ports concerned, those deparsed without a
-        ``PACKET_OUT``, those that look dropped)."""
-        for p in self.packets:
-            p.placed = any(p.early.values())          # placed by its bytes (:meth:`_match`)
-        missing = [k for k, p in enumerate(self.packets)
-                   if p.out_events == 0 and p.deparsed_at is not None and not p.placed]
-        early = collections.Counter()
-        for p in self.packets:
-            early.update(p.early)
+        port (:meth:`_match`); when the event logger drops one, the frames after it on that
+        port go to the packet before theirs and the last one to nobody.  So a port with
+        more frames than ``PACKET_OUT`` events is matched again (:meth:`_rematch`): a frame
+        more like the input of a packet sent near the announced one, which has no
+        ``PACKET_OUT`` there, is that packet's.  Frames still left over go by the order
+        packets left the egress pipeline (one egress thread per port, FIFO queues, one
+        transmit thread; a packet's ``DEPARSER_DONE`` says when), when they are on one port
+        and as many as the packets deparsed without a ``PACKET_OUT``.  Otherwise nothing is
+        guessed: :attr:`ambiguous` says so on every packet whose outputs it may concern
+        (those on the ports concerned, those deparsed without a ``PACKET_OUT``, those that
+        look dropped)."""
         extra = {port: n for port, fr in self._frame_log.items()
-                 if (n := len(fr) - len(self._ann_log[port]) - early[port]) > 0}
+                 if (n := len(fr) - len(self._ann_log[port])) > 0}
+        for port in extra:
+            extra[port] = self._rematch(port)
+        extra = {port: n for port, n in extra.items() if n > 0}
         if not extra:
             return
+        missing = [k for k, p in enumerate(self.packets)
+                   if p.out_events == 0 and p.deparsed_at is not None and not p.outs]
         port, n = next(iter(extra.items()))
-        holders = self._ann_log[port]
-        if len(extra) > 1 or n != len(missing) or early[port] or len(set(holders)) != len(holders) \
+        holders = [k for k in self._ann_log[port]]
+        if len(extra) > 1 or n != len(missing) or len(set(holders)) != len(holders) \
+                or any(self.packets[k].placed for k in range(len(self.packets))) \
                 or any(self.packets[k].deparsed_at is None for k in holders):
             self.ambiguous = (
                 f"{sum(extra.values())} frame(s) on port(s) {', '.join(map(str, extra))} came "
@@ -364,18 +330,54 @@ class BatchTracker:
                 set(missing).union(*(self._ann_log[q] for q in extra),
                                    (k for k, p in enumerate(self.packets) if not p.outs)))
             return
-        order = sorted(holders + missing, key=lambda k: self.packets[k].deparsed_at)
-        for k in order:
+        self._assign(port, sorted(holders + missing, key=lambda k: self.packets[k].deparsed_at),
+                     placed=set(missing))
+
+    def _rematch(self, port: int) -> int:
+        """Match *port*'s frames again, in order, each to the packet whose ``PACKET_OUT``
+        comes next there or to a packet sent near it without one there (and no frame yet)
+        whose input the frame is more like, byte for byte (:func:`_alike`; equal inputs
+        give equal outputs, so a tie keeps the announced one).  Returns how many frames are
+        left over."""
+        anns, frames = self._ann_log[port], self._frame_log[port]
+        announced = set(anns)
+        owners: list[int] = []
+        placed: set[int] = set()
+        a = 0
+        for frame, _ in frames:
+            if a == len(anns):
+                break
+            i = anns[a]
+            best, score = i, _alike(frame, self.packets[i].frame)
+            for j in range(max(0, i - self.NEAR), min(len(self.packets), i + self.NEAR)):
+                q = self.packets[j]
+                if j in announced or j in placed or q.sent_at < 0:
+                    continue
+                if (sc := _alike(frame, q.frame)) > score:
+                    best, score = j, sc
+            if best == i:
+                a += 1
+            else:
+                placed.add(best)
+            owners.append(best)
+        self._assign(port, owners, placed=placed)
+        return len(frames) - len(owners)
+
+    def _assign(self, port: int, owners: Sequence[int], *, placed: set[int]) -> None:
+        """Give *port*'s frames, in order, to *owners* (the ones in *placed* without their
+        ``PACKET_OUT``); frames past the owners stay unmatched."""
+        for k in set(self._ann_log[port]) | set(owners):
             p = self.packets[k]
             p.outs = [(q, f) for q, f in p.outs if q != port]
-            p.packet_ins = [] if port == self.cpu_port else p.packet_ins
-        for k, (frame, packet_in) in zip(order, self._frame_log[port]):
+            if port == self.cpu_port:
+                p.packet_ins = []
+        for k, (frame, packet_in) in zip(owners, self._frame_log[port]):
             p = self.packets[k]
             p.outs.append((port, frame))
             if packet_in is not None:
                 p.packet_ins.append(packet_in)
             p.awaited = 0
-            p.placed = p.placed or k in missing
+            p.placed = p.placed or k in placed
         self._frames[port].clear()
 
     def results(self, first_id: int = 0) -> list[PacketResult]:
