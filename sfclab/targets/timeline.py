@@ -199,9 +199,23 @@ def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass,
 
 
 def outcome_text(trace: PacketTrace) -> str:
-    """``out on port 2`` or ``dropped: reason``."""
+    """``out on port 2`` or ``dropped: reason``; in sfclab's composed program (whose
+    ingress drops at its end what an NF or the chain's ``drop`` asked for) the reason is
+    the NF the packet ran last, as a person reads it: ``dropped after firewall``.
+
+    >>> from sfclab.targets.trace import Event, PacketTrace
+    >>> t = PacketTrace(packet_id=1, ingress_port=1)
+    >>> t.add(Event(kind="nf", name="firewall"))
+    >>> t.finish(drop_reason="mark_to_drop() in control SfcIngress")
+    >>> outcome_text(t)
+    'dropped after firewall'
+    """
     if trace.dropped:
-        return f"dropped: {trace.drop_reason or 'no reason given'}"
+        reason = trace.drop_reason or "no reason given"
+        if reason.endswith(("control SfcIngress", "control SfcEgress")):
+            nfs = trace.nfs()
+            return f"dropped after {nfs[-1]}" if nfs else "dropped before any NF"
+        return f"dropped: {reason}"
     return f"out on port {trace.egress_port}"
 
 
