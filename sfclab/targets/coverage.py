@@ -54,6 +54,7 @@ class Oracle:
         #: chain -> path -> why no candidate reached it (not searched for again).
         self.missed: dict[str, dict[str, str]] = {}
         self._nfs = {p.id: p.nfs for p in gen.compiled.paths}
+        self._ends = {p.id: p.terminal for p in gen.compiled.paths}
         self.target = ModelTarget()
         try:
             self.target.push(gen)
@@ -63,10 +64,12 @@ class Oracle:
 
     def path(self, cp: ClassPacket) -> tuple[str | None, bool]:
         """The service path (``web/1``) the model runs *cp* on (None: unclassified), and
-        whether the packet ran the whole path (no NF dropped it part-way)."""
+        whether the packet ran the whole path: no NF dropped it part-way, nor at the
+        end of a path that ends in ``output`` (l3fwd without a route for it)."""
         r = self.target.send(cp.port, cp.packet)
         took = self.target.session.path_of(r.trace)
-        return took, self._nfs.get(took) == tuple(r.trace.nfs())
+        whole = self._nfs.get(took) == tuple(r.trace.nfs())
+        return took, whole and (self._ends.get(took) != "output" or bool(r.outputs))
 
     def close(self) -> None:
         self.target.close()
@@ -213,8 +216,8 @@ def _cover(gen: Generated, c: Chain, n: int, ids: tuple[str, ...], paths: list[S
     stream = candidates(c, gen.compiled.chains, seed=seed,
                         parsed=gen.composition.headers, dictionary=entry_dictionary(gen, c))
     for cp in stream:
-        if tried >= budget or (tried >= n and all(
-                len(v) >= want for p, v in found.items() if p not in known)):
+        if tried >= budget or (tried >= n and all(     # enough packets that run it whole
+                sum(not x[0] for x in v) >= want for p, v in found.items() if p not in known)):
             break
         tried += 1
         took, whole = oracle.path(cp)

@@ -76,3 +76,16 @@ def test_a_network_targets_url_options_are_checked_and_typed():
         open_network_target("mininet?timeout=soon", line(2))
     with pytest.raises(TargetError, match="the embedded network takes no options"):
         open_network_target("model?x=1", line(2))
+
+
+def test_a_chains_packets_come_out_where_its_path_ends_in_output():
+    """The class traffic prefers packets that run the whole path and come out (here l3fwd
+    drops what it has no route for, and the firewall's ACL denies 10/8): a linear chain's
+    packets reach its egress host."""
+    chains = sfclab.parse("chain web match tcp.dport == 80 from h1 to h4: firewall -> nat -> "
+                          "l3fwd")
+    with sfclab.Network(leaf_spine(2, 2, stages=8), chains) as n:
+        for seed in range(3):
+            ts = n.send("h1", "h4", "web", n=3, seed=seed)
+            assert [t.egress for t in ts] == ["h4"] * 3, [t.text() for t in ts]
+            assert all(t.nfs() == ["firewall", "nat", "l3fwd"] for t in ts)
