@@ -113,7 +113,7 @@ def test_check_with_a_topology_checks_the_endpoints(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bad}:2:14: chain 'b': 'c1' is a switch" in err
     assert "    chain b from c1 to h3: nat\n                 ^^" in err
-    assert "hint: name a host (`from h1`) or a port of it (`from c1:1`)" in err
+    assert "hint: name a host (`from h1`) or a free port of it (`from c1:6`)" in err
 
 
 def test_check_with_a_bad_topology_file(tmp_path, capsys):

@@ -414,17 +414,48 @@ class Topology:
                           hint=f"add a link such as `link {name} -- SWITCH`")
 
     def endpoint(self, spec: str) -> tuple[str, int]:
-        """Where traffic enters or leaves: a host or server name, or ``SWITCH:PORT``."""
+        """Where traffic enters or leaves: a host or server name, or ``SWITCH:PORT`` (a
+        port of the switch that nothing is linked to: :meth:`port_endpoint_problem`)."""
         if ":" in spec:
             sw, _, p = spec.partition(":")
             if sw not in self.switches:
                 raise self._error(f"no switch {sw!r}", hint=did_you_mean(sw, self.switches))
             if not p.isdigit() or not 1 <= int(p) <= self.switches[sw].ports:
                 raise self._error(f"{spec!r}: switch {sw!r} has ports 1..{self.switches[sw].ports}")
+            problem = self.port_endpoint_problem(sw, int(p))
+            if problem:
+                raise self._error(problem[0], hint=problem[1])
             return sw, int(p)
         if spec in self.switches:
             raise self._error(f"{spec!r} is a switch: name a host, or a port as {spec}:PORT")
         return self.attachment(spec)
+
+    def port_endpoint_problem(self, switch: str, port: int) -> tuple[str, str] | None:
+        """Why port *port* of *switch* cannot be where traffic enters or leaves the
+        network (message, hint), or None: a switch-port endpoint is a port nothing is
+        linked to (a linked one leads to a node of the topology: name that node).
+
+        >>> t = line(2)
+        >>> t.port_endpoint_problem("s1", 7) is None
+        True
+        >>> t.port_endpoint_problem("s1", 1)
+        ("port 1 of 's1' is linked to host 'h1': a switch port where traffic enters or leaves the network must be free", "name 'h1' instead, or a free port of 's1' (s1:3)")
+        """
+        nb = self.ports_used(switch).get(port)
+        if nb is None:
+            return None
+        free = self.free_port(switch)
+        other = f"a free port of {switch!r} ({switch}:{free})" if free else \
+            f"raise the ports of {switch!r}"
+        return (f"port {port} of {switch!r} is linked to {self.kind(nb)} {nb!r}: a switch port "
+                f"where traffic enters or leaves the network must be free",
+                f"name {nb!r} instead, or {other}" if self.kind(nb) != "switch" else
+                f"use {other}")
+
+    def free_port(self, switch: str) -> int | None:
+        """The lowest port of *switch* nothing is linked to (None: all are)."""
+        used = self.ports_used(switch)
+        return next((p for p in range(1, self.switches[switch].ports + 1) if p not in used), None)
 
     def switch_graph(self) -> nx.Graph:
         """The switches and the links between them (what packets are routed over)."""

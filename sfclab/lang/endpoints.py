@@ -12,7 +12,13 @@ positions and raises a located :class:`~sfclab.errors.ChainValidationError`:
         chain web from h1 to h3: firewall
                              ^^
     hint: hosts: h1, h2
-    >>> check_endpoints("chain web from h1 to s2:1: firewall", line(2))   # a switch port: fine
+    >>> check_endpoints("chain web from h1 to s2:7: firewall", line(2))   # a free switch port
+    >>> check_endpoints("chain web from h1 to s2:1: firewall", line(2))
+    Traceback (most recent call last):
+    sfclab.errors.ChainValidationError: <string>:1:22: chain 'web': port 1 of 's2' is linked to host 'h2': a switch port where traffic enters or leaves the network must be free
+        chain web from h1 to s2:1: firewall
+                             ^^^^
+    hint: name 'h2' instead, or a free port of 's2' (s2:3)
 """
 
 from __future__ import annotations
@@ -46,10 +52,12 @@ def endpoint_problem(spec: str, topology: Topology) -> tuple[str, str] | None:
                     or f"switches: {', '.join(list(topology.switches)[:12]) or 'none'}")
         if not port.isdigit() or not 1 <= int(port) <= sw.ports:
             return f"switch {name!r} has ports 1..{sw.ports}, not {port}", "pick one of its ports"
-        return None
+        return topology.port_endpoint_problem(name, int(port))
     if name in topology.switches:
+        free = topology.free_port(name)
         return (f"{name!r} is a switch: traffic enters and leaves at a host, a server or a "
-                f"switch port", f"name a host (`from h1`) or a port of it (`from {name}:1`)")
+                f"switch port", "name a host (`from h1`)" + (
+                    f" or a free port of it (`from {name}:{free}`)" if free else ""))
     if name not in hosts:
         return (f"topology {topology.name!r} has no host or server {name!r}",
                 did_you_mean(name, hosts) or _known(topology))

@@ -23,14 +23,14 @@ chain pong match ipv4.proto == 1 && ipv4.dst == 10.0.0.1: monitor
 LINE_ENDS = {"web": ("h1", "h2"), "ping": ("h1", "h2"), "pong": ("h2", "h1")}
 
 
-def line_example() -> tuple:
-    """(topology, chains) of the line example."""
+def line_example(text: str = LINE_CHAINS, ends: dict | None = None) -> tuple:
+    """(topology, chains) of the line example (or of chains *text* with *ends*)."""
     import sfclab
     from sfclab.ir.topology import line
 
-    chains = sfclab.parse(LINE_CHAINS)
+    chains = sfclab.parse(text)
     for c in chains:
-        c.ingress, c.egress = LINE_ENDS[c.name]
+        c.ingress, c.egress = (ends or LINE_ENDS)[c.name]
     return line(3, stages=6), chains
 
 

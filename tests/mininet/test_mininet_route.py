@@ -8,7 +8,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from mnsupport import LINE_CHAINS, LINE_ENDS, interfaces_named, line_example, needs_network_chains
+from mnsupport import (LINE_CHAINS, LINE_ENDS, interfaces_named, line_example,
+                       needs_network_chains)
+
+#: The line example and a chain that leaves the network by s3's free port 7 (which has
+#: no interface in Mininet: the model switch process reports what it sent there).
+CHAINS = LINE_CHAINS + "chain tap match ipv4.proto == 17 && udp.dport == 9: monitor\n"
+ENDS = {**LINE_ENDS, "tap": ("h1", "s3:7")}
 
 
 @pytest.fixture
@@ -20,6 +26,7 @@ def mn_prefix(mininet) -> str:
 
 def _check_running(net, prefix: str) -> None:
     """push, send, trace and tables on *net*, which runs on Mininet."""
+    from sfclab.errors import TargetError
     from sfclab.targets.mininet import MininetNetwork
 
     counts = net.push()
@@ -35,6 +42,10 @@ def _check_running(net, prefix: str) -> None:
     assert nt.text().startswith("packet from h1 [web]: s1 -> s2 -> s3;")
     first = nt.hops[0]
     assert first.trace is not None and first.tables()      # rebuilt from the process's report
+    tap = net.send("h1", "s3:7")                           # out of s3's free port 7
+    assert tap.egress == "s3:7" and tap.hops[-2].exits == (7,), tap.text()
+    with pytest.raises(TargetError, match="free switch port has no interface"):
+        net.target.send("s3:7", b"")
     occ = {o.table: o for o in net.tables("s1")}
     assert occ["SfcIngress.initializer"].entries >= 1 and occ["SfcIngress.initializer"].hits >= 1
 
@@ -42,7 +53,7 @@ def _check_running(net, prefix: str) -> None:
 def test_a_network_with_target_mininet(mn_prefix):
     from sfclab.network import Network
 
-    topo, chains = line_example()
+    topo, chains = line_example(CHAINS, ENDS)
     net = Network(topo, chains, target=f"mininet?prefix={mn_prefix}&timeout=8")
     try:
         assert net.target.timeout == 8.0                   # the URL's options, typed
@@ -57,7 +68,7 @@ def test_connect_moves_a_running_network_to_mininet(mn_prefix):
     from sfclab.network import Network
     from sfclab.targets.network import EmbeddedNetwork
 
-    topo, chains = line_example()
+    topo, chains = line_example(CHAINS, ENDS)
     with Network(topo, chains) as net:
         net.push()
         assert isinstance(net.target, EmbeddedNetwork) and net.send("h1", "h2", "web").egress
@@ -77,9 +88,9 @@ def test_a_labs_sfc_target_mininet(mn_prefix, capsys):
     from sfclab import Lab
     from sfclab.notebook.magics import SfcMagics
 
-    text = "".join(line.replace(":", f" from {LINE_ENDS[line.split()[1]][0]} to "
-                                f"{LINE_ENDS[line.split()[1]][1]}:", 1) + "\n"
-                   for line in LINE_CHAINS.strip().splitlines())
+    text = "".join(line.replace(":", f" from {ENDS[line.split()[1]][0]} to "
+                                f"{ENDS[line.split()[1]][1]}:", 1) + "\n"
+                   for line in CHAINS.strip().splitlines())
     lab = Lab()
     magics = SfcMagics(None)
     magics.lab = lab

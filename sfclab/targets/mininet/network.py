@@ -320,6 +320,11 @@ class MininetNetwork:
         if self._walker is None or self._walker.program is None:
             raise TargetError("no network program is pushed yet",
                               hint="push a network program (Network(...).program) first")
+        if ":" in host:
+            self._walker.entry(host)               # a free switch port, or why not
+            raise TargetError(f"cannot send from {host} in Mininet: a free switch port has "
+                              f"no interface there", hint="send from a host (link one there "
+                                                          "in the topology to send from it)")
         self.host(host)
         data = bytes(packet)
         with self._lock:
@@ -334,11 +339,13 @@ class MininetNetwork:
         return nt
 
     def _confirm(self, nt) -> None:
-        """Keep only the deliveries that really reached the host's interface."""
-        arrivals = [h for h in nt.hops if h.kind == "host"]
+        """Keep only the deliveries that really reached the host's interface (a copy
+        that left by a free switch port, ``s3:7``, has no interface to watch: the
+        switch's report is kept)."""
+        arrivals = [h for h in nt.hops if h.kind in ("host", "port")]
         delivered = []
         for hop, (host, data) in zip(arrivals, nt.delivered):
-            if self._arrived(host, hop.in_port, data):
+            if hop.kind == "port" or self._arrived(host, hop.in_port, data):
                 delivered.append((host, data))
             else:
                 hop.dropped = (f"its switch sent it, but it did not reach {host}'s interface "

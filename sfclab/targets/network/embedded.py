@@ -3,9 +3,10 @@
 Every switch of the topology is a :class:`~sfclab.targets.model.ModelTarget`
 — an embedded switch behind its own P4Runtime server on 127.0.0.1 — pushed
 over P4Runtime like a real one.  A packet sent from a host enters its switch
-on the port the topology says; each output leaves on a link to the next node:
-a switch (which processes it in turn), a server (which runs its NFs: see
-:class:`ServerStandIn`) or a host (it is delivered).  The walk records a
+on the port the topology says (or on a free switch port, ``s1:7``); each output
+leaves on a link to the next node: a switch (which processes it in turn), a
+server (which runs its NFs: see :class:`ServerStandIn`) or a host (it is
+delivered) — or, on a free port, leaves the network there (``s3:7``).  The walk records a
 :class:`~.trace.NetworkTrace` with every hop.
 
 Nothing here is specific to the model but the two calls that run a packet on
@@ -20,7 +21,7 @@ import threading
 from collections import deque
 
 from ...codegen.network import NetworkProgram, ServerTask
-from ...errors import TargetError
+from ...errors import SfclabError, TargetError, did_you_mean
 from ...ir.topology import Topology
 from .trace import Hop, NetworkTrace, sfc_header, set_si, switch_hop
 from .update import NetworkUpdatePlan, plan_update, update_network
@@ -127,15 +128,12 @@ class EmbeddedNetwork:
 
     # -- packets ---------------------------------------------------------------------------
     def send(self, host: str, packet, *, label: str = "") -> NetworkTrace:
-        """Send *packet* (bytes or scapy) from *host*; returns the network-wide trace."""
+        """Send *packet* (bytes or scapy) from *host* — a host, a server or a free
+        switch port (``s1:7``: the packet arrives on that port); returns the
+        network-wide trace."""
         if self.program is None:
             raise TargetError("nothing is pushed yet", hint="push the network first")
-        if host not in self.topology.hosts and host not in self.topology.servers:
-            from ...errors import did_you_mean
-
-            raise TargetError(f"no host {host!r} in topology {self.topology.name!r}",
-                              hint=did_you_mean(host, self.topology.hosts)
-                              or f"hosts: {', '.join(list(self.topology.hosts)[:12])}")
+        self.entry(host)
         with self._flight:
             self._next += 1
             pid = self._next
@@ -147,10 +145,27 @@ class EmbeddedNetwork:
                 del self._in_flight[pid]
                 self._flight.notify_all()
 
+    def entry(self, source: str) -> tuple[str, int]:
+        """``(switch, port)`` where a packet sent from *source* (a host, a server or a
+        free ``SWITCH:PORT``) enters the network; a TargetError if it cannot."""
+        topo = self.topology
+        if ":" in source:
+            try:
+                return topo.endpoint(source)
+            except SfclabError as e:
+                raise TargetError(f"cannot send from {source!r}: {e.message}",
+                                  hint=e.hint) from None
+        if source not in topo.hosts and source not in topo.servers:
+            raise TargetError(f"no host {source!r} in topology {topo.name!r}",
+                              hint=did_you_mean(source, topo.hosts)
+                              or f"hosts: {', '.join(list(topo.hosts)[:12])}; or a free "
+                                 f"switch port (SWITCH:PORT)")
+        return topo.attachment(source)
+
     def _walk(self, host: str, data: bytes, label: str) -> NetworkTrace:
         topo = self.topology
         nt = NetworkTrace(source=host, label=label)
-        sw, port = topo.attachment(host)
+        sw, port = self.entry(host)
         queue = deque([(sw, port, data)])
         while queue:
             node, port, data = queue.popleft()
@@ -178,6 +193,9 @@ class EmbeddedNetwork:
                 peer = topo.peer(node, p)
                 if peer is not None:
                     queue.append((peer[0], peer[1], out))
+                elif p in hop.exits:                   # a free port: it leaves the network
+                    nt.hops.append(Hop(node=f"{node}:{p}", kind="port", in_port=None))
+                    nt.delivered.append((f"{node}:{p}", out))
         nt.path = self.path_of(nt)
         return nt
 

@@ -79,12 +79,14 @@ def set_si(data: bytes, si: int) -> bytes:
 class Hop:
     """One node a packet went through.
 
-    ``kind`` is ``switch``, ``server`` or ``host``; ``source`` the switch's
+    ``kind`` is ``switch``, ``server``, ``host`` or ``port`` (a free switch port
+    ``SWITCH:PORT`` by which the packet left the network); ``source`` the switch's
     :class:`~sfclab.targets.trace.PacketTrace`, or a target's result that makes
     one when asked (``result.trace``: traces cost more than the packet); ``ran``
     the NFs a server ran; ``out`` the links it left on: ``(port, neighbour,
-    neighbour's port)``; ``dropped`` why it went no further (empty if it did);
-    ``header`` the SFC header it left with (spi, si), if any."""
+    neighbour's port)``; ``exits`` the free ports it left the network by;
+    ``dropped`` why it went no further (empty if it did); ``header`` the SFC header it
+    left with (spi, si), if any."""
 
     node: str
     kind: str
@@ -92,6 +94,7 @@ class Hop:
     source: Any = None
     ran: tuple[str, ...] = ()
     out: tuple[tuple[int, str, int], ...] = ()
+    exits: tuple[int, ...] = ()
     dropped: str = ""
     header: tuple[int, int] | None = None
 
@@ -115,6 +118,8 @@ class Hop:
         return self.trace.tables() if self.trace is not None else []
 
     def text(self) -> str:
+        if self.kind == "port":
+            return f"port {self.node}: left the network"
         what = f"{self.kind} {self.node}" + (f" in on port {self.in_port}"
                                               if self.in_port is not None else "")
         if self.kind == "switch":
@@ -123,6 +128,8 @@ class Hop:
             what += f", NFs {' -> '.join(self.nfs)}"
         for port, nb, nbp in self.out:
             what += f", out on port {port} to {nb}:{nbp}"
+        for port in self.exits:
+            what += f", out on port {port} (free: leaves the network)"
         if self.header:
             what += f" (service path {self.header[0]}, next NF {self.header[1]})"
         if self.dropped:
@@ -132,7 +139,8 @@ class Hop:
     def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "kind": self.kind, "in_port": self.in_port,
                 "nfs": list(self.nfs), "passes": self.passes,
-                "out": [list(o) for o in self.out], "dropped": self.dropped,
+                "out": [list(o) for o in self.out], "exits": list(self.exits),
+                "dropped": self.dropped,
                 "header": list(self.header) if self.header else None,
                 "trace": self.trace.to_dict() if self.trace is not None else None}
 
@@ -143,7 +151,8 @@ class NetworkTrace:
 
     source: str
     hops: list[Hop] = field(default_factory=list)
-    #: ``(host, bytes)`` for every copy that reached a host.
+    #: ``(host, bytes)`` for every copy that reached a host, or left the network by a
+    #: free switch port (``("s3:7", bytes)``).
     delivered: list[tuple[str, bytes]] = field(default_factory=list)
     label: str = ""
     #: The service path (``web/0``) it took, when the target can tell.
@@ -151,7 +160,8 @@ class NetworkTrace:
 
     @property
     def egress(self) -> str | None:
-        """The host the packet reached (the first, if copies reached several)."""
+        """The host the packet reached, or the free switch port (``s3:7``) it left the
+        network by (the first, if copies went several ways)."""
         return self.delivered[0][0] if self.delivered else None
 
     @property
@@ -179,7 +189,9 @@ class NetworkTrace:
 
     def text(self) -> str:
         head = f"packet from {self.source}" + (f" [{self.label}]" if self.label else "")
-        end = f"delivered to {self.egress}" if self.delivered else f"dropped ({self.drop_reason})"
+        end = (f"dropped ({self.drop_reason})" if not self.delivered else
+               f"left the network at {self.egress}" if ":" in self.egress else
+               f"delivered to {self.egress}")
         lines = [f"{head}: {' -> '.join(self.switches()) or '(no switch)'}; NFs "
                  f"{' -> '.join(self.nfs()) or '(none)'}; {end}"]
         lines += [f"  {k}. {h.text()}" for k, h in enumerate(self.hops, 1)]
@@ -195,9 +207,10 @@ class NetworkTrace:
 def switch_hop(topology, switch: str, in_port: int, outputs: Iterable[tuple[int, bytes]],
                source, *, cpu_port: int = 255, drop_reason: str = "") -> Hop:
     """The hop of *switch*, from what its target reported: the links its outputs
-    took (per the topology) and why it dropped the packet; *source* is its
-    :class:`PacketTrace` or a result that makes one (see :class:`Hop`)."""
-    out, lost = [], []
+    took (per the topology), the free ports by which they left the network, and why
+    it dropped the packet; *source* is its :class:`PacketTrace` or a result that
+    makes one (see :class:`Hop`)."""
+    out, exits, lost = [], [], []
     header = None
     for port, data in outputs:
         if port == cpu_port:
@@ -205,14 +218,18 @@ def switch_hop(topology, switch: str, in_port: int, outputs: Iterable[tuple[int,
             continue
         peer = topology.peer(switch, port)
         if peer is None:
-            lost.append(f"port {port} is not linked to anything")
+            if 1 <= port <= topology.switches[switch].ports:
+                exits.append(port)
+            else:
+                lost.append(f"port {port} is not one of {switch}'s ports "
+                            f"(1..{topology.switches[switch].ports})")
             continue
         out.append((port, peer[0], peer[1]))
         h = sfc_header(data)
         if h is not None:
             header = (h["spi"], h["si"])
-    dropped = "; ".join(lost) if lost and not out else ""
-    if not out and not lost:
+    dropped = "; ".join(lost) if lost and not out and not exits else ""
+    if not out and not exits and not lost:
         dropped = drop_reason or getattr(source, "drop_reason", "") or "no output"
     return Hop(node=switch, kind="switch", in_port=in_port, source=source, out=tuple(out),
-               dropped=dropped, header=header)
+               exits=tuple(exits), dropped=dropped, header=header)
