@@ -4,8 +4,10 @@
 Python, so the browser only paints SVG: a view with twenty chain graphs shows at
 once, and re-running a cell lays nothing out in the browser), all in one widget;
 :class:`GraphView` is one graph.  An update is sent only when a drawing or a
-heading changed, and the front end redraws only those; a click on a node calls
-the widget's click callbacks with the node's data.  The element builders live in :mod:`sfclab.drawing` and are re-exported.
+heading changed, and the front end redraws only those; a view drawn anew (a cell
+run again shows its widget in a new view) draws a screenful of graphs first and the
+rest after that frame.  A click on a node calls the widget's click callbacks with the
+node's data.  The element builders live in :mod:`sfclab.drawing` and are re-exported.
 
 >>> from sfclab.lang import parse
 >>> g = GraphView()
@@ -42,9 +44,25 @@ class Graphs(anywidget.AnyWidget):
     _esm = """
     export default { render({ model, el }) {
       el.classList.add("sfc-graphs");
+      let first = true;
+      // A screenful: the items of a first drawing (the view not in the page yet, as when a
+      // cell is run again and shows the view anew), the rest in a task after its frame.
+      const screenful = (items) => {
+        let room = window.innerHeight, k = 0;
+        while (k < items.length && room > 0) {
+          const h = /\\bheight="([\\d.]+)"/.exec(items[k].svg);
+          room -= (h ? +h[1] : 100) + (items[k].head ? 24 : 8); k += 1;
+        }
+        return items.slice(0, k);
+      };
       const draw = () => {
+        const all = model.get("items");
+        const items = first && !el.isConnected ? screenful(all) : all;
+        const later = () => { if (model.get("items") === all) draw(); };
+        if (first && items.length < all.length) requestAnimationFrame(() => setTimeout(later));
+        first = false;
         const keep = new Set(); let prev = null;
-        for (const it of model.get("items")) {
+        for (const it of items) {
           keep.add(it.key);
           let div = [...el.children].find((d) => d.dataset.key === it.key);
           if (!div) { div = document.createElement("div"); div.className = "sfc-graph";
@@ -58,7 +76,8 @@ class Graphs(anywidget.AnyWidget):
           if (div !== want) el.insertBefore(div, want);
           prev = div;
         }
-        for (const div of [...el.children]) if (!keep.has(div.dataset.key)) div.remove();
+        if (items === all)
+          for (const div of [...el.children]) if (!keep.has(div.dataset.key)) div.remove();
       };
       el.addEventListener("click", (e) => {
         const g = e.target.closest("[data-node]"), d = e.target.closest("[data-key]");
