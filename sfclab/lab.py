@@ -26,8 +26,11 @@ The live view (:attr:`Lab.view`, a :class:`sfclab.notebook.views.LiveView`) is
 created on first use and updated in place after every change; so is every view
 made by :meth:`Lab.live_view`.  A change refreshes only the tab on show; the P4
 program and its entries are generated when a tab showing them is opened (and
-cached, as above), so an edit stays cheap whatever the program's size.  :meth:`Lab.on_change` callbacks get a
-:class:`LabChange` naming the chains added, replaced and removed.
+cached, as above), so an edit stays cheap whatever the program's size; in a kernel,
+the NFs' P4 (which compiling reads) is parsed between cells after the first live view
+(:meth:`Lab.parse_nfs`), so an edit bringing in a new NF does not parse it either.
+:meth:`Lab.on_change` callbacks get a :class:`LabChange` naming the chains added,
+replaced and removed.
 
 A Lab with a topology (:meth:`Lab.set_topology`) runs its chains on that
 network (:mod:`sfclab.labnet`): :meth:`Lab.push` pushes every switch,
@@ -170,6 +173,7 @@ class Lab:
         self._generated_cache: OrderedDict[Hashable, tuple[CompiledChains, Any]] = OrderedDict()
         self._callbacks: list[Callable[[LabChange], Any]] = []
         self._views: dict[tuple[str, ...] | None, LiveView] = {}
+        self._parsing_nfs = False    # the kernel parses the NFs' P4 between cells
         self._chains = ChainSet()
         self._arch = arch
         #: Values of run-time names in multibranch cases (``p1@nat``): ``{"p1": 1}``.
@@ -375,7 +379,55 @@ class Lab:
             view = LiveView(show=key, installed=self.installed)
             view.update(self._compiled, self._generate, network=self.network_state)
             self._views[key] = view
+            self._parse_nfs_between_cells()
         return view
+
+    def parse_nfs(self) -> int:
+        """Parse the P4 of every NF in the catalogue now; returns how many NFs have P4.
+
+        Compiling chains reads the P4 of their NFs (which headers the program parses,
+        for the warnings about chains no packet reaches); each NF's is parsed once and
+        kept.  After a Lab shows its first live view in a kernel, the kernel does this
+        between cells, one NF at a time, so that an edit bringing in an NF no chain used
+        before does not wait for its parse.
+
+        >>> Lab().parse_nfs() > 10
+        True
+        """
+        return sum(1 for _ in self._parse_each_nf())
+
+    def _parse_each_nf(self):
+        """Parse the catalogue's NFs' P4, one per step (a generator)."""
+        definition = getattr(self.catalog, "definition", None)
+        for name in self.catalog.names() if definition is not None else ():
+            try:
+                nf = definition(name)
+                if getattr(nf, "has_p4", False):
+                    nf.program                        # parsed once, kept by the definition
+                    yield name
+            except Exception:  # noqa: BLE001 - compiling a chain with it will say what
+                continue
+
+    def _parse_nfs_between_cells(self) -> None:
+        """In a kernel (an event loop runs in this thread, between cells), parse the NFs'
+        P4 one at a time while the loop is free (see :meth:`parse_nfs`); a cell arriving
+        meanwhile waits for one NF's parse at most.  Outside an event loop: nothing."""
+        import asyncio
+
+        if self._parsing_nfs:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._parsing_nfs = True
+        steps = self._parse_each_nf()
+
+        def step() -> None:
+            if next(steps, None) is not None:
+                loop.call_later(0.02, step)
+
+        loop.call_later(0.3, step)
 
     # -- target side ---------------------------------------------------------------------------
     @property
