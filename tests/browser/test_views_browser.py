@@ -1,6 +1,6 @@
 """The live view and the runtime views in a real JupyterLab, as a user sees them.
 
-1. ``%%chain`` with the README's design shows the live view: eight tabs, the chains drawn
+1. ``%%chain`` with the README's design shows the live view: nine tabs, the chains drawn
    as SVG, the P4 program, the pipeline, the offload split and the entries with addresses
    as people write them; editing and re-running the cell updates the same view.
 2. ``%sfc push`` prints a summary (no links), ``%sfc send web 5`` a packet table whose
