@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from test_views_browser import KERNEL, UI, _to_docs, cell, click_tab, current_panel, \
-    no_widget_errors, open_notebook, output, tab_bar
+    no_widget_errors, open_notebook, output, see_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -187,7 +187,7 @@ def view_in(out, tabs: list[str]):
     """The live view in an output area, with these tabs."""
     view = out.locator(".jp-OutputArea-output > .widget-tab")
     view.wait_for(timeout=UI)
-    assert tab_bar(view).get_by_role("tab").all_inner_texts() == tabs
+    see_tabs(view, tabs)
     return view
 
 

@@ -200,7 +200,7 @@ def test_live_view_tabs_graphs_code_and_update(lab, page, artifacts: Path) -> No
     assert output(page, 1).count() == 1 and view.count() == 1
 
     # the tab bar: one tab per compiler stage, chains first and selected
-    assert tab_bar(view).get_by_role("tab").all_inner_texts() == TABS
+    see_tabs(view, TABS)
     assert tab_bar(view).get_by_role("tab", selected=True).inner_text() == "chains"
 
     # chains: a header and a graph per chain, with the chains' NFs and end points, readable
@@ -299,7 +299,7 @@ def test_live_view_tabs_graphs_code_and_update(lab, page, artifacts: Path) -> No
     view.wait_for(timeout=UI)
     assert output(page, 1).count() == 1 and view.count() == 1
     assert widget_models(saved_outputs(page, lab, name, 1)) == models
-    assert tab_bar(view).get_by_role("tab").all_inner_texts() == TABS
+    see_tabs(view, TABS)
     assert "ids" in current_panel(view).inner_text()       # the entries tab, still on show
     click_tab(view, "chains")
     wait_graphs(page, view, [["input", "ids", "firewall", "l3fwd", "output"],
@@ -505,6 +505,14 @@ def test_live_edit_shows_the_new_nf_fast(lab, page) -> None:
     print("  median             " + "  ".join(f"{statistics.median(r[i] for r in rows):4.0f}"
                                              for i in range(4)))
     assert median < LIVE_MS, rows
+
+
+def see_tabs(view, tabs: list[str]) -> None:
+    """The view's tab titles are *tabs* (the tab bar is drawn before its titles are set:
+    wait for them)."""
+    from playwright.sync_api import expect
+
+    expect(tab_bar(view).get_by_role("tab")).to_have_text(tabs, timeout=UI)
 
 
 def _to_docs(png: Path, name: str) -> None:
