@@ -319,9 +319,9 @@ class BatchTracker:
         missing = [k for k, p in enumerate(self.packets)
                    if p.out_events == 0 and p.deparsed_at is not None and not p.outs]
         port, n = next(iter(extra.items()))
-        holders = [k for k in self._ann_log[port]]
+        holders = list(self._ann_log[port])
         if len(extra) > 1 or n != len(missing) or len(set(holders)) != len(holders) \
-                or any(self.packets[k].placed for k in range(len(self.packets))) \
+                or any(p.placed for p in self.packets) \
                 or any(self.packets[k].deparsed_at is None for k in holders):
             self.ambiguous = (
                 f"{sum(extra.values())} frame(s) on port(s) {', '.join(map(str, extra))} came "
