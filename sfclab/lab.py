@@ -471,10 +471,22 @@ class Lab:
             return sum(counts.values())
         # paths that detour through a server: its port as the target's URL says, if it does
         gen = for_targets(self.generated(self._target_arch()), self.target)
-        n = self.target.push(gen)
+        try:
+            n = self.target.push(gen)
+        except SfclabError:
+            self._after_failure()
+            raise
         self._pushed = gen
         self._switch_changed()
         return n
+
+    def _after_failure(self) -> None:
+        """After a failed push or update: the target took it back (the Lab's
+        :attr:`pushed` stays), unless the switch's state is unknown (nothing is pushed)."""
+        session = getattr(self._target, "session", None)
+        if session is not None and session.generated is None and self._pushed is not None:
+            self._pushed = None
+            self._switch_changed()
 
     def installed(self):
         """What the switch holds beyond the generated entries (flood's entries and
@@ -540,7 +552,11 @@ class Lab:
                                   hint="%sfc update --reload (lab.update(allow_reload=True)), "
                                        "or %sfc push") from None
             gen = self.generated(self._target_arch())
-        plan = self.target.update(gen, allow_reload=allow_reload)
+        try:
+            plan = self.target.update(gen, allow_reload=allow_reload)
+        except SfclabError:
+            self._after_failure()
+            raise
         self._pushed = gen
         self._switch_changed()
         return plan

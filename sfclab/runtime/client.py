@@ -26,7 +26,7 @@ from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
 
 from ..errors import RuntimeWriteError, TargetError, UpdateFailure
 
-__all__ = ["Client", "CODE_NAMES"]
+__all__ = ["Client", "CODE_NAMES", "UNCERTAIN", "uncertain"]
 
 #: google.rpc canonical codes by number.
 CODE_NAMES = {v: k for k, v in vars(rpc_code).items() if k.isupper() and isinstance(v, int)}
@@ -134,8 +134,7 @@ class Client:
         try:
             return fn(request, timeout=self.timeout)
         except grpc.RpcError as e:
-            raise TargetError(f"{what} failed: {e.code().name}: {e.details()}",
-                              hint=_hint(e.code())) from None
+            raise _rpc_error(what, e) from None
 
     # -- RPCs ----------------------------------------------------------------------------------
     def capabilities(self) -> str:
@@ -180,8 +179,7 @@ class Client:
         except grpc.RpcError as e:
             failures = _failures(e, describe)
             if not failures:
-                raise TargetError(f"Write failed: {e.code().name}: {e.details()}",
-                                  hint=_hint(e.code())) from None
+                raise _rpc_error("Write", e) from None
             raise RuntimeWriteError(f"{len(failures)} of {len(updates)} updates failed",
                                     failures) from None
 
@@ -196,8 +194,7 @@ class Client:
             for resp in self._stub.Read(req, timeout=self.timeout):
                 out.extend(resp.entities)
         except grpc.RpcError as e:
-            raise TargetError(f"Read failed: {e.code().name}: {e.details()}",
-                              hint=_hint(e.code())) from None
+            raise _rpc_error("Read", e) from None
         return out
 
     def packet_out(self, payload: bytes, metadata: dict[int, bytes] | None = None) -> None:
@@ -223,6 +220,25 @@ def _failures(e: grpc.RpcError, describe) -> list[UpdateFailure]:
                                  message=err.message,
                                  entity=describe(i) if describe else ""))
     return out
+
+
+#: The gRPC statuses after which a request may or may not have taken effect: the
+#: connection failed, or the answer came too late (the switch may have done it).
+UNCERTAIN = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN",
+                       "INTERNAL"})
+
+
+def _rpc_error(what: str, e: grpc.RpcError) -> TargetError:
+    """A failed RPC as a TargetError whose ``status`` is the gRPC status's name."""
+    err = TargetError(f"{what} failed: {e.code().name}: {e.details()}", hint=_hint(e.code()))
+    err.status = e.code().name
+    return err
+
+
+def uncertain(err: BaseException) -> bool:
+    """Whether the request that raised *err* may have taken effect all the same (a
+    transport error or a timeout; not a refusal the switch answered)."""
+    return getattr(err, "status", None) in UNCERTAIN
 
 
 def _hint(code: grpc.StatusCode) -> str:

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field, replace
 
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
-from ..errors import CompileError, RuntimeWriteError, TargetError, UpdateFailure
-from .client import Client
+from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
+from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
+from .transaction import apply_staged, check_capacity, restore, resync, snapshot, verify
 
 __all__ = ["Session", "UpdatePlan", "StagedUpdate", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
 
@@ -138,10 +139,25 @@ class Session:
         self._chain_sig: dict[str, tuple] = {}
         self._chain_ids: dict[str, dict[str, int]] = {}     # chain -> path id string -> dp id
         self._next_id = 1
+        #: The P4Info and device config running (None: nothing pushed by this session).
+        self.pipeline: tuple | None = None
+        #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back.
+        self.own: dict[tuple, TableEntry] = {}
+        #: Staged updates whose rollback could not reach the switch: the next push or
+        #: update brings them back first (:func:`.transaction.resync`).
+        self.out_of_step: list[StagedUpdate] = []
+        #: Data-plane path id -> service path name, for every id handed out (until it is
+        #: handed out again): labels traces of packets that ran just before an update.
+        self.path_names: dict[int, str] = {}
 
     # -- push ----------------------------------------------------------------------------------
     def push(self, gen: Generated) -> int:
-        """Push the program and install every entry; returns the number of entries."""
+        """Push the program and install every entry; returns the number of entries.
+
+        One transaction (:mod:`.transaction`): entries that do not fit the program or
+        its tables, and a program the target's VERIFY refuses, are refused before the
+        program is swapped; when a write after the swap fails, the old program is put
+        back with its entries (and register cells), and the error says so."""
         from ..codegen.p4info import build_p4info
 
         config = self.device_config(gen)
@@ -150,25 +166,76 @@ class Session:
             config, info = config
         if info is None:
             info = build_p4info(gen.program.program, arch=gen.arch)
-        saved = (self.generated, self.index, self.installed, self.groups, self._chain_sig,
-                 self._chain_ids, self._next_id)
+        resync(self)
+        before = self.state()
         self.index = P4InfoIndex(info)
         self.installed, self._chain_sig, self._chain_ids, self._next_id = {}, {}, {}, 1
         self.groups = {}
-        try:                # entries that do not fit the program: refused before any change
+        try:                # checked before any change: entries, table sizes, the program
             target, groups = self._target(gen)
             steps = ([("INSERT", g) for g in groups.values()]
                      + [("INSERT", e) for e in target.values()])
             updates = [self._update(kind, e) for kind, e in steps]
-            self.client.set_pipeline(info, config)
+            check_capacity(self.index, target)
+            new = self.state()
+            self.set_state(before)
+            verify(self.client, info, config)
+            snap = snapshot(self)
         except BaseException:
-            (self.generated, self.index, self.installed, self.groups, self._chain_sig,
-             self._chain_ids, self._next_id) = saved
+            self.set_state(before)
             raise
-        self.generated = gen
-        self._apply(steps, updates)
+        try:
+            self.client.set_pipeline(info, config)
+        except SfclabError as err:
+            if not uncertain(err):                 # refused: the old program runs on
+                self.set_state(before)
+                raise
+            return self._push_failed(err, snap, new)
+        try:
+            self.set_state(new)
+            self.write(steps, updates)
+        except BaseException as err:
+            if not isinstance(err, SfclabError):
+                restore(self, snap)
+                raise
+            return self._push_failed(err, snap, new)
+        self.generated, self.pipeline, self.own = gen, (info, config), {}
         self.installed, self.groups = dict(target), groups
+        self._name_ids(gen)
         return len(target)
+
+    def _push_failed(self, err: SfclabError, snap, new) -> int:
+        self.set_state(new)
+        left = restore(self, snap)
+        if snap.pipeline is None:
+            what = ("the switch runs the new program with no entries; nothing is pushed"
+                    if not left else f"deleting what was written failed ({left}): push again")
+        elif not left:
+            what = "the switch runs the program it ran before, with its entries"
+        elif left == "its registers start from zero":
+            what = ("the switch runs the program it ran before, with its entries; "
+                    "its registers start from zero (the switch would not read them)")
+        else:
+            what = (f"putting the old program back failed ({left}): the switch's state is "
+                    f"unknown; push again")
+        message = f"{err.message}; the push was taken back: {what}"
+        out = (RuntimeWriteError(message, err.failures, hint=err.hint)
+               if isinstance(err, RuntimeWriteError) else TargetError(message, hint=err.hint))
+        raise out from None
+
+    def state(self) -> tuple:
+        """What the session records about its switch (:meth:`set_state` puts it back)."""
+        return (self.generated, self.index, self.installed, self.groups, self._chain_sig,
+                self._chain_ids, self._next_id, self.pipeline)
+
+    def set_state(self, state: tuple) -> None:
+        (self.generated, self.index, self.installed, self.groups, self._chain_sig,
+         self._chain_ids, self._next_id, self.pipeline) = state
+
+    def forget(self) -> None:
+        """Record that what the switch runs is unknown (nothing is pushed)."""
+        self.set_state((None, None, {}, {}, {}, {}, 1, None))
+        self.own, self.out_of_step = {}, []
 
     def switch_ports(self) -> tuple[int, ...] | None:
         """The switch's data-plane ports, as :attr:`ports` gives them (None: unknown)."""
@@ -294,12 +361,11 @@ class Session:
             self.push(gen)
             return plan
         staged = self.stage(gen, plan)
-        self.write(staged.first)
-        self.write(staged.flip)
-        if staged.last and self.grace:
-            time.sleep(self.grace)
-        self.write(staged.last)
-        self.settle(staged)
+
+        def drain() -> None:
+            if staged.last and self.grace:
+                time.sleep(self.grace)
+        apply_staged({"switch": self}, {"switch": staged}, drain=drain)
         return plan
 
     def stage(self, gen: Generated, plan: UpdatePlan | None = None) -> StagedUpdate:
@@ -316,6 +382,7 @@ class Session:
         for chain in plan.removed:
             self._chain_sig.pop(chain, None)
             self._chain_ids.pop(chain, None)
+        self._name_ids(gen)
         steps = self._diff(target)
         pre = self._diff_groups(groups)
         init = [s for s in steps if s[1].table.endswith(".initializer")]
@@ -328,14 +395,22 @@ class Session:
             last=[s for s in rest if s[0] != "INSERT"] + [s for s in pre if s[0] == "DELETE"],
             saved=saved)
 
-    def write(self, steps: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
-        """Write *steps* (``(INSERT|MODIFY|DELETE, entry or multicast group)``) as one
-        transaction."""
-        self._apply(steps)
-
-    def undo(self, steps: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
-        """Take back *steps* that were written (a network's rollback)."""
-        self._undo(steps)
+    def write(self, steps: list[tuple[str, TableEntry | MulticastGroup]],
+              updates: list | None = None) -> None:
+        """Write *steps* (``(INSERT|MODIFY|DELETE, entry or multicast group)``; encoded:
+        *updates*) in batches.  What a failure leaves written stays: the caller takes it
+        back (:func:`.transaction.apply_staged` does, by reading the switch)."""
+        updates = updates if updates is not None else [self._update(k, e) for k, e in steps]
+        for i in range(0, len(steps), _BATCH):
+            batch = steps[i:i + _BATCH]
+            try:
+                self.client.write(updates[i:i + _BATCH],
+                                  describe=lambda k, b=batch: f"{b[k][0]} {b[k][1]}")
+            except RuntimeWriteError as err:
+                failures = [replace(f, index=i + f.index) for f in err.failures]
+                raise RuntimeWriteError(f"{len(failures)} of {len(steps)} updates failed",
+                                        failures, hint="see each failed update below") \
+                    from None
 
     def settle(self, staged: StagedUpdate) -> None:
         """Record that every step of *staged* is written."""
@@ -373,24 +448,18 @@ class Session:
             return multicast_update(kind, obj.id, obj.ports)
         return self.index.update(kind, obj)
 
-    def _apply(self, steps: list[tuple[str, TableEntry | MulticastGroup]],
-               updates: list | None = None) -> None:
-        """Write *steps* (encoded: *updates*) in batches; if any update fails, undo the
-        ones that worked.  An entry that does not fit the program is refused first."""
+    def _apply(self, steps: list[tuple[str, TableEntry | MulticastGroup]]) -> None:
+        """Write *steps* in batches; if any update fails, undo the ones that worked."""
         done: list[tuple[str, TableEntry | MulticastGroup]] = []
-        updates_all = updates if updates is not None else \
-            [self._update(kind, e) for kind, e in steps]
         for i in range(0, len(steps), _BATCH):
             batch = steps[i:i + _BATCH]
-            updates = updates_all[i:i + _BATCH]
             try:
-                self.client.write(updates, describe=lambda k, b=batch: f"{b[k][0]} {b[k][1]}")
+                self.write(batch)
             except RuntimeWriteError as err:
                 bad = {f.index for f in err.failures}
                 done += [s for k, s in enumerate(batch) if k not in bad]
                 self._undo(done)
-                failures = [UpdateFailure(index=i + f.index, code=f.code, message=f.message,
-                                          entity=f.entity) for f in err.failures]
+                failures = [replace(f, index=i + f.index) for f in err.failures]
                 raise RuntimeWriteError(f"{len(failures)} of {len(steps)} updates failed; the "
                                         f"{len(done)} that succeeded were taken back", failures,
                                         hint="see each failed update below") from None
@@ -423,11 +492,15 @@ class Session:
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
             return self._path_by_nfs(trace)
-        for ids in self._chain_ids.values():
+        return self.path_names.get(dp)
+
+    def _name_ids(self, gen: Generated) -> None:
+        """Record the service path of every path id handed out (a part of a path that
+        detours through a server: its path), kept after an update for the traces of
+        packets that ran before it."""
+        for ids in list(self._chain_ids.values()):
             for name, i in ids.items():
-                if i == dp:            # a part of a path that detours through a server: its path
-                    return self.generated.path_name(name)
-        return None
+                self.path_names[i] = gen.path_name(name)
 
     def _path_by_nfs(self, trace) -> str | None:
         if self.generated is None:
@@ -496,11 +569,14 @@ class Session:
 
     def insert(self, *entries: TableEntry) -> None:
         """Write entries of your own (a failed batch writes nothing); a later update
-        leaves them alone."""
+        leaves them alone, a failed push puts them back."""
         self._apply([("INSERT", e) for e in entries])
+        self.own.update((_key(e), e) for e in entries)
 
     def delete(self, *entries: TableEntry) -> None:
         self._apply([("DELETE", e) for e in entries])
+        for e in entries:
+            self.own.pop(_key(e), None)
 
 
 def chain_entries(entries: Iterable[TableEntry], chain: str) -> list[TableEntry]:

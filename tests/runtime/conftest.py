@@ -438,3 +438,19 @@ def primary(rig):
     rig.become_primary(10)
     rig.push()
     return rig
+
+
+def tagger_catalog(*entries):
+    """The library's catalogue with an NF ``tagger`` whose table ``tags`` holds 16
+    entries and whose manifest gives one example entry per TTL in *entries*."""
+    import sfclab
+
+    cat = sfclab.catalog.copy()
+    cat.add_source("""control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
+        action tag(bit<6> dscp) { hdr.ipv4.dscp = dscp; }
+        table tags { key = { hdr.ipv4.ttl : exact; } actions = { tag; NoAction; }
+                     default_action = NoAction(); size = 16; }
+        apply { if (hdr.ipv4.isValid()) { tags.apply(); } }
+    }""", manifest={"entries": [{"table": "tags", "match": {"hdr.ipv4.ttl": ttl},
+                                 "action": "tag", "params": {"dscp": 10}} for ttl in entries]})
+    return cat

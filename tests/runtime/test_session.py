@@ -12,6 +12,7 @@ import sfclab
 from sfclab.codegen import generate
 from sfclab.errors import CompileError, RuntimeWriteError, TargetError
 from sfclab.targets.model import ModelTarget
+from p4rt_rig import tagger_catalog
 
 A = ("chain web match tcp.dport == 80: firewall -> nat -> l3fwd\n"
      "chain mgmt match vlan.vid == 100: l2fwd")
@@ -45,26 +46,20 @@ def test_push_installs_everything_and_reads_back(target):
 
 def _tagger(*entries):
     """A chain set whose NF ``tagger`` has *entries* as its example entries."""
-    cat = sfclab.catalog.copy()
-    cat.add_source("""control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
-        action tag(bit<6> dscp) { hdr.ipv4.dscp = dscp; }
-        table tags { key = { hdr.ipv4.ttl : exact; } actions = { tag; NoAction; }
-                     default_action = NoAction(); size = 16; }
-        apply { if (hdr.ipv4.isValid()) { tags.apply(); } }
-    }""", manifest={"entries": [{"table": "tags", "match": {"hdr.ipv4.ttl": ttl},
-                                 "action": "tag", "params": {"dscp": 10}} for ttl in entries]})
+    cat = tagger_catalog(*entries)
     return generate(sfclab.compile(sfclab.parse("chain t: tagger -> l3fwd", catalog=cat),
                                    catalog=cat))
 
 
-def test_a_failed_push_takes_back_what_it_wrote(target):
+def test_entries_past_a_tables_size_are_refused_before_the_program_is_swapped(target):
     with pytest.raises(RuntimeWriteError) as info:
-        target.push(_tagger(*range(17)))          # the table holds 16: the switch refuses one
+        target.push(_tagger(*range(17)))          # the table holds 16
     (failure,) = info.value.failures
     assert failure.code == "RESOURCE_EXHAUSTED"
-    assert "tags" in failure.entity
-    assert "were taken back" in info.value.message
-    assert target.session.read_entries() == []     # nothing of the batch is left
+    assert "tags" in failure.entity and "ttl=16" in failure.entity
+    assert "tags holds 16, the program has 17" in info.value.message
+    assert "nothing was written" in info.value.message
+    assert target.server.config is None and target.session.generated is None
 
 
 def test_an_entry_that_does_not_fit_the_program_is_refused_before_anything_changes(target):

@@ -13,8 +13,11 @@ network):
    entries only old packets could reach are removed.
 
 A packet classified before the flip runs the old configuration on every switch
-it crosses; one classified after it, the new one.  If a step fails on a switch,
-everything written so far, on every switch, is taken back.  A switch whose NF
+it crosses; one classified after it, the new one.  If a step fails on a switch
+(a refusal, a transport error, a timeout), everything written so far, on every
+switch, is taken back (:func:`sfclab.runtime.transaction.apply_staged`, which a
+one-switch update uses too); a switch reloaded for the update gets its old
+program pushed again.  A switch whose NF
 slots change needs a program reload (``allow_reload``), which is not hitless for
 the packets crossing that switch at that moment.
 """
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from ...codegen import Generated
 from ...errors import SfclabError, TargetError
 from ...runtime.session import Session, UpdatePlan
+from ...runtime.transaction import apply_staged
 
 __all__ = ["NetworkUpdatePlan", "plan_update", "update_network"]
 
@@ -73,25 +77,18 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
         why = "; ".join(f"{s}: {plan.switches[s].reason}" for s in reload)
         raise TargetError(f"this change needs a program reload on {', '.join(reload)} ({why})",
                           hint="update(allow_reload=True), or push the network again")
-    for s in reload:
-        sessions[s].push(gens[s])
-    staged = {s: sessions[s].stage(gens[s], p) for s, p in plan.switches.items()
-              if p.kind != "reload"}
-    done: list[tuple[str, list]] = []
+    before = {s: sessions[s].generated for s in reload}
+    pushed = []
     try:
-        for step in ("first", "flip"):
-            for s, st in staged.items():
-                steps = getattr(st, step)
-                sessions[s].write(steps)
-                done.append((s, steps))
+        for s in reload:
+            sessions[s].push(gens[s])
+            pushed.append(s)
+        staged = {s: sessions[s].stage(gens[s], p) for s, p in plan.switches.items()
+                  if p.kind != "reload"}
+        apply_staged(sessions, staged, drain=drain)
     except SfclabError:
-        for s, steps in reversed(done):
-            sessions[s].undo(steps)
-        for s, st in staged.items():
-            sessions[s].unstage(st)
+        for s in reversed(pushed):        # the reloaded switches run their old programs again
+            if before[s] is not None:
+                sessions[s].push(before[s])
         raise
-    drain()
-    for s, st in staged.items():
-        sessions[s].write(st.last)
-        sessions[s].settle(st)
     return plan

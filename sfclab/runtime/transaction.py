@@ -1,0 +1,242 @@
+"""Pushes and updates as transactions: one that fails leaves each switch running what it
+ran before, and its :class:`~.session.Session` saying so.
+
+**Updates** of one switch or of a network go through :func:`apply_staged`: the
+steps of each switch's :class:`~.session.StagedUpdate` (``first``, ``flip``,
+*drain*, ``last``), each step on every switch before the next.  When anything
+fails — the switch refuses an update, the connection drops (``UNAVAILABLE``),
+an answer comes too late (``DEADLINE_EXCEEDED``: the write may have been done
+all the same), an interrupt — every switch the update wrote to is brought back
+to what its session records (:attr:`~.session.Session.installed`,
+:attr:`~.session.Session.groups`): the switch is read, and each entry or group
+the update touched that differs is written back, the last step's first, so that
+packets see the old configuration or the new one, never a mix.  The sessions'
+path-id bookkeeping is restored (:meth:`~.session.Session.unstage`).  A switch
+that cannot be read or written meanwhile is remembered as out of step
+(:attr:`~.session.Session.out_of_step`) and brought back first by its next update.
+
+**Pushes** (:meth:`~.session.Session.push`) check what can be checked before the
+program is swapped (:func:`check_capacity`, the target's ``VERIFY``:
+:func:`verify`); when the writes after the swap fail, :func:`restore` puts the
+old program back with its entries, multicast groups and register cells
+(:func:`snapshot` read them before the swap).  Counters and meters start again
+from zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
+from .replication import MulticastGroup
+
+__all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
+           "restore", "taken_back"]
+
+
+def _key(e) -> tuple:
+    return (e.table, e.match, e.priority)
+
+
+# -- updates -----------------------------------------------------------------------------------
+def apply_staged(sessions: Mapping[str, Any], staged: Mapping[str, Any], *,
+                 drain: Callable[[], None] = lambda: None) -> None:
+    """Write each switch's staged update (*staged*: switch -> StagedUpdate of
+    ``sessions[switch]``), step by step over every switch; on any failure, take back
+    what was written everywhere and re-raise (module docstring)."""
+    for s in staged:
+        resync(sessions[s])
+    begun: list[str] = []
+    try:
+        for step in ("first", "flip", None, "last"):
+            if step is None:
+                drain()
+                continue
+            for s, st in staged.items():
+                steps = getattr(st, step)
+                if steps:
+                    if s not in begun:
+                        begun.append(s)
+                    sessions[s].write(steps)
+    except BaseException as err:
+        left = {}
+        for s in reversed(begun):
+            why = _take_back(sessions[s], staged[s])
+            if why:
+                left[s] = why
+        for s, st in staged.items():
+            sessions[s].unstage(st)
+        if isinstance(err, SfclabError):
+            raise taken_back(err, begun, left, many=len(sessions) > 1) from None
+        raise
+    for s, st in staged.items():
+        sessions[s].settle(st)
+
+
+def resync(session) -> None:
+    """Bring back what an earlier failed update left out of step on *session*'s switch
+    (TargetError when the switch still cannot be reached)."""
+    while session.out_of_step:
+        why = _take_back(session, session.out_of_step[0], remember=False)
+        if why:
+            raise TargetError(f"the switch is out of step since a failed update and cannot "
+                              f"be brought back: {why}",
+                              hint="is the switch running? Try again, or push again "
+                                   "(lab.push() / %sfc push)")
+        session.out_of_step.pop(0)
+
+
+def _take_back(session, staged, *, remember: bool = True) -> str:
+    """Write back, on *session*'s switch, every entry and group *staged* touches that
+    differs from the session's records; '' when done, else why it could not be."""
+    try:
+        have = {_key(e): e for e in session.read_entries()}
+        groups = ({g.id: g for g in session.read_groups()}
+                  if any(isinstance(o, MulticastGroup)
+                         for step in (staged.first, staged.flip, staged.last)
+                         for _, o in step) else {})
+        for step in (staged.last, staged.flip, staged.first):
+            fixes = []
+            for _, obj in reversed(step):
+                if isinstance(obj, MulticastGroup):
+                    want, got = session.groups.get(obj.id), groups.get(obj.id)
+                    same = want is not None and got is not None and want.ports == got.ports
+                else:
+                    want, got = session.installed.get(_key(obj)), have.get(_key(obj))
+                    same = (want is not None and got is not None
+                            and (want.action, want.params) == (got.action, got.params))
+                if want is None and got is not None:
+                    fixes.append(("DELETE", got))
+                elif want is not None and got is None:
+                    fixes.append(("INSERT", want))
+                elif want is not None and not same:
+                    fixes.append(("MODIFY", want))
+            if fixes:
+                session.write(fixes)
+    except SfclabError as e:
+        if remember and staged not in session.out_of_step:
+            session.out_of_step.append(staged)
+        return e.message
+    return ""
+
+
+def taken_back(err: SfclabError, switches: list[str], left: Mapping[str, str], *,
+               many: bool = False) -> SfclabError:
+    """*err* with what its rollback did said after it (same class, failures, status)."""
+    if not switches:
+        what = "nothing was written"
+    elif not left:
+        where = f" on {', '.join(switches)}" if many else ""
+        what = (f"what was written was taken back{where}: the switch"
+                f"{'es run' if many else ' runs'} what {'they' if many else 'it'} ran before")
+    else:
+        bad = "; ".join(f"{s + ': ' if many else ''}{why}" for s, why in left.items())
+        what = (f"taking it back failed ({bad}): the next update brings "
+                f"{', '.join(left) if many else 'the switch'} back first")
+    message = f"{err.message}; {what}"
+    if isinstance(err, RuntimeWriteError):
+        out: SfclabError = RuntimeWriteError(message, err.failures, hint=err.hint)
+    else:
+        out = type(err)(message, hint=err.hint) if type(err) is TargetError else \
+            TargetError(message, hint=err.hint)
+    if hasattr(err, "status"):
+        out.status = err.status
+    return out
+
+
+# -- pushes ------------------------------------------------------------------------------------
+def check_capacity(index, entries: Mapping[tuple, Any]) -> None:
+    """Refuse, before anything is written, entries that do not fit their tables'
+    sizes (the P4Info's): a RuntimeWriteError naming each table and the first
+    entry past its size."""
+    count: dict[str, int] = {}
+    first: dict[str, tuple[int, Any]] = {}
+    for i, e in enumerate(entries.values()):
+        n = count[e.table] = count.get(e.table, 0) + 1
+        size = index.table(e.table).size
+        if size and n == size + 1:
+            first[e.table] = (i, e)
+    if not first:
+        return
+    failures = [UpdateFailure(index=i, code="RESOURCE_EXHAUSTED", entity=f"INSERT {e}",
+                              message=f"{t} is full ({index.table(t).size} entries)")
+                for t, (i, e) in first.items()]
+    over = ", ".join(f"{t} holds {index.table(t).size}, the program has {count[t]}"
+                     for t in first)
+    raise RuntimeWriteError(
+        f"the program's entries do not fit its tables ({over}); nothing was written: the "
+        f"switch runs what it ran before", failures,
+        hint="give the table a larger size (size = … in the NF's P4), or fewer entries")
+
+
+def verify(client, info, config) -> bool:
+    """Ask the target to check the program (P4Runtime's VERIFY) before it is swapped in;
+    False when the target does not do VERIFY (UNIMPLEMENTED)."""
+    try:
+        client.set_pipeline(info, config, action="VERIFY")
+    except TargetError as e:
+        if getattr(e, "status", None) == "UNIMPLEMENTED":
+            return False
+        raise
+    return True
+
+
+@dataclass
+class Snapshot:
+    """What a switch ran before a push: the pipeline, the session's records and the
+    register cells (None: the switch would not say)."""
+
+    pipeline: tuple | None
+    state: tuple
+    own: dict = field(default_factory=dict)
+    registers: list | None = None
+
+
+def snapshot(session) -> Snapshot:
+    """*session*'s switch before a push (reads the register cells when a program runs)."""
+    registers = None
+    if session.pipeline is not None and list(session.index.info.registers):
+        from finsy.proto import p4r
+
+        ent = p4r.Entity()
+        ent.register_entry.register_id = 0
+        try:
+            registers = [e for e in session.client.read([ent])
+                         if e.register_entry.data.bitstring.strip(b"\0")]
+        except TargetError:
+            registers = None
+    return Snapshot(session.pipeline, session.state(), dict(session.own), registers)
+
+
+def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:
+    """Put *snap* back on *session*'s switch after a failed push; returns what could not
+    be restored ('' when all was).  Without an earlier program (the first push), the
+    entries written are deleted and the session says nothing is pushed."""
+    try:
+        if snap.pipeline is None:
+            if swapped:
+                session.write([("DELETE", e) for e in session.read_entries()]
+                              + [("DELETE", g) for g in session.read_groups()])
+            session.set_state(snap.state)
+            return ""
+        session.set_state(snap.state)
+        if swapped:
+            session.client.set_pipeline(*snap.pipeline)
+            steps = ([("INSERT", g) for g in session.groups.values()]
+                     + [("INSERT", e) for e in session.installed.values()]
+                     + [("INSERT", e) for e in snap.own.values()])
+            session.write(steps)
+            if snap.registers:
+                from finsy.proto import p4r
+
+                ups = [p4r.Update(type=p4r.Update.MODIFY, entity=e) for e in snap.registers]
+                for k in range(0, len(ups), 512):
+                    session.client.write(ups[k:k + 512])
+        session.own = dict(snap.own)
+        return "" if snap.registers is not None or not swapped or \
+            not list(session.index.info.registers) else "its registers start from zero"
+    except SfclabError as e:
+        session.forget()
+        return e.message
