@@ -216,3 +216,27 @@ def test_a_change_failing_at_any_write_leaves_the_switch_as_the_lab_says(lab, ch
         runs_what_the_lab_says(lab)
         back(lab)
         apply(lab)
+
+
+# -- point 5: trace labels of packets that raced an update -------------------------------------
+WEB = Ether(dst="00:00:00:00:00:02") / IP(src="192.168.1.10", dst="10.0.1.9") / TCP(dport=80)
+
+
+def test_a_packet_that_ran_before_an_update_keeps_its_path_label(lab):
+    """The update lands between a packet's run (on web's old path ids) and its label: the
+    trace still names the path it took."""
+    send = lab.target.send
+
+    def send_then_update(port, packet, **kw):
+        r = send(port, packet, **kw)
+        lab.add(B)
+        assert lab.update().changed == ["web"]        # web's paths get new ids
+        return r
+    lab.target.send = send_then_update
+    lab.send_packet(WEB, label="web")
+    lab.target.send = send
+    assert lab.traces[-1].path == "web/0"
+    assert lab.traces[-1].result.trace.nfs() == ["firewall", "nat", "l3fwd"]
+    lab.send_packet(WEB)
+    assert lab.traces[-1].path == "web/0"
+    assert lab.traces[-1].result.trace.nfs() == ["firewall", "l3fwd"]

@@ -34,8 +34,14 @@ class PipelineConfigMixin:
                                              "unspecified")
         if not request.HasField("config"):
             _fail(rpc_code.INVALID_ARGUMENT, f"{A.Action.Name(action)} needs a config")
-        pl = self._verify(request.config)
-        if action == A.VERIFY_AND_SAVE:
+        # a VERIFY followed by the same config (a careful controller's push) builds it once
+        key = request.config.SerializeToString(deterministic=True)
+        verified, self._verified = self._verified, None
+        pl = verified[1] if verified is not None and verified[0] == key else \
+            self._verify(request.config)
+        if action == A.VERIFY:
+            self._verified = (key, pl)           # untouched: no entry, no state
+        elif action == A.VERIFY_AND_SAVE:
             if self.saved is not None:
                 self._stop_digests(self.saved)
             self.saved = pl

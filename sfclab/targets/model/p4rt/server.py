@@ -56,6 +56,7 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
         self.cpu_port = cpu_port
         self.active: _Pipeline | None = None      # what packets run
         self.saved: _Pipeline | None = None       # VERIFY_AND_SAVE'd, addressed by Read/Write
+        self._verified: tuple | None = None       # the last VERIFY'd config and its pipeline
         self._lock = threading.RLock()
         self._streams: set[_Stream] = set()       # every open stream
         self._live: list[_Stream] = []            # the arbitrated ones
