@@ -98,16 +98,20 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
         self._grpc, self.address = server, f"{host}:{port}"
         return self.address
 
-    def stop(self, grace: float = 0.5) -> None:
-        if self._grpc is not None:
-            with self._lock:
-                for s in list(self._streams):
-                    s.out.put(None)
-                for pl in (self.active, self.saved):
-                    if pl is not None:
-                        self._stop_digests(pl)
-            self._grpc.stop(grace).wait()
-            self._grpc = None
+    def stop(self, grace: float = 0.5, *, bound: float = 2.0) -> bool:
+        """Stop serving: RPCs get *grace* seconds to finish, then are cancelled.  Waits at
+        most *bound* seconds more for gRPC to say it stopped (after an undecodable stream
+        message, grpcio never does); False when it did not say so in time."""
+        if self._grpc is None:
+            return True
+        with self._lock:
+            for s in list(self._streams):
+                s.out.put(None)
+            for pl in (self.active, self.saved):
+                if pl is not None:
+                    self._stop_digests(pl)
+        server, self._grpc = self._grpc, None
+        return server.stop(grace).wait(grace + bound)
 
     # -- RPCs ----------------------------------------------------------------------------------
     def Capabilities(self, request, context):
