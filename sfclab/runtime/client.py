@@ -26,7 +26,11 @@ from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
 
 from ..errors import RuntimeWriteError, TargetError, UpdateFailure
 
-__all__ = ["Client", "CODE_NAMES", "UNCERTAIN", "uncertain"]
+__all__ = ["Client", "CODE_NAMES", "UNCERTAIN", "uncertain", "INDEX_SPACE"]
+
+#: The ``p4.v1.Error.space`` of a failed update whose ``code`` is its index in the batch
+#: (a server that lists only the failed updates of a big batch: sfclab's model).
+INDEX_SPACE = "sfclab.update-index"
 
 #: google.rpc canonical codes by number.
 CODE_NAMES = {v: k for k, v in vars(rpc_code).items() if k.isupper() and isinstance(v, int)}
@@ -177,10 +181,11 @@ class Client:
         try:
             self._stub.Write(req, timeout=self.timeout)
         except grpc.RpcError as e:
-            failures = _failures(e, describe)
+            failures, listed_only = _failures(e, describe)
             if not failures:
                 raise _rpc_error("Write", e) from None
-            raise RuntimeWriteError(f"{len(failures)} of {len(updates)} updates failed",
+            said = f" (the switch: {e.details()})" if listed_only else ""
+            raise RuntimeWriteError(f"{len(failures)} of {len(updates)} updates failed{said}",
                                     failures) from None
 
     def read(self, entities: Iterable[p4r.Entity]) -> list[p4r.Entity]:
@@ -206,20 +211,25 @@ class Client:
         self._out.put(msg)
 
 
-def _failures(e: grpc.RpcError, describe) -> list[UpdateFailure]:
+def _failures(e: grpc.RpcError, describe) -> tuple[list[UpdateFailure], bool]:
+    """The failed updates in *e*'s trailer, and whether the server listed the failed
+    ones only (each with its index, :data:`INDEX_SPACE`)."""
     details = dict(e.trailing_metadata() or ()).get("grpc-status-details-bin")
     if not details:
-        return []
+        return [], False
     status = rpc_status.Status.FromString(details)
     out = []
+    listed_only = False
     for i, anyd in enumerate(status.details):
         err = p4r.Error()
         if not anyd.Unpack(err) or err.canonical_code == rpc_code.OK:
             continue
+        if err.space == INDEX_SPACE:         # only the failed updates, with their indexes
+            i, listed_only = err.code, True
         out.append(UpdateFailure(index=i, code=_code_name(err.canonical_code),
                                  message=err.message,
                                  entity=describe(i) if describe else ""))
-    return out
+    return out, listed_only
 
 
 #: The gRPC statuses after which a request may or may not have taken effect: the

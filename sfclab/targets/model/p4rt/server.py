@@ -8,8 +8,7 @@ import threading
 from concurrent import futures
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
-from google.protobuf import any_pb2
+from finsy.proto import p4r, p4r_grpc, rpc_code
 
 from ....errors import TargetError
 from .codec import _NO_PIPELINE, P4RTError, _BatchError, _eid, _fail
@@ -19,11 +18,15 @@ from .packets import PacketsMixin
 from .pipeline import _Pipeline
 from .reads import ReadsMixin
 from .streams import ArbitrationMixin, _Abort, _Stream
+from .trailer import batch_status
 from .writes import TableWritesMixin
 
 __all__ = ["P4RuntimeModelServer", "start", "P4RT_API_VERSION"]
 
 P4RT_API_VERSION = "1.4.0"
+#: How many StreamChannels a server keeps open at once by default (each costs two
+#: threads; Stratum takes 5 controllers per switch by default).
+MAX_STREAMS = 16
 
 
 
@@ -51,9 +54,12 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
                            p4r_grpc.P4RuntimeServicer):
     """P4Runtime for one embedded model switch (device id ``device_id``)."""
 
-    def __init__(self, *, device_id: int = 1, cpu_port: int = 255) -> None:
+    def __init__(self, *, device_id: int = 1, cpu_port: int = 255,
+                 max_streams: int = MAX_STREAMS) -> None:
         self.device_id = device_id
         self.cpu_port = cpu_port
+        #: StreamChannels open at once at most (a real switch bounds its controllers too).
+        self.max_streams = max_streams
         self.active: _Pipeline | None = None      # what packets run
         self.saved: _Pipeline | None = None       # VERIFY_AND_SAVE'd, addressed by Read/Write
         self._verified: tuple | None = None       # the last VERIFY'd config and its pipeline
@@ -147,7 +153,13 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
     def StreamChannel(self, request_iterator, context):
         stream = _Stream()
         with self._lock:
-            self._streams.add(stream)
+            full = len(self._streams) >= self.max_streams
+            if not full:
+                self._streams.add(stream)
+        if full:                        # refused before it costs a thread
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"this switch has {self.max_streams} StreamChannels open, the most "
+                          f"it takes: close one (each controller needs one)")
 
         def reader():
             try:
@@ -196,12 +208,10 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
 
     @staticmethod
     def _abort_batch(context, e: _BatchError) -> None:
-        status = rpc_status.Status(code=rpc_code.UNKNOWN, message=e.summary)
-        for err in e.errors:
-            status.details.append(_any(err))
+        status = batch_status(e.errors, e.summary)        # within gRPC's metadata limits
         context.set_trailing_metadata((("grpc-status-details-bin",
                                         status.SerializeToString()),))
-        context.abort(grpc.StatusCode.UNKNOWN, e.summary)
+        context.abort(grpc.StatusCode.UNKNOWN, status.message)
 
     def _check_role(self, request) -> None:
         if request.role or getattr(request, "role_id", 0):
@@ -216,12 +226,6 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
             _fail(rpc_code.PERMISSION_DENIED,
                   f"{what}: election id {who} is not the primary's"
                   + (f" ({p.election_id})" if p is not None else " (there is no primary)"))
-
-
-def _any(msg) -> any_pb2.Any:
-    a = any_pb2.Any()
-    a.Pack(msg)
-    return a
 
 
 def _status_code(code: int) -> grpc.StatusCode:
