@@ -149,3 +149,29 @@ def test_a_failed_update_is_taken_back_on_every_switch(net, monkeypatch):
     assert net.send("h1", "h2", "web").nfs() == OLD
     assert net.update(_chains(NEW)).kind == "entries"               # and it works afterwards
     assert net.send("h1", "h2", "web").nfs() == NEW
+
+
+def test_an_update_cut_short_by_a_timeout_is_taken_back_on_every_switch(net):
+    """The victim's first write is done but its answer times out: the network is read
+    back to what ran before, everywhere, and the next update works."""
+    from finsy.proto import rpc_code
+
+    from sfclab.targets.model.p4rt.codec import _fail
+
+    before = _entries(net)
+    victim = net.program.journeys["web/0"][-1].node
+    server = net.target.switches[victim].server
+    write = server._write
+
+    def late(req):
+        server._write = write
+        write(req)
+        _fail(rpc_code.DEADLINE_EXCEEDED, "the answer came too late")
+    server._write = late
+    with pytest.raises(TargetError, match="DEADLINE_EXCEEDED.*taken back"):
+        net.update(_chains(NEW))
+    assert server._write is write                  # the fault fired
+    assert _entries(net) == before
+    assert net.send("h1", "h2", "web").nfs() == OLD
+    assert net.update(_chains(NEW)).kind == "entries"
+    assert net.send("h1", "h2", "web").nfs() == NEW
