@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import NoReturn
 
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
@@ -32,7 +33,7 @@ from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
-from .transaction import apply_staged, check_capacity, restore, resync, snapshot, verify
+from .transaction import apply_staged, check_capacity, restore, snapshot, verify
 
 __all__ = ["Session", "UpdatePlan", "StagedUpdate", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
 
@@ -144,7 +145,7 @@ class Session:
         #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back.
         self.own: dict[tuple, TableEntry] = {}
         #: Staged updates whose rollback could not reach the switch: the next push or
-        #: update brings them back first (:func:`.transaction.resync`).
+        #: update brings them back first (:func:`.transaction.resync`; a push replaces all).
         self.out_of_step: list[StagedUpdate] = []
         #: Data-plane path id -> service path name, for every id handed out (until it is
         #: handed out again): labels traces of packets that ran just before an update.
@@ -166,7 +167,6 @@ class Session:
             config, info = config
         if info is None:
             info = build_p4info(gen.program.program, arch=gen.arch)
-        resync(self)
         before = self.state()
         self.index = P4InfoIndex(info)
         self.installed, self._chain_sig, self._chain_ids, self._next_id = {}, {}, {}, 1
@@ -200,11 +200,11 @@ class Session:
                 raise
             return self._push_failed(err, snap, new)
         self.generated, self.pipeline, self.own = gen, (info, config), {}
-        self.installed, self.groups = dict(target), groups
+        self.installed, self.groups, self.out_of_step = dict(target), groups, []
         self._name_ids(gen)
         return len(target)
 
-    def _push_failed(self, err: SfclabError, snap, new) -> int:
+    def _push_failed(self, err: SfclabError, snap, new) -> NoReturn:
         self.set_state(new)
         left = restore(self, snap)
         if snap.pipeline is None:

@@ -136,11 +136,8 @@ def taken_back(err: SfclabError, switches: list[str], left: Mapping[str, str], *
         what = (f"taking it back failed ({bad}): the next update brings "
                 f"{', '.join(left) if many else 'the switch'} back first")
     message = f"{err.message}; {what}"
-    if isinstance(err, RuntimeWriteError):
-        out: SfclabError = RuntimeWriteError(message, err.failures, hint=err.hint)
-    else:
-        out = type(err)(message, hint=err.hint) if type(err) is TargetError else \
-            TargetError(message, hint=err.hint)
+    out = (RuntimeWriteError(message, err.failures, hint=err.hint)
+           if isinstance(err, RuntimeWriteError) else TargetError(message, hint=err.hint))
     if hasattr(err, "status"):
         out.status = err.status
     return out
@@ -234,7 +231,7 @@ def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:
                 ups = [p4r.Update(type=p4r.Update.MODIFY, entity=e) for e in snap.registers]
                 for k in range(0, len(ups), 512):
                     session.client.write(ups[k:k + 512])
-        session.own = dict(snap.own)
+        session.own, session.out_of_step = dict(snap.own), []
         return "" if snap.registers is not None or not swapped or \
             not list(session.index.info.registers) else "its registers start from zero"
     except SfclabError as e:
