@@ -240,3 +240,24 @@ def test_a_packet_that_ran_before_an_update_keeps_its_path_label(lab):
     lab.send_packet(WEB)
     assert lab.traces[-1].path == "web/0"
     assert lab.traces[-1].result.trace.nfs() == ["firewall", "l3fwd"]
+
+
+def test_packets_racing_updates_are_all_labelled(lab):
+    import threading
+
+    stop = threading.Event()
+
+    def traffic():
+        while not stop.is_set():
+            lab.send_packet(WEB)
+    t = threading.Thread(target=traffic)
+    t.start()
+    try:
+        for k in range(10):
+            lab.add((B, A)[k % 2])
+            lab.update()
+    finally:
+        stop.set()
+        t.join()
+    assert len(lab.traces) > 10
+    assert [r.path for r in lab.traces] == ["web/0"] * len(lab.traces)
