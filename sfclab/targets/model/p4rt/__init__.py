@@ -15,7 +15,9 @@ model as it drives BMv2.  The server follows the P4Runtime specification
   ``config`` before there is one) in all four response types.
 * ``Write`` checks the device, the role and the primary, then that a pipeline
   is set; a failed batch answers ``UNKNOWN`` with one ``p4.v1.Error`` per
-  update in the status details (``OK`` for those that were applied).
+  update in the status details (``OK`` for those that were applied) while
+  they fit gRPC's default metadata limit, else the failed updates only, each
+  with its index (:mod:`.trailer`).
   ``CONTINUE_ON_ERROR`` tries every update; ``ROLLBACK_ON_ERROR`` and
   ``DATAPLANE_ATOMIC`` (batches hold the lock packets also take) apply all
   or nothing, the updates that were taken back reporting ``ABORTED``.
@@ -34,7 +36,8 @@ model as it drives BMv2.  The server follows the P4Runtime specification
   ``@controller_header`` metadata, digest lists (buffered by
   ``max_timeout_ns`` / ``max_list_size``, duplicates suppressed until
   acknowledged or ``ack_timeout_ns``) and ``StreamError`` replies for refused
-  stream messages.
+  stream messages; at most ``max_streams`` (16) streams are open at once, more
+  are refused with ``RESOURCE_EXHAUSTED``.
 
 Only the default role exists.  Not supported (``UNIMPLEMENTED``): action
 profiles, value sets, extern entries, per-colour meter counters, idle-timeout
