@@ -143,6 +143,32 @@ def test_a_push_failing_after_the_swap_puts_back_the_old_program_entries_and_reg
         lab.close()
 
 
+def test_a_push_whose_old_program_cannot_be_put_back_says_nothing_is_pushed(lab):
+    """The entries are refused after the swap, and the switch goes away before the old
+    program is back: the error says the state is unknown, and the Lab that nothing is
+    pushed; the next push works."""
+    server = lab.target.server
+    write, setp = server._write, server._set_pipeline
+    calls = []
+
+    def refuse(req):
+        _fail(rpc_code.RESOURCE_EXHAUSTED, "the test refuses the entries")
+
+    def down_after_the_swap(req):
+        calls.append(req)
+        if len(calls) > 2:                          # VERIFY, the swap, then: gone
+            _fail(rpc_code.UNAVAILABLE, "the switch is down")
+        return setp(req)
+    server._write, server._set_pipeline = refuse, down_after_the_swap
+    lab.add(RELOAD)
+    with pytest.raises(TargetError, match="putting the old program back failed.*push again"):
+        lab.push()
+    assert lab.pushed is None and lab.target.session.generated is None
+    server._write, server._set_pipeline = write, setp
+    lab.push()
+    runs_what_the_lab_says(lab)
+
+
 # -- point 2: an update cut short -------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["unavailable", "timeout"])
 def test_an_update_cut_short_by_the_transport_is_taken_back_and_the_next_works(lab, kind):
