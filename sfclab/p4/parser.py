@@ -19,19 +19,23 @@ subset raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the line.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import lark
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error
 from . import ast as A
 from .arch import ARCH_FILES, DEFINES
+from .parsecache import cache_file
 
 __all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "BUILTIN_TYPES",
            "UNSUPPORTED_WORDS", "library_dir"]
@@ -552,8 +556,14 @@ _BUILDER = _Builder()
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(_grammar(), parser="lalr", lexer="contextual", postlex=_POSTLEX,
-                transformer=_BUILDER, maybe_placeholders=True, cache=True)
+    # The tables are cached only in the user's private cache directory (see .parsecache):
+    # lark's own ``cache=True`` would load a pickle from a name anyone can plant in /tmp.
+    grammar = _grammar()
+    key = hashlib.sha256(f"{grammar}{lark.__version__}{sys.version_info[:2]}".encode()).hexdigest()
+    path = cache_file(key[:32])
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_POSTLEX,
+                transformer=_BUILDER, maybe_placeholders=True,
+                cache=str(path) if path is not None else False)
 
 
 def _declared_types(prog: A.Program) -> set[str]:
