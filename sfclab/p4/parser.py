@@ -32,7 +32,7 @@ import lark
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error
+from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error, too_long
 from . import ast as A
 from .arch import ARCH_FILES, DEFINES
 from .parsecache import cache_file
@@ -610,19 +610,28 @@ def _resolve(name: str, system: bool, base: Path | None, stack: tuple[Path, ...]
              pos: A.Pos | None) -> set[str]:
     if system:
         return set(BUILTIN_TYPES.get(Path(name).name, ()))
-    cand = include_file(name, base)
+    where = dict(line=pos.line if pos else 0, column=pos.column if pos else 0,
+                 source=pos.file if pos else "")
+    if "\x00" in name:
+        raise P4SyntaxError("the included file's name holds a NUL character", **where,
+                            hint='write the name of a .p4 file: #include "headers.p4"')
+    try:
+        cand = include_file(name, base)
+    except (OSError, ValueError) as e:             # a name too long for the file system …
+        raise P4SyntaxError(f"cannot read the included file {name[:60]!r}: "
+                            f"{getattr(e, 'strerror', None) or e}", **where,
+                            hint='write the name of a .p4 file: #include "headers.p4"') from None
     if cand is not None:
         return set() if cand in stack else set(_include_types(cand, stack))
     cands = include_candidates(name, base)
-    raise P4SyntaxError(f"cannot find the included file {name!r}",
-                        line=pos.line if pos else 0, column=pos.column if pos else 0,
-                        source=pos.file if pos else "",
+    raise P4SyntaxError(f"cannot find the included file {name!r}", **where,
                         hint=f"looked in {', '.join(str(c.parent) for c in cands)}")
 
 
 def _parse(text: str, source: str, base: Path | None, stack: tuple[Path, ...] = (),
            types: Iterable[str] = ()) -> A.Program:
     types = set(types)
+    too_long(text, P4SyntaxError, source=source)
 
     def resolve(tok: Token) -> set[str]:
         raw = str(tok)
