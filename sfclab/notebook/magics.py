@@ -289,6 +289,10 @@ class SfcMagics(Magics, Configurable):
         """push                       push the program and every entry to the target (every switch)"""
         from .runtime_views import PushSummary, installed_beyond
 
+        if not len(self.lab.chains):
+            raise UsageError("nothing to push: the lab has no chains yet. Write them in a "
+                             "%%chain cell (chain web match tcp.dport == 80: firewall -> "
+                             "l3fwd), then %sfc push")
         if self.lab.topology is not None:
             from .network_views import NetworkPushSummary
 
@@ -302,21 +306,25 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_update(self, args: str) -> None:
         """update [--reload]          apply the changed chains by entries, or say a reload is needed"""
+        from .runtime_views import update_text
+
         p = self._parser("update")
         p.add_argument("--reload", action="store_true", help="reload the program if needed")
         ns = p.parse_args(shlex.split(args))
         plan = self._call(self.lab.update, allow_reload=ns.reload)
-        print(plan)
+        print(update_text(plan))
 
     def sfc_send(self, args: str) -> Any:
         """send CHAIN [N] [--port P]  send N packets of CHAIN's class, varied to cover its paths; on a network also send SRC DST [CHAIN] [N]"""
         if self.lab.topology is not None:
+            self._warn_drift()
             return self._send_network(shlex.split(args))
         p = self._parser("send")
         p.add_argument("chain")
         p.add_argument("n", nargs="?", type=int, default=1)
         p.add_argument("--port", type=int, default=None)
         ns = p.parse_args(shlex.split(args))
+        self._warn_drift()
         before = len(self.lab.traces)
         sent = self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
         # what the sender says it covered (a send result with covered / missed), if it does
@@ -358,6 +366,7 @@ class SfcMagics(Magics, Configurable):
     def sfc_trace(self, args: str) -> Any:
         """trace [N]                  the last N packets' traces (default 10); select one to see its path"""
         n = int(args) if args.strip().isdigit() else 10
+        self._warn_drift()
         if self.lab.topology is not None:
             from .network_views import NetworkSendView
 
@@ -377,6 +386,7 @@ class SfcMagics(Magics, Configurable):
         from .runtime_views import TablesView, installed_beyond
 
         switch = args.strip() or None
+        self._warn_drift()
         rows = self._call(self.lab.tables, switch)
         if switch is not None:
             from .network_views import SwitchTables
@@ -403,6 +413,15 @@ class SfcMagics(Magics, Configurable):
         if args.strip():
             raise UsageError(f"%sfc topology takes `off` or nothing, not {args.strip()!r}")
         return self.lab.live_view(("topology",))
+
+    def _warn_drift(self) -> None:
+        """Show first that the target runs other chains than the Lab, if it does."""
+        from ..drift import drift
+        from .runtime_views import drift_output
+
+        found = self._call(drift, self.lab)
+        if found is not None:
+            display(drift_output(found))
 
     def _trace_view(self, traces, **coverage: Any):
         from .send_view import SendView
