@@ -152,6 +152,11 @@ BAD = [
      ChainValidationError, 1, 49, 27, "the loop at 'sr_encap' never repeats: sr_enca", 'to run it n times write sr_enc'),  # [sr_encap.global_counter < 3]
     ('chain a { input => nat => (lb : drop ? nat.translated == 1); lb => (self : nat ? lb.global_counter < 3); }',
      ChainValidationError, 1, 69, 10, 'a loop needs a way out: both branches go back', 'leave the loop on one side: `l'),  # [self : nat]
+    # issue 22.4: `=>` in the one-line form (it said "expected $END, `chain`, …")
+    ('chain web: firewall => nat => l3fwd',
+     ChainSyntaxError, 1, 21, 2, "unexpected '=>': in the one-line form NFs are", 'write `chain web: firewall -> n'),  # [=>]
+    ('chain a: nat; chain b match tcp.dport == 22: lb => nat',
+     ChainSyntaxError, 1, 49, 2, "unexpected '=>': in the one-line form NFs are", 'write `chain b match tcp.dport '),  # [=>]
     # issue 19.8: JSON of the wrong shape and numbers longer than Python converts
     ('{"NFs": {"name": "f"}, "Links": [], "Route": {}}',
      ChainValidationError, 1, 2, 5, 'intent \'intent1\': "NFs" must be a list, not a', '"NFs": [{"name": "fw1", "type"'),  # ["NFs"]
