@@ -651,6 +651,10 @@ class Lab:
         if self._target is not None:
             self._target.close()
             self._target = None
+        if self._pushed is not None or self._net is not None:   # nothing runs: views say so
+            self._pushed = None
+            self._switch_changed()
+            self._refresh_views()
 
     def _target_arch(self) -> str:
         return getattr(self._target, "arch", "v1model") if self._target is not None and \

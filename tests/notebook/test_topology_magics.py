@@ -278,3 +278,14 @@ def test_topology_off_goes_back_to_one_switch(net, ip):  # noqa: F811
     assert "No topology" in topology_tab(net).head.value
     with pytest.raises(UsageError, match="takes `off` or nothing"):
         ip.run_line_magic("sfc", "topology on")
+
+
+def test_the_views_follow_close(net, ip):  # noqa: F811
+    """Issue 22.4: after lab.close() lab 06's view still said "Running: pushed to every
+    switch"."""
+    panel = topology_tab(net)
+    ip.run_line_magic("sfc", "push")
+    assert "Running: pushed to every switch" in panel.head.value
+    net.lab.close()
+    assert "Running" not in panel.head.value and "changed since the push" not in panel.head.value
+    assert not net.lab.network.pushed
