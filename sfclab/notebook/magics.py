@@ -190,9 +190,9 @@ class SfcMagics(Magics, Configurable):
             manifest["offload"] = args.offload
         if args.field:
             fname, _, width = args.field.partition(":")
-            if not (fname and width.isdigit()):
+            if not (fname and _count(width) is not None):
                 raise UsageError(f"--field is NAME:WIDTH (e.g. score:8), not {args.field!r}")
-            manifest["field"] = {"name": fname, "width": int(width)}
+            manifest["field"] = {"name": fname, "width": _count(width)}
         if not cell.strip():
             raise UsageError(f"the cell is empty: write the NF below %%nf, e.g.\n"
                              f"    control {args.name}(inout headers_t hdr, inout sfc_meta_t sfc)"
@@ -353,7 +353,7 @@ class SfcMagics(Magics, Configurable):
         from .network_views import NetworkSendView
 
         usage = "%sfc send SRC DST [CHAIN] [N] (hosts), or %sfc send CHAIN [N]"
-        n = int(words.pop()) if words and words[-1].isdigit() else 1
+        n = _count(words.pop()) if words and _count(words[-1]) is not None else 1
         topo = self.lab.topology
         ends = [w for w in words[:2] if w in topo.hosts or w in topo.servers]
         rest = words[len(ends):]
@@ -365,7 +365,7 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_trace(self, args: str) -> Any:
         """trace [N]                  the last N packets' traces (default 10); select one to see its path"""
-        n = int(args) if args.strip().isdigit() else 10
+        n = _count(args.strip()) or 10
         self._warn_drift()
         if self.lab.topology is not None:
             from .network_views import NetworkSendView
@@ -427,6 +427,21 @@ class SfcMagics(Magics, Configurable):
         from .send_view import SendView
 
         return SendView(self.lab, traces, **coverage)
+
+
+def _count(word: str) -> int | None:
+    """*word* as a count (ASCII digits), None if it is not one; a count of more digits
+    than anyone means is a usage error, not Python's int-conversion limit.
+
+    >>> _count("12"), _count("x"), _count("²")
+    (12, None, None)
+    """
+    if not (word.isascii() and word.isdigit()):
+        return None
+    if len(word) > 12:
+        raise UsageError(f"{word[:12]}… ({len(word)} digits) is not a count: give a number "
+                         f"below 10^12")
+    return int(word)
 
 
 def _chain_warnings(lab: Lab) -> list[str]:

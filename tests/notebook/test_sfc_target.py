@@ -311,6 +311,18 @@ def test_push_with_no_chains_says_there_is_nothing_to_push(ip, sfc):
     assert sfc.lab.pushed is None                      # no empty program went to the switch
 
 
+def test_numbers_out_of_range_are_usage_errors_not_tracebacks(ip, sfc):
+    """Issue 19.8: a port the switch has not, counts of 5,000 digits."""
+    huge = "9" * 5000
+    for line, says in [("send web 1 --port 999999", "ingress port 999999 is not in 0..511"),
+                       (f"send web 1 --port {huge}", "invalid int value"),
+                       (f"trace {huge}", "(5000 digits) is not a count")]:
+        with pytest.raises(UsageError, match=re.escape(says)):
+            ip.run_line_magic("sfc", line)
+    with pytest.raises(UsageError, match="is not a count"):
+        ip.run_cell_magic("nf", f"x --field s:{huge}", "control x() { apply { } }")
+
+
 def test_errors(ip, sfc, capsys):
     with pytest.raises(UsageError, match="no chain 'webb' in the lab"):
         ip.run_line_magic("sfc", "send webb 2")
