@@ -83,12 +83,17 @@ def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
         refs[iname] = NFRef(label, _pos_of(text, f'"{itype}"'))
         decl.attrs[label] = {"instance": iname, "location": nf.get("location")}
     for end in ("input", "output", "drop", "cpu"):
-        refs.setdefault(end, NFRef(end))
+        refs.setdefault(end, NFRef(end, _pos_of(text, f'"{end}"')))    # where a link names it
 
     route = obj["Route"]
     links = obj["Links"]
     if not links:
-        order = route if isinstance(route, list) else [n["name"] for n in obj["NFs"]]
+        order = route if isinstance(route, list) else [str(n["name"]) for n in obj["NFs"]]
+        unknown = next((n for n in order if n not in refs), None)
+        if unknown is not None:
+            raise err(f'intent {name!r}: "Route" names unknown NF {unknown!r}',
+                      f'"{unknown}"' if unknown else '"Route"',
+                      'a "Route" list names NFs by their "name", in order')
         links = list(zip(order, order[1:]))
         if len(order) == 1:
             decl.stmts.append(Stmt((refs["input"], refs[str(order[0])]), None, refs[str(order[0])].pos))

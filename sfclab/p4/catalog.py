@@ -352,8 +352,9 @@ def _manifest(data: Any, source: str, name_hint: str) -> dict:
     for key, typ in checks:
         if key in data and not isinstance(data[key], typ):
             raise CatalogError(f"manifest key {key!r} must be a {typ.__name__}", source=source)
-    bad = next((a for a in data.get("aliases", ()) if not isinstance(a, str) or not a.strip()), 0)
-    if bad != 0:
+    bad = [a for a in data.get("aliases", ()) if not isinstance(a, str) or not a.strip()]
+    if bad:
+        bad = bad[0]
         raise CatalogError(f"manifest key 'aliases' lists names, not {json.dumps(bad, default=repr)}",
                            source=source, hint='for example "aliases": ["FW", "Firewall"]')
     if not 1 <= data.get("layer", 4) <= 7 or not 0 <= data.get("stages", 1) <= _MAX_STAGES:

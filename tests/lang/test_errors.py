@@ -173,7 +173,9 @@ BAD = [
     ('chain a { input => sr_encap => (self : nat ? sr_encap.global_counter < ' + '9' * 4301 + '); nat => output; }',
      ChainSyntaxError, 1, 72, 20, 'a number of 4,301 digits is longer than sfcla', 'no count, port, width or value'),  # [9999…]
     ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": ["g", "f"]}',
-     ChainValidationError, 1, 69, 3, "link names unknown NF 'g'", 'links name NFs by their "name"'),  # ["g"]
+     ChainValidationError, 1, 69, 3, 'intent \'intent1\': "Route" names unknown NF \'g\'', 'a "Route" list names NFs by th'),  # ["g"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": [""]}',
+     ChainValidationError, 1, 59, 7, 'intent \'intent1\': "Route" names unknown NF \'\'', 'a "Route" list names NFs by th'),  # ["Route"]
 ]
 
 

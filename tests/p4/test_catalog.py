@@ -170,6 +170,7 @@ BAD_NFS = [
     # issue 19.8: these reached a Python traceback
     (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [None]}, CatalogError, "lists names, not null"),
     (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [["x"]]}, CatalogError, 'lists names, not ."x".'),
+    (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [False]}, CatalogError, "lists names, not false"),
     (DSCP_MARKER, {**DSCP_MANIFEST, "layer": 10 ** 5000}, CatalogError, "'layer' is out of range"),
     (DSCP_MARKER, [("layer", 3)], CatalogError, "manifest is a JSON object"),
     (DSCP_MARKER.replace("    action mark", "    SfcHash<bit<65536>>(SfcHashAlgorithm.CRC32) h;\n"
