@@ -83,6 +83,21 @@ class DemoResult:
         """Every packet ran a planned service path with the planned number of passes."""
         return all(not c.mismatches and c.sent for c in self.classes.values())
 
+    def verdict(self) -> str:
+        """The demo's last line: whether every packet ran its planned path, and which
+        service paths no packet took (the lines above say why)."""
+        if not self.ok:
+            return "SOME PACKETS DID NOT RUN THEIR PLANNED PATH:\n" + "\n".join(
+                m for c in self.classes.values() for m in c.mismatches[:3])
+        planned = sum(len(c.planned) for c in self.classes.values())
+        missed = [p for c in self.classes.values() for p in c.missed]
+        if not missed:
+            return f"every packet ran its planned service path, and all {planned} service " \
+                   f"paths ran"
+        return (f"every packet ran its planned service path; {planned - len(missed)} of "
+                f"{planned} service paths ran: no packet was found for {', '.join(missed)} "
+                f"(see 'none on' above)")
+
 
 class _Progress:
     """A one-line progress display on a terminal (nothing when not a terminal)."""
@@ -159,12 +174,11 @@ def run(*, target: str | None = None, packets: int = 8, html: str | Path | None 
         say(_occupancy_text(occ))
     result = DemoResult(classes, buf.getvalue())
     say()
-    say("every class ran its planned service path" if result.ok else
-        "SOME PACKETS DID NOT RUN THEIR PLANNED PATH:\n" + "\n".join(
-            m for c in classes.values() for m in c.mismatches[:3]))
+    say(result.verdict())
     if html is not None:
         Path(html).write_text(_html(compiled, gen, classes, occ, plan))
         say(f"wrote {html}")
+    result.report = buf.getvalue()          # the verdict too
     return result
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ __all__ = [
     "UpdateFailure",
     "did_you_mean",
     "caret_context",
+    "long_number",
+    "too_long",
+    "MAX_DIGITS",
 ]
 
 
@@ -72,6 +76,40 @@ def caret_context(text: str, line: int, column: int, width: int = 1) -> str:
     src = lines[line - 1].expandtabs(4)
     col = max(1, min(column, len(src) + 1))
     return f"    {src}\n    {' ' * (col - 1)}{'^' * max(1, width)}"
+
+
+#: The most decimal digits a number in any input may have: Python converts no longer
+#: decimal string to an int (``sys.get_int_max_str_digits()``, 4,300 by default).
+MAX_DIGITS = 4300
+_RUN = re.compile(r"[0-9][0-9_]{%d,}" % MAX_DIGITS)
+
+
+def long_number(text: str) -> tuple[int, int, int] | None:
+    """``(line, column, digits)`` of the first number in *text* with more than
+    :data:`MAX_DIGITS` decimal digits (``_`` separators not counted), else None.
+
+    >>> long_number("a\\nweight " + "9" * 5000)
+    (2, 8, 5000)
+    >>> long_number("ports 64") is None
+    True
+    """
+    for m in _RUN.finditer(text):
+        digits = len(m.group()) - m.group().count("_")
+        if digits > MAX_DIGITS:
+            i = m.start()
+            return text.count("\n", 0, i) + 1, i - (text.rfind("\n", 0, i) + 1) + 1, digits
+    return None
+
+
+def too_long(text: str, error: type[SourceError], *, source: str) -> None:
+    """Raise *error* at the first number of *text* longer than :data:`MAX_DIGITS` digits."""
+    found = long_number(text)
+    if found is not None:
+        line, column, digits = found
+        raise error(f"a number of {digits:,} digits is longer than sfclab reads "
+                    f"(at most {MAX_DIGITS:,})", line=line, column=column, source=source,
+                    text=text, width=min(digits, 20),
+                    hint="no count, port, width or value needs that many digits")
 
 
 class SfclabError(Exception):

@@ -91,6 +91,8 @@ class SendResult(list):
         #: The :class:`~sfclab.targets.coverage.ClassTraffic` the packets came from.
         self.plan = plan
         self.took: list[str | None] = []
+        #: How the Lab's chains differed from the target's when sent (:mod:`sfclab.drift`).
+        self.drift = None
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -115,6 +117,8 @@ class SendResult(list):
                  f"{'s' * (len(self.paths) != 1)}" + (f" ({counts})" if counts else "")]
         labels = self.plan.labels
         lines += [f"  {labels.get(p, p)}: {why}" for p, why in self.missed.items()]
+        if self.drift is not None:
+            lines.insert(0, f"warning: {self.drift.message(python=True)}")
         return "\n".join(lines)
 
 
@@ -570,6 +574,7 @@ class Lab:
         egress host (:meth:`send_between`)."""
         if self._net is not None:
             return self.send_between(None, None, self._chain_name(chain), n, seed=seed)
+        from .drift import drift
         from .targets.coverage import class_traffic
         from .targets.packet_io import send_many
 
@@ -584,6 +589,7 @@ class Lab:
         seed = len(self.traces) if seed is None else seed
         plan = class_traffic(gen, name, n, seed=seed, oracle=self._oracle_for(gen))
         out = SendResult(name, plan)
+        out.drift = drift(self)
         pairs = [(cp.port if port is None else port, cp.packet) for cp in plan.packets]
         # in batches where the target takes them (BMv2), one by one otherwise
         for r in send_many(self.target, pairs):
@@ -661,6 +667,10 @@ class Lab:
         if self._target is not None:
             self._target.close()
             self._target = None
+        if self._pushed is not None or self._net is not None:   # nothing runs: views say so
+            self._pushed = None
+            self._switch_changed()
+            self._refresh_views()
 
     def _target_arch(self) -> str:
         return getattr(self._target, "arch", "v1model") if self._target is not None and \

@@ -25,7 +25,7 @@ def test_demo_runs_every_class_on_its_planned_path(tmp_path, capsys):
             assert nfs.split(" -> ") == list(want_nfs) and terminal == want_terminal
             assert int(passes) == want_passes
         assert sum(int(c) for c, *_ in lines) == 3
-    assert "every class ran its planned service path" in out
+    assert "every packet ran its planned service path" in out
     assert "table occupancy (entries / size):" in out and "SfcIngress.rewinder" in out
     page = html.read_text()
     assert page.startswith("<!doctype html>") and page.count("<svg") == len(chains)
@@ -36,6 +36,23 @@ def test_demo_result_is_data_too():
     r = run(packets=2, out=None, progress=None)
     assert r.ok and set(r.classes) == {c.name for c in sfclab.parse(demo_chains())}
     assert all(c.sent == 2 and c.trace.startswith("packet ") for c in r.classes.values())
+
+
+def test_the_last_line_names_the_paths_no_packet_took():
+    """Issue 22.4: the demo printed `none on core/1 (…): no packet found` and then ended
+    with `every class ran its planned service path`; the last line must not claim more
+    than ran."""
+    r = run(packets=2, out=None, progress=None)
+    missed = [p for c in r.classes.values() for p in c.missed]
+    last = r.report.rstrip().splitlines()[-1]
+    assert last == r.verdict() and last.startswith("every packet ran its planned service path")
+    planned = sum(len(c.planned) for c in r.classes.values())
+    assert missed, "the demo's heavy-hitter branch depends on earlier packets"
+    assert f"{planned - len(missed)} of {planned} service paths ran" in last
+    assert all(p in last for p in missed) and "every class" not in last
+    for c in r.classes.values():
+        c.missed.clear()
+    assert r.verdict().endswith(f"and all {planned} service paths ran")
 
 
 def test_demo_covers_the_edge_chains_flood_paths():

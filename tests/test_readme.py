@@ -33,4 +33,4 @@ def test_main_job_command_succeeds_in_this_environment():
     out = subprocess.run(job.replace(".venv/bin/sfclab", str(sfclab_bin), 1), shell=True,
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "every class ran its planned service path" in out.stdout
+    assert "every packet ran its planned service path" in out.stdout

@@ -67,6 +67,7 @@ def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
         raise err(f"intent {k} lacks {', '.join(missing)}", '"NFs"' if "NFs" in obj else "{",
                   'an intent has "NFs", "Links" and "Route"')
     name = str(obj.get("name", f"intent{k}"))
+    _check_shapes(obj, name, err)
     decl = ChainDecl(name, "json", pos=_pos_of(text, f'"{name}"') if "name" in obj else Pos(1, 1))
     refs: dict[str, NFRef] = {}
     count: dict[str, int] = {}
@@ -82,18 +83,22 @@ def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
         refs[iname] = NFRef(label, _pos_of(text, f'"{itype}"'))
         decl.attrs[label] = {"instance": iname, "location": nf.get("location")}
     for end in ("input", "output", "drop", "cpu"):
-        refs.setdefault(end, NFRef(end))
+        refs.setdefault(end, NFRef(end, _pos_of(text, f'"{end}"')))    # where a link names it
 
     route = obj["Route"]
     links = obj["Links"]
     if not links:
-        order = route if isinstance(route, list) else [n["name"] for n in obj["NFs"]]
+        order = route if isinstance(route, list) else [str(n["name"]) for n in obj["NFs"]]
+        unknown = next((n for n in order if n not in refs), None)
+        if unknown is not None:
+            raise err(f'intent {name!r}: "Route" names unknown NF {unknown!r}',
+                      f'"{unknown}"' if unknown else '"Route"',
+                      'a "Route" list names NFs by their "name", in order')
         links = list(zip(order, order[1:]))
         if len(order) == 1:
             decl.stmts.append(Stmt((refs["input"], refs[str(order[0])]), None, refs[str(order[0])].pos))
     for link in links:
-        a, b = (link.get("from"), link.get("to")) if isinstance(link, dict) else (link + [None])[:2] \
-            if isinstance(link, list) else (None, None)
+        a, b = (link.get("from"), link.get("to")) if isinstance(link, dict) else link
         for end in (a, b):
             if end not in refs:
                 raise err(f"link names unknown NF {end!r}", f'"{end}"' if end else '"Links"',
@@ -121,6 +126,44 @@ def _intent(obj: object, k: int, text: str, source: str) -> ChainDecl:
                 else:
                     decl.egress, decl.egress_pos = end, at
     return decl
+
+
+def _check_shapes(obj: dict, name: str, err) -> None:
+    """Refuse an intent whose parts have the wrong JSON type: ``NFs`` and ``Links`` are
+    lists, a link is a pair of NF names (or ``{"from": …, "to": …}``), ``Route`` is an
+    object or a list of NF names."""
+    for key in ("NFs", "Links"):
+        if not isinstance(obj[key], list):
+            raise err(f'intent {name!r}: "{key}" must be a list, not {_kind(obj[key])}',
+                      f'"{key}"', _SHAPES[key])
+    for link in obj["Links"]:
+        ends = (link.get("from"), link.get("to")) if isinstance(link, dict) else link
+        if not (isinstance(ends, (list, tuple)) and len(ends) == 2
+                and all(isinstance(e, str) for e in ends)):
+            raise err(f'intent {name!r}: a link is a pair of NF names, not {_show(link)}',
+                      '"Links"', _SHAPES["Links"])
+    route = obj["Route"]
+    if not (isinstance(route, dict)
+            or isinstance(route, list) and all(isinstance(r, str) for r in route)):
+        raise err(f'intent {name!r}: "Route" is an object or a list of NF names, '
+                  f"not {_show(route)}", '"Route"', _SHAPES["Route"])
+
+
+_SHAPES = {
+    "NFs": '"NFs": [{"name": "fw1", "type": "Firewall", "location": "server1"}, …]',
+    "Links": '"Links": [["input", "fw1"], ["fw1", "output"]] or [{"from": "fw1", "to": "nat1"}]',
+    "Route": '"Route": {"match": "tcp.dport == 80", "weight": 0.5} or ["fw1", "nat1"]',
+}
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", str: "a string", bool: "a boolean", type(None): "null",
+            list: "a list"}.get(type(value), "a number")
+
+
+def _show(value: object) -> str:
+    shown = json.dumps(value, default=repr)
+    return shown if len(shown) <= 40 else shown[:37] + "…"
 
 
 def _value_pos(text: str, key: str) -> Pos:

@@ -411,10 +411,29 @@ def _syntax_error(e: UnexpectedInput, text: str, source: str) -> ChainSyntaxErro
     expected = set(e.expected or ())
     if tok in ("->", "=>") and "BEFORE" in expected:
         return _headless(text, line, col, source)
+    if tok == "=>" and _SHORT_ARROW() in expected:
+        return _one_line_arrow(text, line, col, source)
     what = f"keyword {tok!r}" if tok in KEYWORDS else repr(tok)
     return ChainSyntaxError(f"unexpected {what}; expected {_expected(expected)}",
                             line=line, column=col, source=source, text=text,
                             hint=_hint(tok, expected, text, line, col), width=max(1, len(tok)))
+
+
+@lru_cache(maxsize=1)
+def _SHORT_ARROW() -> str:  # noqa: N802 - a constant, once the grammar is loaded
+    """The grammar's name for the one-line form's ``->``."""
+    return next(t.name for t in _parser().terminals if t.pattern.value == "->")
+
+
+def _one_line_arrow(text: str, line: int, column: int, source: str) -> ChainSyntaxError:
+    """``chain web: firewall => nat``: the one-line form joins NFs with ``->``."""
+    src = strip_comments(text).splitlines()[line - 1]
+    start, end = src.rfind(";", 0, column - 1) + 1, src.find(";", column - 1)
+    fixed = src[start:end if end >= 0 else len(src)].replace("=>", "->").strip()
+    return ChainSyntaxError("unexpected '=>': in the one-line form NFs are joined by `->`",
+                            line=line, column=column, source=source, text=text, width=2,
+                            hint=f"write `{fixed}`; `=>` joins NFs inside a block: "
+                                 f"`chain NAME {{ input => a => b => output; }}`")
 
 
 def _headless(text: str, line: int, column: int, source: str) -> ChainSyntaxError:

@@ -56,7 +56,7 @@ class CodeView(anywidget.AnyWidget):
     _esm = """
     export default { render({ model, el }) {
       const bar = document.createElement("div"), pre = document.createElement("pre");
-      bar.className = "sfc-code-bar"; pre.className = "sfc-code";
+      bar.className = "sfc-code-bar"; pre.className = "sfc-code"; el.classList.add("sfc-codeview");
       const title = document.createElement("span"), copy = document.createElement("button"),
             save = document.createElement("button");
       copy.textContent = "Copy"; save.textContent = "Download";
@@ -94,6 +94,11 @@ class CodeView(anywidget.AnyWidget):
     .sfc-code { max-height: 480px; overflow: auto; margin: 0; padding: 6px;
       background: var(--jp-cell-editor-background, #f7f7f7); font-size: 12px;
       font-family: var(--jp-code-font-family, monospace); }
+    /* JupyterLab's `.jp-OutputArea-output pre` breaks lines inside words (word-break:
+       break-all: "h ave"); this rule is more specific: lines break between words, and
+       inside one only when it is longer than the line. */
+    .sfc-codeview pre.sfc-code { padding: 6px; white-space: pre-wrap; word-break: normal;
+      overflow-wrap: break-word; }
     .sfc-code.sfc-error { color: var(--jp-error-color1, #d32f2f); white-space: pre-wrap; }
     .p4-keyword { color: var(--jp-mirror-editor-keyword-color, #008000); font-weight: bold; }
     .p4-type { color: var(--jp-mirror-editor-variable-2-color, #05a); }

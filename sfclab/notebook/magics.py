@@ -190,9 +190,9 @@ class SfcMagics(Magics, Configurable):
             manifest["offload"] = args.offload
         if args.field:
             fname, _, width = args.field.partition(":")
-            if not (fname and width.isdigit()):
+            if not (fname and _count(width) is not None):
                 raise UsageError(f"--field is NAME:WIDTH (e.g. score:8), not {args.field!r}")
-            manifest["field"] = {"name": fname, "width": int(width)}
+            manifest["field"] = {"name": fname, "width": _count(width)}
         if not cell.strip():
             raise UsageError(f"the cell is empty: write the NF below %%nf, e.g.\n"
                              f"    control {args.name}(inout headers_t hdr, inout sfc_meta_t sfc)"
@@ -289,6 +289,10 @@ class SfcMagics(Magics, Configurable):
         """push                       push the program and every entry to the target (every switch)"""
         from .runtime_views import PushSummary, installed_beyond
 
+        if not len(self.lab.chains):
+            raise UsageError("nothing to push: the lab has no chains yet. Write them in a "
+                             "%%chain cell (chain web match tcp.dport == 80: firewall -> "
+                             "l3fwd), then %sfc push")
         if self.lab.topology is not None:
             from .network_views import NetworkPushSummary
 
@@ -302,21 +306,25 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_update(self, args: str) -> None:
         """update [--reload]          apply the changed chains by entries, or say a reload is needed"""
+        from .runtime_views import update_text
+
         p = self._parser("update")
         p.add_argument("--reload", action="store_true", help="reload the program if needed")
         ns = p.parse_args(shlex.split(args))
         plan = self._call(self.lab.update, allow_reload=ns.reload)
-        print(plan)
+        print(update_text(plan))
 
     def sfc_send(self, args: str) -> Any:
         """send CHAIN [N] [--port P]  send N packets of CHAIN's class, varied to cover its paths; on a network also send SRC DST [CHAIN] [N]"""
         if self.lab.topology is not None:
+            self._warn_drift()
             return self._send_network(shlex.split(args))
         p = self._parser("send")
         p.add_argument("chain")
         p.add_argument("n", nargs="?", type=int, default=1)
         p.add_argument("--port", type=int, default=None)
         ns = p.parse_args(shlex.split(args))
+        self._warn_drift()
         before = len(self.lab.traces)
         sent = self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
         # what the sender says it covered (a send result with covered / missed), if it does
@@ -345,7 +353,7 @@ class SfcMagics(Magics, Configurable):
         from .network_views import NetworkSendView
 
         usage = "%sfc send SRC DST [CHAIN] [N] (hosts), or %sfc send CHAIN [N]"
-        n = int(words.pop()) if words and words[-1].isdigit() else 1
+        n = _count(words.pop()) if words and _count(words[-1]) is not None else 1
         topo = self.lab.topology
         ends = [w for w in words[:2] if w in topo.hosts or w in topo.servers]
         rest = words[len(ends):]
@@ -357,7 +365,8 @@ class SfcMagics(Magics, Configurable):
 
     def sfc_trace(self, args: str) -> Any:
         """trace [N]                  the last N packets' traces (default 10); select one to see its path"""
-        n = int(args) if args.strip().isdigit() else 10
+        n = _count(args.strip()) or 10
+        self._warn_drift()
         if self.lab.topology is not None:
             from .network_views import NetworkSendView
 
@@ -377,6 +386,7 @@ class SfcMagics(Magics, Configurable):
         from .runtime_views import TablesView, installed_beyond
 
         switch = args.strip() or None
+        self._warn_drift()
         rows = self._call(self.lab.tables, switch)
         if switch is not None:
             from .network_views import SwitchTables
@@ -404,10 +414,34 @@ class SfcMagics(Magics, Configurable):
             raise UsageError(f"%sfc topology takes `off` or nothing, not {args.strip()!r}")
         return self.lab.live_view(("topology",))
 
+    def _warn_drift(self) -> None:
+        """Show first that the target runs other chains than the Lab, if it does."""
+        from ..drift import drift
+        from .runtime_views import drift_output
+
+        found = self._call(drift, self.lab)
+        if found is not None:
+            display(drift_output(found))
+
     def _trace_view(self, traces, **coverage: Any):
         from .send_view import SendView
 
         return SendView(self.lab, traces, **coverage)
+
+
+def _count(word: str) -> int | None:
+    """*word* as a count (ASCII digits), None if it is not one; a count of more digits
+    than anyone means is a usage error, not Python's int-conversion limit.
+
+    >>> _count("12"), _count("x"), _count("²")
+    (12, None, None)
+    """
+    if not (word.isascii() and word.isdigit()):
+        return None
+    if len(word) > 12:
+        raise UsageError(f"{word[:12]}… ({len(word)} digits) is not a count: give a number "
+                         f"below 10^12")
+    return int(word)
 
 
 def _chain_warnings(lab: Lab) -> list[str]:

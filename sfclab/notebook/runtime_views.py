@@ -13,7 +13,10 @@ so JupyterLab does not turn them into links that lead nowhere.
 * :func:`installed_html`: what a session installed beyond the generated entries
   (:func:`sfclab.runtime.installed.installed_beyond`: flood's entries and multicast
   groups for the switch's ports) and its notes;
-* :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`).
+* :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`);
+* :func:`drift_output`: the warning ``%sfc send``, ``trace`` and ``tables`` show first
+  when the target runs other chains than the Lab (:func:`sfclab.drift.drift`);
+* :func:`update_text`: what ``%sfc update`` did.
 
 >>> from sfclab.lab import TableUse
 >>> print(TablesView([TableUse("SfcIngress.acl", 2, 1024, 0, 5)]).text())
@@ -31,7 +34,7 @@ from ..runtime.installed import Installed, installed_beyond
 from .markup import CELL, bar, esc, note, table
 
 __all__ = ["TablesView", "PushSummary", "Rich", "Installed", "installed_beyond", "installed_html",
-           "help_output", "target_text"]
+           "help_output", "target_text", "drift_output", "update_text"]
 
 HIT, MISS, FILL = "#59a14f", "#e15759", "#4e79a7"
 
@@ -192,3 +195,40 @@ class PushSummary(Rich):
                           f"<td style='{CELL}'>{v}</td></tr>" for k, v in rows) + "</table>"
                 + "".join(_warning(n) for n in installed.notes))
         super().__init__("\n".join(text), html)
+
+
+def drift_output(drift: Any) -> Rich:
+    """The warning shown before a send, trace or tables output when the target runs
+    other chains than the Lab (a :class:`sfclab.drift.Drift`)."""
+    text = f"warning: {drift.message()}"
+    html = (f"<div class='sfc-warning sfc-drift' style='background:#fff8e1;color:#5d4037;"
+            f"border-left:3px solid #f9a825;padding:4px 8px;margin:4px 0;"
+            f"overflow-wrap:break-word'>⚠ <b>The target runs the chains of the last push or "
+            f"update, not the Lab's</b>: {esc(drift.what())}. What follows is the old program"
+            f"{'' if drift.needs != 'reload' else ' (this change needs a program reload'}"
+            f"{esc(': ' + drift.reason) if drift.needs == 'reload' and drift.reason else ''}"
+            f"{')' if drift.needs == 'reload' else ''}. "
+            f"Apply it with <code>{esc(drift.command)}</code>.</div>")
+    return Rich(text, html)
+
+
+def update_text(plan: Any) -> str:
+    """What ``%sfc update`` did, from the plan :meth:`sfclab.Lab.update` returns (a
+    ``reload`` plan was carried out: the update reloaded the program).
+
+    >>> from sfclab.runtime.session import UpdatePlan
+    >>> update_text(UpdatePlan("reload", reason="the NF slots change (a | a | b)"))
+    "reloaded the program (the NF slots change (a | a | b)) and wrote every entry: the target runs the Lab's chains"
+    """
+    if plan is None:
+        return "nothing was pushed before: pushed every switch"
+    switches = getattr(plan, "switches", None)
+    if switches is not None:                       # a network: one line per switch
+        if plan.kind == "none":
+            return "nothing to change"
+        return "\n".join([f"network update: {plan.kind} ({plan.writes} writes)"] + [
+            f"  {s}: {update_text(p)}" for s, p in switches.items() if p.kind != "none"])
+    if plan.kind == "reload":
+        why = f" ({plan.reason})" if plan.reason else ""
+        return f"reloaded the program{why} and wrote every entry: the target runs the Lab's chains"
+    return str(plan)

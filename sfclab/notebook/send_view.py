@@ -133,14 +133,17 @@ def _pass_html(p: Pass, catalog: NFCatalog | None, start: str) -> str:
         for k, s in enumerate(steps or [None]):
             cells = [_block_chip(blk.name, blk.nf, catalog) if k == 0 else ""]
             if s is None:
-                cells += ["<i>no table</i>", "", ""]
+                cells += ["<i>nothing</i>", "", ""]
             else:
                 verdict = ("" if s.hit is None else
                            f" <b style='color:{'#2e7d32' if s.hit else '#c62828'}'>"
                            f"{'hit' if s.hit else 'miss'}</b>")
                 cells += [f"<code>{esc(s.table)}</code>{verdict}" if s.table else esc(s.text),
                           f"<code>{esc(s.entry)}</code>" if s.entry else "",
-                          f"<code>{esc(s.action)}</code>" if s.action else ""]
+                          (f"<code>{esc(s.action)}</code>" if s.action else "")
+                          + (f"<div class='sfc-step-note' style='font-size:11px;color:var("
+                             f"--jp-ui-font-color2,#666)'>{esc(s.text)}</div>"
+                             if s.table and s.text else "")]
             rows.append("<tr>" + "".join(
                 f"<td style='{_TD}{';white-space:nowrap' if i < 2 else ''}'>{c}</td>"
                 for i, c in enumerate(cells)) + "</tr>")

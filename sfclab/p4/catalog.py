@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import CatalogError, P4Error, UnsupportedP4Error
+from ..errors import MAX_DIGITS, CatalogError, P4Error, UnsupportedP4Error, long_number
 from ..nfinfo import OFFLOAD_CLASSES, GLOBAL_FIELDS, NFCatalog, NFInfo, normalize_name
 from . import ast as A
 from .check import check_program
@@ -58,6 +58,8 @@ _ARCH_NAMES = frozenset({"standard_metadata", "ig_intr_md", "ig_md", "eg_intr_md
 _MANIFEST_KEYS = {"name", "aliases", "layer", "offload", "description", "field", "stages",
                   "tables", "entries", "p4"}
 _METADATA_WIDTH = 32
+_MAX_HASH_WIDTH = 64      # BMv2's hash functions return 64 bits
+_MAX_STAGES = 64          # a manifest's stage estimate (a Tofino pipe has 12-20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +256,12 @@ def check_nf(prog: A.Program, name: str) -> A.ControlDecl:
                        hint=f"use {', '.join(API_EXTERNS)} (p4/include/sfc_api.p4)",
                        cls=UnsupportedP4Error)
         instances[inst.name] = ext
+        out = inst.type.args[0] if ext == "SfcHash" and inst.type.args else None
+        if isinstance(out, A.BitType) and not 1 <= out.width <= _MAX_HASH_WIDTH:
+            raise _err(inst, f"NF {name!r}: SfcHash<{type_p4(out)}> gives {out.width} bits; "
+                       f"a hash gives 1..{_MAX_HASH_WIDTH}",
+                       hint="BMv2 and Tofino compute hashes of at most 64 bits: "
+                            "use SfcHash<bit<32>> (or narrower)")
     for t in control.tables():
         if t.size is None:
             raise _err(t, f"NF {name!r}: table {t.name!r} has no size",
@@ -344,6 +352,16 @@ def _manifest(data: Any, source: str, name_hint: str) -> dict:
     for key, typ in checks:
         if key in data and not isinstance(data[key], typ):
             raise CatalogError(f"manifest key {key!r} must be a {typ.__name__}", source=source)
+    bad = [a for a in data.get("aliases", ()) if not isinstance(a, str) or not a.strip()]
+    if bad:
+        bad = bad[0]
+        raise CatalogError(f"manifest key 'aliases' lists names, not {json.dumps(bad, default=repr)}",
+                           source=source, hint='for example "aliases": ["FW", "Firewall"]')
+    if not 1 <= data.get("layer", 4) <= 7 or not 0 <= data.get("stages", 1) <= _MAX_STAGES:
+        key = "layer" if not 1 <= data.get("layer", 4) <= 7 else "stages"
+        raise CatalogError(f"manifest key {key!r} is out of range",
+                           source=source, hint="layer: the OSI layer the NF works at, 1..7; "
+                                               f"stages: 0..{_MAX_STAGES}")
     if data.get("offload", "fully") not in OFFLOAD_CLASSES:
         raise CatalogError(f"offload must be one of {', '.join(OFFLOAD_CLASSES)}", source=source)
     fld = data.get("field")
@@ -386,6 +404,11 @@ def _entries_from_manifest(raw: list, source: str) -> tuple[ExampleEntry, ...]:
         except (KeyError, TypeError, ValueError):
             raise CatalogError('an example entry is {"table": …, "match": {…}, "action": …, '
                                '"params": {…}, "priority": N}', source=source) from None
+        values = [*out[-1].match.values(), *out[-1].params.values()]
+        if any(isinstance(v, str) and long_number(v) for v in values):
+            raise CatalogError(f"an example entry of table {out[-1].table!r} holds a number "
+                               f"of more than {MAX_DIGITS:,} digits", source=source,
+                               hint="no key or parameter needs that many digits")
     return tuple(out)
 
 
@@ -502,6 +525,10 @@ class P4Catalog(NFCatalog):
                 raise CatalogError("the P4 must hold exactly one control (the NF)",
                                    hint="name it with name=… if it has several")
             name = controls[0].name
+        if manifest is not None and not isinstance(manifest, Mapping):
+            raise CatalogError("an NF manifest is a JSON object (a dict)",
+                               source=f"<manifest of {name}>",
+                               hint='for example {"layer": 3, "aliases": ["FW"]}')
         d = _definition(name, dict(manifest or {}), p4_text=text)
         return self._add_checked([d], replace)[0]
 

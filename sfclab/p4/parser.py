@@ -19,19 +19,23 @@ subset raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the line.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import lark
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error
+from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error, too_long
 from . import ast as A
 from .arch import ARCH_FILES, DEFINES
+from .parsecache import cache_file
 
 __all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "BUILTIN_TYPES",
            "UNSUPPORTED_WORDS", "library_dir"]
@@ -552,8 +556,14 @@ _BUILDER = _Builder()
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(_grammar(), parser="lalr", lexer="contextual", postlex=_POSTLEX,
-                transformer=_BUILDER, maybe_placeholders=True, cache=True)
+    # The tables are cached only in the user's private cache directory (see .parsecache):
+    # lark's own ``cache=True`` would load a pickle from a name anyone can plant in /tmp.
+    grammar = _grammar()
+    key = hashlib.sha256(f"{grammar}{lark.__version__}{sys.version_info[:2]}".encode()).hexdigest()
+    path = cache_file(key[:32])
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_POSTLEX,
+                transformer=_BUILDER, maybe_placeholders=True,
+                cache=str(path) if path is not None else False)
 
 
 def _declared_types(prog: A.Program) -> set[str]:
@@ -600,19 +610,28 @@ def _resolve(name: str, system: bool, base: Path | None, stack: tuple[Path, ...]
              pos: A.Pos | None) -> set[str]:
     if system:
         return set(BUILTIN_TYPES.get(Path(name).name, ()))
-    cand = include_file(name, base)
+    where = dict(line=pos.line if pos else 0, column=pos.column if pos else 0,
+                 source=pos.file if pos else "")
+    if "\x00" in name:
+        raise P4SyntaxError("the included file's name holds a NUL character", **where,
+                            hint='write the name of a .p4 file: #include "headers.p4"')
+    try:
+        cand = include_file(name, base)
+    except (OSError, ValueError) as e:             # a name too long for the file system …
+        raise P4SyntaxError(f"cannot read the included file {name[:60]!r}: "
+                            f"{getattr(e, 'strerror', None) or e}", **where,
+                            hint='write the name of a .p4 file: #include "headers.p4"') from None
     if cand is not None:
         return set() if cand in stack else set(_include_types(cand, stack))
     cands = include_candidates(name, base)
-    raise P4SyntaxError(f"cannot find the included file {name!r}",
-                        line=pos.line if pos else 0, column=pos.column if pos else 0,
-                        source=pos.file if pos else "",
+    raise P4SyntaxError(f"cannot find the included file {name!r}", **where,
                         hint=f"looked in {', '.join(str(c.parent) for c in cands)}")
 
 
 def _parse(text: str, source: str, base: Path | None, stack: tuple[Path, ...] = (),
            types: Iterable[str] = ()) -> A.Program:
     types = set(types)
+    too_long(text, P4SyntaxError, source=source)
 
     def resolve(tok: Token) -> set[str]:
         raw = str(tok)

@@ -69,6 +69,10 @@ def type_p4(t: A.Node) -> str:
 
 # --- expressions ---------------------------------------------------------------------------
 
+#: Constants wider than this are printed in hex (decimal would pass Python's 4,300-digit limit).
+_DECIMAL_BITS = 14_000
+
+
 def _const(c: A.Const) -> str:
     if c.text is not None:
         return c.text
@@ -78,6 +82,8 @@ def _const(c: A.Const) -> str:
         digits = f"0b{c.value:b}"
     elif c.base == 8:
         digits = f"0o{c.value:o}"
+    elif c.value.bit_length() > _DECIMAL_BITS:        # Python prints at most 4,300 digits
+        digits = f"0x{c.value:X}"
     else:
         digits = str(c.value)
     if c.width is not None:

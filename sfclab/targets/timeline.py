@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..ir.values import ValueKinds
 from .trace import _CORE_TABLE, PacketTrace, _token, nf_of, server_text
@@ -122,11 +123,24 @@ def _short(name: str) -> str:
     return name.rpartition(".")[2]
 
 
+#: Conditions of the composed program (token checks, its control metadata): not an NF's.
+_PROGRAM_STATE = ("hdr.sfc.", "meta.sfc.", "meta.ctl.", "standard_metadata.")
+
+
 class _Builder:
     def __init__(self, kinds: ValueKinds) -> None:
         self.kinds = kinds
         self.passes: list[Pass] = []
         self.blocks: list[tuple[str, bool, list[Step]]] = []
+        #: The NF block's condition that was false last (why it applied no table).
+        self.false_cond: dict[int, str] = {}
+        #: The port the rewinder's ``finish`` gave (the chain's exit unless an NF sets one).
+        self.finish_port: Any = None
+
+    def condition(self, ev) -> None:
+        if self.blocks and self.blocks[-1][1] and ev.value is False \
+                and not ev.name.startswith(_PROGRAM_STATE):
+            self.false_cond[len(self.blocks) - 1] = ev.name
 
     def block(self, name: str, nf: bool) -> list[Step]:
         if not self.blocks or self.blocks[-1][:2] != (name, nf):
@@ -146,6 +160,8 @@ class _Builder:
             return
         text = f"{_short(ev.name)}({self.kinds.args(ev.name, ev.args)})"
         name, nf = _block_of(ev.name)
+        if _short(ev.name) == "finish" and self.blocks and self.blocks[-1][0] == "rewinder":
+            self.finish_port = dict(ev.args).get("port")
         if self.blocks and (not name or (name, nf) == self.blocks[-1][:2] or not nf):
             steps = self.blocks[-1][2]                 # the action of the table just applied
             if steps and steps[-1].table and not steps[-1].action:
@@ -154,9 +170,34 @@ class _Builder:
         self.block(name or "program", nf).append(Step(action=text))
 
     def end_pass(self, number: int, end: str, detail: str) -> None:
-        blocks = tuple(Block(n, nf, tuple(s)) for n, nf, s in self.blocks)
+        blocks = tuple(Block(n, nf, tuple(s) if s or not nf else (self._no_table(k),))
+                       for k, (n, nf, s) in enumerate(self.blocks))
         self.passes.append(Pass(number, blocks, end, detail))
-        self.blocks = []
+        self.blocks, self.false_cond = [], {}
+
+    def _no_table(self, k: int) -> Step:
+        """An NF that ran but applied no table: say why when its trace tells (the
+        condition around its tables was false)."""
+        cond = self.false_cond.get(k)
+        return Step(text=f"applied no table: {cond} is false" if cond else
+                    "applied no table")
+
+    def exit_port(self, trace: PacketTrace) -> None:
+        """The rewinder's ``finish(…, port=P)`` names the chain's exit, used only when no
+        NF chose a port: when the packet left elsewhere, say which NF chose that."""
+        last = self.passes[-1] if self.passes else None
+        if self.finish_port is None or last is None or last.end != "out" \
+                or str(self.finish_port) == last.detail:
+            return
+        chooser = next((b.name for b in reversed(last.blocks) if b.nf
+                        and any("port=" in s.action for s in b.steps)), "an NF")
+        note = (f"port {self.finish_port} is the chain's exit when no NF picks one; "
+                f"{chooser} picked port {last.detail}")
+        blocks = tuple(Block(b.name, b.nf, tuple(
+            Step(s.table, s.hit, s.entry, s.action, note) if s.action.startswith("finish(")
+            else s for s in b.steps)) if b.name == "rewinder" and not b.nf else b
+            for b in last.blocks)
+        self.passes[-1] = Pass(last.number, blocks, last.end, last.detail)
 
 
 def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass, ...]:
@@ -176,6 +217,8 @@ def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass,
             b.table(ev, k == "table_hit")
         elif k == "action":
             b.action(ev)
+        elif k == "condition":
+            b.condition(ev)
         elif k in ("recirculate", "resubmit"):
             token = ev.value.items() if isinstance(ev.value, Mapping) else None
             b.end_pass(current, "recirculate", f"({b.kinds.args('token', token)})" if token
@@ -195,6 +238,7 @@ def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass,
             b.end_pass(current, "drop", trace.drop_reason or "no reason given")
         else:
             b.end_pass(current, "out", str(trace.egress_port))
+    b.exit_port(trace)
     return tuple(b.passes)
 
 
@@ -233,7 +277,7 @@ def timeline_text(trace: PacketTrace, kinds: ValueKinds | None = None, *,
         lines.append(f"pass {p.number}")
         width = max((len(b.title) for b in p.blocks), default=0)
         for blk in p.blocks:
-            steps = [str(s) for s in blk.steps] or ["(no table)"]
+            steps = [str(s) for s in blk.steps] or ["(nothing)"]
             lines.append(f"  {blk.title:<{width}}  {steps[0]}")
             lines += [f"  {'':<{width}}  {s}" for s in steps[1:]]
         lines.append(f"  -> {p.end_text}")

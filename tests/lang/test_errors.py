@@ -152,6 +152,30 @@ BAD = [
      ChainValidationError, 1, 49, 27, "the loop at 'sr_encap' never repeats: sr_enca", 'to run it n times write sr_enc'),  # [sr_encap.global_counter < 3]
     ('chain a { input => nat => (lb : drop ? nat.translated == 1); lb => (self : nat ? lb.global_counter < 3); }',
      ChainValidationError, 1, 69, 10, 'a loop needs a way out: both branches go back', 'leave the loop on one side: `l'),  # [self : nat]
+    # issue 22.4: `=>` in the one-line form (it said "expected $END, `chain`, …")
+    ('chain web: firewall => nat => l3fwd',
+     ChainSyntaxError, 1, 21, 2, "unexpected '=>': in the one-line form NFs are", 'write `chain web: firewall -> n'),  # [=>]
+    ('chain a: nat; chain b match tcp.dport == 22: lb => nat',
+     ChainSyntaxError, 1, 49, 2, "unexpected '=>': in the one-line form NFs are", 'write `chain b match tcp.dport '),  # [=>]
+    # issue 19.8: JSON of the wrong shape and numbers longer than Python converts
+    ('{"NFs": {"name": "f"}, "Links": [], "Route": {}}',
+     ChainValidationError, 1, 2, 5, 'intent \'intent1\': "NFs" must be a list, not a', '"NFs": [{"name": "fw1", "type"'),  # ["NFs"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": "f", "Route": {}}',
+     ChainValidationError, 1, 46, 7, 'intent \'intent1\': "Links" must be a list, not', '"Links": [["input", "fw1"], ["'),  # ["Links"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [[]], "Route": {}}',
+     ChainValidationError, 1, 46, 7, "intent 'intent1': a link is a pair of NF names, not []", '"Links": [["input", "fw1"], ["'),  # ["Links"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [[{}, "output"]], "Route": {}}',
+     ChainValidationError, 1, 46, 7, "intent 'intent1': a link is a pair of NF name", '"Links": [["input", "fw1"], ["'),  # ["Links"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": [["f"]]}',
+     ChainValidationError, 1, 59, 7, 'intent \'intent1\': "Route" is an object or a l', '"Route": {"match": "tcp.dport '),  # ["Route"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": {"weight": 1' + '0' * 4400 + '}}',
+     ChainSyntaxError, 1, 79, 20, 'a number of 4,401 digits is longer than sfcla', 'no count, port, width or value'),  # [1000…]
+    ('chain a { input => sr_encap => (self : nat ? sr_encap.global_counter < ' + '9' * 4301 + '); nat => output; }',
+     ChainSyntaxError, 1, 72, 20, 'a number of 4,301 digits is longer than sfcla', 'no count, port, width or value'),  # [9999…]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": ["g", "f"]}',
+     ChainValidationError, 1, 69, 3, 'intent \'intent1\': "Route" names unknown NF \'g\'', 'a "Route" list names NFs by th'),  # ["g"]
+    ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [], "Route": [""]}',
+     ChainValidationError, 1, 59, 7, 'intent \'intent1\': "Route" names unknown NF \'\'', 'a "Route" list names NFs by th'),  # ["Route"]
 ]
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +17,9 @@ from sfclab.p4.catalog import load_default
 NF_NAMES = sorted(i.name for i in load_default())
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "lang"
 SEEDS = [p.read_text() for p in sorted(FIXTURES.glob("*.sfc"))]
+INTENT = json.dumps({"name": "web", "NFs": [{"name": "fw1", "type": "Firewall", "location": "s1"}],
+                     "Links": [["input", "fw1"], ["fw1", "output"]],
+                     "Route": {"match": "tcp.dport == 80", "weight": 0.5, "from": "h1"}})
 
 
 @st.composite
@@ -144,3 +150,53 @@ def test_fast_path_never_disagrees_with_lark(seed: str, data):
         assert fast_parse(strip_comments(text)) is None, "the fast path accepted bad text"
         return
     assert fast is None or fast == slow
+
+
+# Numbers longer than Python converts (4,300 digits) and JSON of the wrong shape: a whole
+# class of input that used to reach a Python traceback (issue 19.8).
+MAX_DIGITS = 4300                # Python converts no longer decimal string to an int
+HUGE = st.integers(MAX_DIGITS + 1, MAX_DIGITS + 400).map(lambda n: "9" * n) \
+    | st.integers(MAX_DIGITS // 4 + 1, MAX_DIGITS).map(lambda n: "1_234" * n)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SEEDS + [INTENT]), st.data())
+def test_a_huge_number_anywhere_is_a_located_chain_error(seed: str, data):
+    runs = [m.span() for m in re.finditer(r"\d+", seed)]
+    i, j = data.draw(st.sampled_from(runs)) if runs and data.draw(st.booleans()) else \
+        (k := data.draw(st.integers(0, len(seed))), k)
+    text = seed[:i] + data.draw(HUGE) + seed[j:]
+    with pytest.raises(ChainError) as e:
+        sfclab.parse(text)
+    assert e.value.line >= 1 and "digits" in e.value.message
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                    | st.text(max_size=8) | st.sampled_from(["fw1", "nat1", "input", "output"]),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["name", "type", "from", "to", "match",
+                                                       "weight", "location"]), inner, max_size=3),
+                    max_leaves=8)
+
+
+@st.composite
+def intents(draw) -> str:
+    """A P4SFC intent whose NFs, Links, Route (and their parts) may have any JSON shape."""
+    nfs = draw(st.just([{"name": "fw1", "type": "Firewall", "location": "s1"},
+                        {"name": "nat1", "type": "NAT", "location": "s1"}]) | JSON)
+    links = draw(st.lists(st.sampled_from([["fw1", "nat1"], ["input", "fw1"], ["nat1", "output"],
+                                           {"from": "fw1", "to": "nat1"}]) | JSON, max_size=3)
+                 | JSON)
+    route = draw(st.just({"match": "tcp.dport == 80", "weight": 0.5}) | JSON)
+    doc = {"name": draw(st.sampled_from(["c", "web"]) | JSON), "NFs": nfs, "Links": links,
+           "Route": route}
+    return json.dumps(doc if draw(st.booleans()) else [doc])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(intents())
+def test_json_intents_of_any_shape_raise_only_chain_errors(text: str):
+    try:
+        sfclab.parse(text)
+    except ChainError as e:
+        assert e.line >= 1 and str(e)

@@ -145,6 +145,13 @@ BAD = [
      1, 19, 1, "unexpected character '-'", 'numbers here are whole and not negat'),  # [-]
     ('switch leaf-1',
      1, 12, 1, "unexpected character '-'", 'quote a name with \'-\' in it: "leaf-1"'),  # [-]
+    # issue 19.8: numbers longer than Python converts reached a traceback
+    ('use line(' + '9' * 5000 + ')',
+     1, 10, 20, 'a number of 5,000 digits is longer than sfclab r', 'no count, port, width or value needs'),  # [9999…]
+    ('switch s1 ports ' + '9' * 4301,
+     1, 17, 20, 'a number of 4,301 digits is longer than sfclab r', 'no count, port, width or value needs'),  # [9999…]
+    ('switch s1\nswitch s2\nlink s1:' + '9' * 4400 + ' -- s2',
+     3, 9, 20, 'a number of 4,400 digits is longer than sfclab r', 'no count, port, width or value needs'),  # [9999…]
 ]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,3 +101,21 @@ def test_mutated_fixtures_raise_only_topology_errors(seed: str, data):
     except TopologyError:
         pass
 
+
+
+MAX_DIGITS = 4300                # Python converts no longer decimal string to an int
+HUGE = st.integers(MAX_DIGITS + 1, MAX_DIGITS + 400).map(lambda n: "9" * n)
+HUGE_SEEDS = SEEDS + ["use line(4)", "switch s1 ports 8\nswitch s2\nlink s1:3 -- s2:1 latency 2ms"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(HUGE_SEEDS), st.data())
+def test_a_huge_number_anywhere_is_a_located_topology_error(seed: str, data):
+    """Numbers longer than Python converts (``use line(9999…)``, ports, latencies) are
+    refused where they are written, not with a Python traceback (issue 19.8)."""
+    runs = [m.span() for m in re.finditer(r"\d+", seed)]
+    i, j = data.draw(st.sampled_from(runs)) if data.draw(st.booleans()) else \
+        (k := data.draw(st.integers(0, len(seed))), k)
+    with pytest.raises(TopologyError) as e:
+        parse_topology(seed[:i] + data.draw(HUGE) + seed[j:])
+    assert e.value.line >= 1 and "digits" in e.value.message

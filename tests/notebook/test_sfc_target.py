@@ -227,8 +227,60 @@ def test_update_by_entries_and_when_a_reload_is_needed(ip, sfc, capsys):
     with pytest.raises(UsageError, match="needs a program reload"):
         ip.run_line_magic("sfc", "update")
     ip.run_line_magic("sfc", "update --reload")
-    assert "program reload" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("reloaded the program (the NF slots change") and "needed" not in out
     assert ip.run_line_magic("sfc", "send x 1").traces[0].trace.nfs() == ["ids"]
+
+
+def _shown(monkeypatch) -> list:
+    shown: list = []
+    monkeypatch.setattr(magics_module, "display", shown.append)
+    return shown
+
+
+WEB_MONITOR = WEB.replace("nat => lb => l3fwd => output;", "nat => lb => l3fwd => monitor => output;")
+
+
+def test_send_trace_and_tables_say_first_that_the_switch_runs_other_chains(ip, sfc, monkeypatch):
+    """Issue 19.3: push, add `-> monitor` to a chain, re-run the cell: `%sfc send web 3`
+    warns first, names the chain and the command that applies the change."""
+    ip.run_line_magic("sfc", "push")
+    shown = _shown(monkeypatch)
+    ip.run_line_magic("sfc", "send web 3")
+    assert not any("sfc-drift" in getattr(x, "html", "") for x in shown)   # in step: no warning
+    ip.run_cell_magic("chain", "", WEB_MONITOR)
+    shown.clear()
+    view = ip.run_line_magic("sfc", "send web 3")
+    (warning,) = [x for x in shown if "sfc-drift" in getattr(x, "html", "")]
+    assert shown[0] is warning                           # first, before anything else
+    assert "web changed" in warning.text and "mgmt" not in warning.text
+    assert "needs a program reload" in warning.text              # monitor is a new NF slot
+    assert "%sfc update --reload (or %sfc push)" in warning.text
+    assert all("monitor" not in t.trace.nfs() for t in view.traces)      # the old program ran
+    for command in ("trace", "tables"):
+        shown.clear()
+        ip.run_line_magic("sfc", command)
+        assert "sfc-drift" in shown[0].html and "web changed" in shown[0].text
+    ip.run_line_magic("sfc", "update --reload")
+    shown.clear()
+    view = ip.run_line_magic("sfc", "send web 3")
+    assert not shown and any("monitor" in t.trace.nfs() for t in view.traces)
+
+
+def test_a_change_entries_can_apply_names_plain_update(ip, sfc, monkeypatch):
+    ip.run_line_magic("sfc", "push")
+    ip.run_cell_magic("chain", "", "chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80: "
+                                   "firewall -> l3fwd")
+    ip.run_line_magic("sfc", "remove mgmt")
+    shown = _shown(monkeypatch)
+    ip.run_line_magic("sfc", "tables")
+    text = shown[0].text
+    assert "web changed; mgmt removed" in text and "table entries can apply it" in text
+    assert text.endswith("%sfc update")
+    ip.run_line_magic("sfc", "update")
+    shown.clear()
+    ip.run_line_magic("sfc", "tables")
+    assert not any("sfc-drift" in getattr(x, "html", "") for x in shown)
 
 
 def test_target_commands(ip, sfc, capsys):
@@ -250,6 +302,25 @@ def test_send_pcap(ip, sfc, tmp_path):
     assert len(view.traces) == 2 and all(t.path == "web/0" for t in view.traces)
     with pytest.raises(UsageError, match="cannot read"):
         ip.run_line_magic("sfc", f"send-pcap {tmp_path / 'none.pcap'}")
+
+
+def test_push_with_no_chains_says_there_is_nothing_to_push(ip, sfc):
+    ip.run_line_magic("sfc", "remove web mgmt")
+    with pytest.raises(UsageError, match="nothing to push: the lab has no chains yet"):
+        ip.run_line_magic("sfc", "push")
+    assert sfc.lab.pushed is None                      # no empty program went to the switch
+
+
+def test_numbers_out_of_range_are_usage_errors_not_tracebacks(ip, sfc):
+    """Issue 19.8: a port the switch has not, counts of 5,000 digits."""
+    huge = "9" * 5000
+    for line, says in [("send web 1 --port 999999", "ingress port 999999 is not in 0..511"),
+                       (f"send web 1 --port {huge}", "invalid int value"),
+                       (f"trace {huge}", "(5000 digits) is not a count")]:
+        with pytest.raises(UsageError, match=re.escape(says)):
+            ip.run_line_magic("sfc", line)
+    with pytest.raises(UsageError, match="is not a count"):
+        ip.run_cell_magic("nf", f"x --field s:{huge}", "control x() { apply { } }")
 
 
 def test_errors(ip, sfc, capsys):

@@ -242,7 +242,7 @@ def test_trace_before_any_packet(net, ip, capsys):  # noqa: F811
     assert "no packets sent on the network yet" in capsys.readouterr().out
 
 
-def test_changed_chains_show_stale_until_updated(net, ip, capsys):  # noqa: F811
+def test_changed_chains_show_stale_until_updated(net, ip, sfc, capsys):  # noqa: F811  # noqa: F811
     ip.run_line_magic("sfc", "push")
     ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80 from h1 to h4: "
                                    "firewall -> l3fwd\n")
@@ -251,6 +251,9 @@ def test_changed_chains_show_stale_until_updated(net, ip, capsys):  # noqa: F811
     ip.run_cell_magic("chain", "", "chain new match tcp.dport == 22 from h2 to h3: nat\n")
     with pytest.raises(UsageError, match="not on the network yet"):
         ip.run_line_magic("sfc", "send new")
+    sfc.shown.clear()
+    ip.run_line_magic("sfc", "tables leaf1")   # says first the network runs other chains
+    assert "web changed; new added" in sfc.shown[0].text and "%sfc update" in sfc.shown[0].text
     ip.run_line_magic("sfc", "update")
     assert "network update: entries" in capsys.readouterr().out
     assert "changed since the push" not in panel.head.value
@@ -275,3 +278,14 @@ def test_topology_off_goes_back_to_one_switch(net, ip):  # noqa: F811
     assert "No topology" in topology_tab(net).head.value
     with pytest.raises(UsageError, match="takes `off` or nothing"):
         ip.run_line_magic("sfc", "topology on")
+
+
+def test_the_views_follow_close(net, ip):  # noqa: F811
+    """Issue 22.4: after lab.close() lab 06's view still said "Running: pushed to every
+    switch"."""
+    panel = topology_tab(net)
+    ip.run_line_magic("sfc", "push")
+    assert "Running: pushed to every switch" in panel.head.value
+    net.lab.close()
+    assert "Running" not in panel.head.value and "changed since the push" not in panel.head.value
+    assert not net.lab.network.pushed

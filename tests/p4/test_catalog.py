@@ -167,6 +167,21 @@ BAD_NFS = [
     ("control a(inout headers_t hdr, inout sfc_meta_t sfc) { apply { } }\n"
      "control b(inout headers_t hdr, inout sfc_meta_t sfc) { apply { } }", {}, CatalogError,
      "exactly one control"),
+    # issue 19.8: these reached a Python traceback
+    (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [None]}, CatalogError, "lists names, not null"),
+    (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [["x"]]}, CatalogError, 'lists names, not ."x".'),
+    (DSCP_MARKER, {**DSCP_MANIFEST, "aliases": [False]}, CatalogError, "lists names, not false"),
+    (DSCP_MARKER, {**DSCP_MANIFEST, "layer": 10 ** 5000}, CatalogError, "'layer' is out of range"),
+    (DSCP_MARKER, [("layer", 3)], CatalogError, "manifest is a JSON object"),
+    (DSCP_MARKER.replace("    action mark", "    SfcHash<bit<65536>>(SfcHashAlgorithm.CRC32) h;\n"
+                                            "    action mark"), {}, P4Error, "a hash gives 1..64"),
+    (DSCP_MARKER.replace("size = 64", "size = " + "9" * 5000), {}, P4Error,
+     "number of 5,000 digits"),
+    (DSCP_MARKER, {**DSCP_MANIFEST, "entries": [{"table": "classes", "match": {
+        "hdr.ipv4.src_addr": "10.0.0.0/" + "9" * 5000}, "action": "mark", "params": {"dscp": 4}}]},
+     CatalogError, "holds a number of more than 4,300 digits"),
+    (DSCP_MARKER.replace('"../include/sfc_headers.p4"', '"../include/sfc\0headers.p4"'), {},
+     P4Error, "name holds a NUL"),
 ]
 
 

@@ -74,7 +74,7 @@ def test_the_demo_runs_on_bmv2(standins, capsys):
     assert main(["demo", "--target", "bmv2", "--packets", "1"]) == 0
     out = capsys.readouterr().out
     assert "over P4Runtime" in out or "pushed the program" in out
-    assert "every class ran its planned service path" in out
+    assert "every packet ran its planned service path" in out
     # its P4SFC class detours through the server sfclab plays behind BMv2's port 8
     assert "1 on web_ips/0: firewall -> nat -> ips -> monitor -> output, 2 passes" in out
 

@@ -73,3 +73,36 @@ def test_a_drop_ends_the_last_pass(lab):
     (p,) = timeline(r.trace)
     assert p.end == "drop" and p.end_text.startswith("dropped: ")
     assert p.blocks[0].steps[0].hit is False                   # the classifier missed
+
+
+def test_the_rewinder_port_is_not_shown_as_where_the_packet_left():
+    """Issue 22.4: a VLAN packet's trace showed the rewinder's `finish(terminal=0, port=1)`
+    while the packet left on port 2 (l2fwd picked it). The rewinder's port is the chain's
+    exit when no NF picks one: the timeline says so, and who picked the port."""
+    from scapy.all import ARP, Dot1Q, Ether
+
+    lab = Lab()
+    lab.add("chain vlan match vlan.vid == 100: l2fwd -> qos -> monitor\n"
+            "chain web match tcp.dport == 80: firewall -> l3fwd")
+    try:
+        lab.push()
+        t = lab.send("vlan", 1)[0].trace
+        (p,) = timeline(t, lab.value_kinds())
+        (finish,) = [s for b in p.blocks if b.title == "rewinder" for s in b.steps]
+        assert finish.action == "finish(terminal=0, port=1)" and t.egress_port == 2
+        assert finish.text == "port 1 is the chain's exit when no NF picks one; l2fwd picked port 2"
+        assert "l2fwd picked port 2" in timeline_text(t, lab.value_kinds())
+        # where the rewinder's port is the one the packet leaves on, nothing is added
+        web = lab.send("web", 1)[0].trace
+        (p,) = timeline(web, lab.value_kinds())
+        assert web.egress_port == 1 and not any(
+            s.text for b in p.blocks if b.title == "rewinder" for s in b.steps)
+        # issue 22.4: qos showed "no table" for a packet it applied no table to: say why
+        arp = lab.send_packet(Ether(dst="00:00:00:00:00:02") / Dot1Q(vlan=100) / ARP()).trace
+        (p,) = timeline(arp, lab.value_kinds())
+        blocks = {b.title: b.steps for b in p.blocks}
+        assert [str(s) for s in blocks["NF qos"]] == [
+            "applied no table: hdr.ipv4.isValid() is false"]
+        assert "(no table)" not in timeline_text(arp, lab.value_kinds())
+    finally:
+        lab.close()

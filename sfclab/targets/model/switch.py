@@ -41,7 +41,7 @@ from pathlib import Path
 from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
 from .control import ActionObj, ExitSignal, PacketIO
-from .errors import ModelCompileError, UnknownNameError
+from .errors import InvalidValueError, ModelCompileError, UnknownNameError
 from .expr import ConstVal, Scope
 from .parser_rt import PipelineCompiler, _field_codec
 from .result import Digest, PacketIn, ProcessResult
@@ -207,7 +207,8 @@ class ModelSwitch(ControlPlane):
     def process(self, port: int, data, *, now_us: int | None = None) -> ProcessResult:
         """Run one packet that arrives on *port*; *data* is bytes or a scapy packet."""
         if not isinstance(port, int) or not 0 <= port < 512:
-            raise ValueError(f"ingress port {port!r} is not in 0..511")
+            raise InvalidValueError(f"ingress port {port!r} is not in 0..511",
+                                    hint="the model has ports 0..511; send on one of them")
         data = bytes(data)
         self._packet_id += 1
         now = int((time.monotonic() - self._t0) * 1e6) if now_us is None else now_us
