@@ -542,7 +542,7 @@ class Lab:
             self.push()
             from .runtime.session import UpdatePlan
 
-            return UpdatePlan("reload", reason="nothing was pushed before")
+            return UpdatePlan("reload", reason="nothing was pushed before", done=True)
         session = self.target.session
         options, slots = session.options_for_update()
         options = dataclasses.replace(options, bindings=dict(self.bindings))

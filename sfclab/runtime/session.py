@@ -63,7 +63,14 @@ class Occupancy:
 @dataclass
 class UpdatePlan:
     """What applying a new chain set does: ``kind`` is ``"entries"`` (pipeline
-    manipulation), ``"reload"`` (program reload) or ``"none"``."""
+    manipulation), ``"reload"`` (program reload) or ``"none"``; ``done`` once an
+    update has carried it out.
+
+    >>> print(UpdatePlan("reload", reason="the NF slots change"))
+    program reload needed: the NF slots change
+    >>> print(UpdatePlan("reload", reason="the NF slots change", done=True))
+    reloaded the program: the NF slots change
+    """
 
     kind: str
     added: list[str] = field(default_factory=list)
@@ -71,9 +78,13 @@ class UpdatePlan:
     removed: list[str] = field(default_factory=list)
     writes: int = 0
     reason: str = ""
+    done: bool = False
 
     def __str__(self) -> str:
         if self.kind == "reload":
+            if self.done:
+                return f"reloaded the program: {self.reason}" if self.reason else \
+                    "reloaded the program"
             return f"program reload needed: {self.reason}"
         if self.kind == "none":
             return "nothing to change"
@@ -359,6 +370,7 @@ class Session:
                                   hint="push again (lab.push() / %sfc push), or "
                                        "update(allow_reload=True)")
             self.push(gen)
+            plan.done = True
             return plan
         staged = self.stage(gen, plan)
 

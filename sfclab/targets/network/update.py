@@ -91,4 +91,6 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
             if before[s] is not None:
                 sessions[s].push(before[s])
         raise
+    for s in reload:
+        plan.switches[s].done = True
     return plan
