@@ -284,10 +284,15 @@ class Network:
         return class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle)
 
     def _oracle(self, ingress: str):
-        """The embedded model running the chains that enter at *ingress*, on one switch."""
+        """The embedded model running the chains that enter at *ingress*, on one switch,
+        as the network runs them: packets arrive on the ingress's network port, and
+        the NFs that check where a packet came in have the network's entries."""
         oracle = self._oracles.get(ingress)
         if oracle is None:
+            import dataclasses
+
             from .codegen import CodegenOptions, generate
+            from .codegen.network import entries_from_topology
             from .compiler import compile as compile_chains
             from .targets.coverage import Oracle
 
@@ -296,7 +301,11 @@ class Network:
                                  if problem.chain(c.name).ingress == ingress])
             gen = generate(compile_chains(group, catalog=self.catalog),
                            options=CodegenOptions(bindings=dict(self.bindings)))
-            oracle = self._oracles[ingress] = Oracle(gen)
+            port = self.program.ingress_ports[ingress]
+            here = ((port, self.topology.hosts.get(ingress)),)
+            gen = dataclasses.replace(gen, entries=tuple(entries_from_topology(
+                gen.composition, gen.entries, {s.nf: here for s in gen.composition.slots})))
+            oracle = self._oracles[ingress] = Oracle(gen, port=port)
         return oracle
 
     def _close_oracles(self) -> None:
