@@ -74,6 +74,10 @@ class Oracle:
         whole = self._nfs.get(took) == tuple(r.trace.nfs())
         return took, whole and (self._ends.get(took) != "output" or bool(r.outputs))
 
+    def send(self, packet, port: int | None = None):
+        """The model's result for *packet* (on *port*, else the oracle's port)."""
+        return self.target.send(port if port is not None else self.port, packet)
+
     def close(self) -> None:
         self.target.close()
 
