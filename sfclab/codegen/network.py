@@ -299,15 +299,20 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
                           spis, journeys, ports)
 
 
-def network_ports(ingresses: Iterable[str], keep: Mapping[str, int] = {}) -> dict[str, int]:
+def network_ports(ingresses: Iterable[str], keep: Mapping[str, int] | None = None
+                  ) -> dict[str, int]:
     """A network port for every point in *ingresses*: *keep*'s where given (the
-    ones a running network uses), else the lowest free one from 1, in order.
+    ones a running network uses), else the lowest one from 1 that *keep* does not
+    use either (a packet still in flight from a point no chain enters any more
+    cannot pass for one from a new point), in order.
 
-    >>> network_ports(["alice", "bob", "alice", "s3:7"], {"bob": 1})
-    {'bob': 1, 'alice': 2, 's3:7': 3}
+    >>> network_ports(["alice", "bob", "alice", "s3:7"], {"bob": 1, "carol": 2})
+    {'bob': 1, 'alice': 3, 's3:7': 4}
     """
+    keep = keep or {}
+    ingresses = list(ingresses)
     out = {x: keep[x] for x in ingresses if x in keep}
-    used = set(out.values())
+    used = set(keep.values())
     for x in ingresses:
         if x in out:
             continue
@@ -407,7 +412,7 @@ def _part_paths(part: _Part) -> list[tuple[ServicePath, Segment, int, ServicePat
 
 def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, catalog,
                     bindings: Mapping[str, int], old: SwitchProgram | None,
-                    n_saved: int = 0, ports: Mapping[str, int] = {}) -> SwitchProgram:
+                    n_saved: int = 0, ports: Mapping[str, int] | None = None) -> SwitchProgram:
     usage = placement.usage().get(s)
     slots = usage.types if usage else ()
     cat = catalog if catalog is not None else _default_catalog()
@@ -417,7 +422,9 @@ def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, cat
         for p, _, _ in part.segments:
             for nf in p.nfs:
                 sources.setdefault(nf, set()).add(part.ingress)
-    hosts = {nf: tuple(sorted((ports[x], topo.hosts.get(x)) for x in xs if x in ports))
+    ports = ports or {}
+    hosts = {nf: tuple(sorted(((ports[x], topo.hosts.get(x)) for x in xs if x in ports),
+                              key=lambda ph: ph[0]))
              for nf, xs in sources.items()}
     options = CodegenOptions(network=True, network_ingress=True, bindings=dict(bindings),
                              keep_headers=part_headers(parts, cat), saved_fields=n_saved)
