@@ -12,6 +12,19 @@ import random
 
 import sfclab
 
+#: Building switches with room for nothing but the steering tables: whatever a chain
+#: from alice or carol runs, it runs on the core.
+CORE_CAMPUS = """
+topology campus
+switch bld1, bld2 stages 2 ports 8
+switch core stages 12 ports 8
+host alice 10.1.0.10 at bld1:3
+host carol 10.2.0.30 at bld2:3
+host printer 10.2.0.50 at bld2:5
+link bld1:1 -- core:1
+link bld2:1 -- core:2
+"""
+
 #: name -> (topology, chains)
 NETWORKS = {
     "leaf_spine": ("""

@@ -8,6 +8,7 @@ packet what it does on the ingress switch."""
 from __future__ import annotations
 
 import pytest
+from heldout import CORE_CAMPUS as CAMPUS
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
@@ -76,16 +77,6 @@ def test_every_library_nf_off_the_ingress_switch_does_what_it_does_on_it(nf):
             net.close()
 
 
-CAMPUS = """
-topology campus
-switch bld1, bld2 stages 2 ports 8
-switch core stages 12 ports 8
-host alice 10.1.0.10 at bld1:3
-host carol 10.2.0.30 at bld2:3
-host printer 10.2.0.50 at bld2:5
-link bld1:1 -- core:1
-link bld2:1 -- core:2
-"""
 
 
 def _tcp(src: str, dst: str = "10.2.0.50"):

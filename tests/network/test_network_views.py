@@ -7,21 +7,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from heldout import CORE_CAMPUS as CAMPUS
 
 import sfclab
 from sfclab.netdrawing import chain_highlight, topology_svg, trace_highlight
 from sfclab.network import Network
 from sfclab.notebook.network_views import network_row
 
-CAMPUS = """
-topology campus
-switch bld1, bld2 stages 2 ports 8
-switch core stages 12 ports 8
-host alice 10.1.0.10 at bld1:3
-host printer 10.2.0.50 at bld2:5
-link bld1:1 -- core:1
-link bld2:1 -- core:2
-"""
 
 
 def test_a_dropped_packets_network_trace_says_after_which_nf_as_on_one_switch():
