@@ -63,10 +63,14 @@ class Placed:
 class Highlight:
     """What to show in blue: *walk*, the nodes in the order visited (hosts, switches,
     servers; a node may come twice), and per node the NFs that *ran* there (NF types
-    or instances) — those chips come first, the others fade."""
+    or instances) — those chips come first, the others fade.  The walk's nodes are
+    numbered from *start*: a route or a packet starts at its source host, 0 and not
+    numbered, so its first switch is hop 1, as in a network trace's hops (the
+    table and the "hop N" sections of a send)."""
 
     walk: tuple[str, ...] = ()
     ran: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    start: int = 1
 
 
 def placed_nfs(placement: Any) -> dict[str, list[Placed]]:
@@ -98,6 +102,7 @@ class _Node:
         self.chips: list[tuple[str, str, bool, str]] = []     # label, nf type, on, tooltip
         self.more = 0
         self.steps: list[int] = []
+        self.visited = False
 
     def size(self) -> tuple[float, float]:
         if self.kind == "host":
@@ -170,9 +175,11 @@ def _nodes(topology: Topology, rows: list[tuple[str, ...]], sats: dict[str, list
             _chips(node, placed.get(nid, ()), ran.get(nid, ()) if highlight is not None else None)
     alias.update({n: n for n in nodes})
     if highlight is not None:
-        for k, n in enumerate(highlight.walk, 1):
+        for k, n in enumerate(highlight.walk, highlight.start):
             if n in alias:
-                nodes[alias[n]].steps.append(k)
+                nodes[alias[n]].visited = True
+                if k >= 1:
+                    nodes[alias[n]].steps.append(k)
     return nodes, alias
 
 
@@ -293,11 +300,11 @@ def _port_label(text: str, x: float, y: float) -> str:
 
 
 def _node_svg(node: _Node, b: Box, catalog: NFCatalog | None, idle: bool) -> str:
-    cls = ' class="sfc-idle"' if idle else (' class="sfc-visited"' if node.steps else "")
+    cls = ' class="sfc-idle"' if idle else (' class="sfc-visited"' if node.visited else "")
     fill = {"switch": SWITCH_FILL, "server": SERVER_FILL, "host": HOST_FILL}[node.kind]
-    stroke = VISITED if node.steps else {"switch": SWITCH_INK, "server": "#e65100",
-                                         "host": "#9e9e9e"}[node.kind]
-    width = 2.5 if node.steps else 1.2
+    stroke = VISITED if node.visited else {"switch": SWITCH_INK, "server": "#e65100",
+                                           "host": "#9e9e9e"}[node.kind]
+    width = 2.5 if node.visited else 1.2
     left, top = b.x - b.w / 2, b.top
     parts = [f'<g data-node="{html.escape(node.id)}"{cls}><title>{html.escape(node.tip)}</title>',
              f'<rect x="{left:.1f}" y="{top:.1f}" width="{b.w:.1f}" height="{b.h:.1f}" '
@@ -375,21 +382,23 @@ def chain_highlight(placement: Any, chain: str, path: str | None = None) -> High
         if node != pl.route[q] and node not in servers.get(q, []):
             servers.setdefault(q, []).append(node)
     walk: list[str] = [] if ":" in c.ingress else [c.ingress]
+    start = 1 - len(walk)                     # the ingress host is hop 0: not numbered
     for q, s in enumerate(pl.route):
         walk.append(s)
         for srv in servers.get(q, ()):
             walk += [srv, s]
     if ":" not in c.egress:
         walk.append(c.egress)
-    return Highlight(_walk(walk), {n: tuple(v) for n, v in ran.items()})
+    return Highlight(_walk(walk), {n: tuple(v) for n, v in ran.items()}, start)
 
 
 def trace_highlight(trace: Any) -> Highlight:
     """The hops of a :class:`~sfclab.targets.network.NetworkTrace`: the host it came
-    from, every node in the order it got there, the NFs that ran on each."""
+    from (hop 0, not numbered), every node in the order it got there, numbered as
+    the trace numbers its hops, the NFs that ran on each."""
     ran: dict[str, list[str]] = {}
     for h in trace.hops:
         if h.nfs:
             ran.setdefault(h.node, []).extend(h.nfs)
-    walk = [trace.source, *(h.node for h in trace.hops)]
-    return Highlight(_walk(walk), {n: tuple(v) for n, v in ran.items()})
+    walk = (trace.source, *(h.node for h in trace.hops))
+    return Highlight(walk, {n: tuple(v) for n, v in ran.items()}, 0)

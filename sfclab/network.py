@@ -284,20 +284,43 @@ class Network:
         return class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle)
 
     def _oracle(self, ingress: str):
-        """The embedded model running the chains that enter at *ingress*, on one switch."""
+        """The embedded model running the chains that enter at *ingress*, on one switch,
+        as the network runs them: packets arrive on the ingress's network port, and
+        the NFs that check where a packet came in have the network's entries."""
         oracle = self._oracles.get(ingress)
         if oracle is None:
-            from .codegen import CodegenOptions, generate
-            from .compiler import compile as compile_chains
-            from .targets.coverage import Oracle
-
             problem = self.placement.problem
-            group = ChainSet.of([c for c in self._chains
-                                 if problem.chain(c.name).ingress == ingress])
-            gen = generate(compile_chains(group, catalog=self.catalog),
-                           options=CodegenOptions(bindings=dict(self.bindings)))
-            oracle = self._oracles[ingress] = Oracle(gen)
+            oracle = self._oracles[ingress] = self._one_switch(
+                [c.name for c in self._chains if problem.chain(c.name).ingress == ingress])
         return oracle
+
+    def one_switch(self, chain: str):
+        """A fresh embedded model running *chain* alone on one switch as the network
+        runs it: its packets arrive on the network port of its ingress, and the NFs
+        that check where a packet came in have the network's entries — what a packet
+        of its class must come out as, wherever the network runs its NFs
+        (:class:`~sfclab.targets.coverage.Oracle`: ``send(packet)``; close it)."""
+        if chain not in self._chains:
+            raise self._no_chain(chain)
+        return self._one_switch([chain])
+
+    def _one_switch(self, names: list[str]):
+        import dataclasses
+
+        from .codegen import CodegenOptions, generate
+        from .codegen.network import entries_from_topology
+        from .compiler import compile as compile_chains
+        from .targets.coverage import Oracle
+
+        ingress = self.placement.problem.chain(names[0]).ingress
+        group = ChainSet.of([self._chains[n] for n in names])
+        gen = generate(compile_chains(group, catalog=self.catalog),
+                       options=CodegenOptions(bindings=dict(self.bindings)))
+        port = self.program.ingress_ports[ingress]
+        here = ((port, self.topology.hosts.get(ingress)),)
+        gen = dataclasses.replace(gen, entries=tuple(entries_from_topology(
+            gen.composition, gen.entries, {s.nf: here for s in gen.composition.slots})))
+        return Oracle(gen, port=port)
 
     def _close_oracles(self) -> None:
         for oracle in self._oracles.values():

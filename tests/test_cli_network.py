@@ -116,6 +116,24 @@ def test_check_with_a_topology_checks_the_endpoints(tmp_path, capsys):
     assert "hint: name a host (`from h1`) or a free port of it (`from c1:6`)" in err
 
 
+def test_check_refuses_a_server_only_nf_no_server_of_the_network_runs(tmp_path, capsys):
+    """As compile does (located, before placing): dpi runs on a server only, and the
+    network's only server runs ips; with a server running dpi, the chain is fine."""
+    chains = tmp_path / "dpi.sfc"
+    chains.write_text("chain web from h1 to h2: nat\nchain a from h1 to h2: firewall -> DPI\n")
+    topo = tmp_path / "t.topo"
+    topo.write_text("use line(3)\nserver box runs ips at s2\n")
+    assert main(["check", str(chains), "--topology", str(topo)]) == 1
+    err = capsys.readouterr().err
+    assert f"{chains}:2:36: chain 'a': dpi runs on a server only (P4SFC: not offloadable), " \
+           "and no server of topology 'line3' runs it" in err
+    assert "    chain a from h1 to h2: firewall -> DPI\n" + " " * 39 + "^^^" in err
+    assert main(["compile", str(chains), "--topology", str(topo)]) == 1
+    assert f"{chains}:2:36: chain 'a': dpi runs on a server only" in capsys.readouterr().err
+    topo.write_text("use line(3)\nserver box runs ips, dpi at s2\n")
+    assert main(["check", "-q", str(chains), "--topology", str(topo)]) == 0
+
+
 def test_check_with_a_bad_topology_file(tmp_path, capsys):
     topo = tmp_path / "bad.topo"
     topo.write_text("switch s1\nlink s1 -- s2\n")

@@ -105,7 +105,7 @@ def test_a_chain_route_with_a_server_detour():
     svg = topology_svg(t, net.placement, highlight=h)
     assert 'class="sfc-link sfc-visited" data-link="srv1--c1"' in svg
     assert re.search(r'data-node="c1" class="sfc-visited">.*?<text class="sfc-step"[^>]*>'
-                     rf'{k + 2},{k + 4}</text>', svg, re.S)  # crossed twice: both steps
+                     rf'{k + 1},{k + 3}</text>', svg, re.S)  # crossed twice: both steps
 
 
 def test_a_packet_shows_only_what_ran_where_it_went():

@@ -163,7 +163,8 @@ struct sfc_meta_t {
                                  what branch conditions on this NF test */
     bit<8> counter;           /* read-only: runs of the current loop so far */
     bit<16> path_id;          /* read-only: the packet's service path */
-    port_t ingress_port;      /* read-only: the port the packet came in on */
+    port_t ingress_port;      /* read-only: the port the packet came in on (on a network:
+                                 the network port of where it entered the network) */
     bit<48> timestamp;        /* read-only: arrival time in microseconds */
     bit<1> drop;              /* request: drop the packet */
     bit<1> to_cpu;            /* request: send the packet to the controller */

@@ -109,7 +109,13 @@ class CodegenOptions:
       another switch or a server, and the rewinder can ``forward`` a packet with
       its header kept or ``deliver`` it to its egress port (:func:`core_locals`);
     * ``server_port``: where a one-switch program's chains with NFs that run on a
-      server only (P4SFC) reach that server (:mod:`.detour`; None: a free data port).
+      server only (P4SFC) reach that server (:mod:`.detour`; None: a free data port);
+    * ``network_ingress``: (network programs) the classifier's entry, not the
+      switch's ingress port, says where the packet entered the network:
+      ``set_token`` takes the ingress's *network port* (``ingress_port``, one number
+      per point where a chain enters: ``NetworkProgram.ingress_ports``), which the
+      SFC header carries to every switch, so an NF reading ``sfc.ingress_port``
+      sees the same number wherever it runs.
     """
 
     cpu_port: int | None = None
@@ -129,6 +135,7 @@ class CodegenOptions:
     saved_fields: int = 0
     network: bool = False
     server_port: int | None = None
+    network_ingress: bool = False
 
     @classmethod
     def keeping(cls, comp: "Composition", **kw) -> "CodegenOptions":
@@ -325,9 +332,12 @@ def core_locals(comp: Composition) -> list[str]:
         key = {{{keys}
         }}"""
     saved_init = "".join(f"\n        hdr.sfc.{saved_field(k)} = 0;" for k in range(comp.saved))
+    ingress = comp.options.network and comp.options.network_ingress
+    param, ingress_value = ((", bit<16> ingress_port", "ingress_port") if ingress else
+                            ("", "(bit<16>) meta.sfc.ingress_port"))
     out.append(f"""
-    /* Initializer: the chain classifiers give a packet its token. */
-    action set_token(bit<16> path_id, bit<32> bitmap) {{
+    /* Initializer: the chain classifiers give a packet its token{_INGRESS_NOTE if ingress else "."} */
+    action set_token(bit<16> path_id, bit<32> bitmap{param}) {{
         hdr.sfc.setValid();
         hdr.sfc.path_id = path_id;
         hdr.sfc.state = 0;
@@ -341,7 +351,7 @@ def core_locals(comp: Composition) -> list[str]:
         hdr.sfc.egress_valid = 0;
         hdr.sfc.reserved = 0;
         hdr.sfc.mcast_grp = 0;
-        hdr.sfc.ingress_port = (bit<16>) meta.sfc.ingress_port;{saved_init}
+        hdr.sfc.ingress_port = {ingress_value};{saved_init}
     }}
 
     action unclassified() {{
@@ -421,6 +431,10 @@ def core_locals(comp: Composition) -> list[str]:
     }}""")
     return out
 
+
+_INGRESS_NOTE = """, and the
+     * network port of the point where the packet entered the network (the same
+     * number on every switch: what NFs read as sfc.ingress_port)."""
 
 #: Network programs only (``CodegenOptions.network``): packets from other switches.
 _ARRIVAL = """

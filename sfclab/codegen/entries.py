@@ -376,7 +376,8 @@ def chain_entries(comp: Composition) -> list[TableEntry]:
 
 def network_entries(comp: Composition, *, classified: Iterable[str],
                     arrivals: Iterable[tuple[int, int, str]],
-                    exits: dict[str, tuple]) -> list[TableEntry]:
+                    exits: dict[str, tuple],
+                    ingress: Mapping[str, int] | None = None) -> list[TableEntry]:
     """The chain entries of one switch of a network (``CodegenOptions.network``).
 
     The switch's chains are the parts of the network's chains it runs
@@ -384,11 +385,16 @@ def network_entries(comp: Composition, *, classified: Iterable[str],
     initializer entries; ``(spi, si, chain)`` in *arrivals* enters *chain*'s first
     path when a packet arrives with service path *spi* and next-NF index *si*; a
     path in *exits* (path id -> ``("forward", spi, si, port)`` or ``("deliver",
-    port)``) ends with that instead of ``finish``."""
+    port)``) ends with that instead of ``finish``; *ingress* (chain -> network port,
+    ``CodegenOptions.network_ingress``) is what a classified chain's ``set_token``
+    writes as the port the packet entered the network on."""
     keep = set(classified)
     fsm = comp.compiled.fsm
     first = {e.chain: e for e in fsm.initializer}
     out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
+    if ingress is not None:
+        out = [replace(e, params=e.params + (("ingress_port", ingress[e.group[6:]]),))
+               for e in out]
     for spi, si, chain in arrivals:
         e = first[chain]
         out.append(TableEntry(

@@ -12,6 +12,15 @@ model) with ``CodegenOptions(network=True)``, and its entries
 
 * the part that starts a chain (on its ingress switch) is classified by the
   chain's ``match`` and the ingress port;
+* where a packet entered the network travels with it: every point where a
+  chain enters (a host, a server, a free ``SWITCH:PORT``) has a *network port*
+  (:attr:`NetworkProgram.ingress_ports`, 1, 2, … network-wide), which the
+  classifier's entry writes into the SFC header; NFs read it as
+  ``sfc.ingress_port`` on every switch, the ingress switch included, so an NF
+  that checks where a packet came from (``ipsg``, ``mac_learning``) may run on
+  any switch.  Their library entries come from the topology
+  (:func:`entries_from_topology`: one per host that enters a chain through
+  them, on its network port, with its address and MAC);
 * across links the SFC header carries the service path id (*spi*, one per
   service path of the network) and the index of the next NF (*si*), NSH-style
   (Dejavu Fig. 3): the ``arrival`` table maps them to the switch's own token;
@@ -62,15 +71,18 @@ from ..passes.netplace import ChainPlacement, NetworkPlacement
 from ..passes.pipeline import pipeline_pass
 from . import Generated, emitter_for
 from .compose import CodegenOptions, compose, headers_of
-from .entries import network_entries, nf_entries
+from .entries import Exact, Lpm, Range, TableEntry, Ternary, network_entries, nf_entries
 
 __all__ = ["Segment", "ServerTask", "SwitchProgram", "NetworkProgram", "generate_network",
            "route_path", "build_switch", "part_headers", "service_path_ids",
-           "write_network_outputs", "MAX_SPI", "MAX_SI"]
+           "write_network_outputs", "network_ports", "entries_from_topology", "MAX_SPI",
+           "MAX_SI", "MAX_NETWORK_PORT"]
 
 #: The SFC header's path id and state fields: 16 and 8 bits.
 MAX_SPI = (1 << 16) - 1
 MAX_SI = (1 << 8) - 1
+#: The highest network port: NFs read ``sfc.ingress_port`` as a 9-bit port.
+MAX_NETWORK_PORT = (1 << 9) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +145,9 @@ class NetworkProgram:
     servers: Mapping[str, tuple[ServerTask, ...]]
     spis: Mapping[str, int]
     journeys: Mapping[str, tuple[Segment, ...]]
+    #: Where a chain enters (``alice``, ``s3:7``) -> its network port: what NFs read as
+    #: ``sfc.ingress_port`` for the packets that enter there, on every switch.
+    ingress_ports: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def topology(self):
@@ -143,6 +158,9 @@ class NetworkProgram:
 
     def summary(self) -> str:
         lines = [f"{len(self.switches)} switch programs, {len(self.spis)} service paths"]
+        if self.ingress_ports:
+            lines.append("  network ports (sfc.ingress_port): " + ", ".join(
+                f"{p} {x}" for x, p in sorted(self.ingress_ports.items(), key=lambda i: i[1])))
         for s, sp in self.switches.items():
             if sp.parts:
                 lines.append(f"  {s}: slots {' | '.join(sp.slots) or '(none)'}; "
@@ -229,6 +247,7 @@ class _Part:
     classified: bool
     spi: int                                    # the spi packets arrive with (not classified)
     start: int
+    ingress: str = ""                           # where the chain enters (host, SWITCH:PORT)
     #: (path, its segment here, the spi it leaves with)
     segments: list[tuple[ServicePath, Segment, int]] = field(default_factory=list)
 
@@ -252,6 +271,8 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
                 if p.rpartition("/")[0] in set(keep_chains)}
     all_paths = [p for c in problem.chains for p in c.paths]
     spis = service_path_ids(all_paths, keep_spi, previous.spis.values() if previous else ())
+    ports = network_ports([c.ingress for c in problem.chains],
+                          previous.ingress_ports if previous else {})
     saved = {cp.name: chain_saved_nfs(chains[cp.name]) for cp in problem.chains}
     # one SFC header on every link: it never shrinks under a running network
     n_saved = max([len(v) for v in saved.values()]
@@ -268,26 +289,54 @@ def generate_network(placement: NetworkPlacement, chains: ChainSet, *, catalog=N
         for path in cp.paths:
             journeys[path.id] = route_path(chain, path, _journey(path, pl, egress_port, topo),
                                            spis[path.id], rep, parts, servers, in_port=in_port,
-                                           saved=saved[cp.name])
+                                           saved=saved[cp.name], ingress=cp.ingress)
     programs = {}
     for s in topo.switches:
         old = previous.switches.get(s) if previous else None
         programs[s] = _switch_program(s, list(parts[s].values()), placement, catalog,
-                                      bindings or {}, old, n_saved)
+                                      bindings or {}, old, n_saved, ports)
     return NetworkProgram(placement, programs, {k: tuple(v) for k, v in servers.items()},
-                          spis, journeys)
+                          spis, journeys, ports)
+
+
+def network_ports(ingresses: Iterable[str], keep: Mapping[str, int] | None = None
+                  ) -> dict[str, int]:
+    """A network port for every point in *ingresses*: *keep*'s where given (the
+    ones a running network uses), else the lowest one from 1 that *keep* does not
+    use either (a packet still in flight from a point no chain enters any more
+    cannot pass for one from a new point), in order.
+
+    >>> network_ports(["alice", "bob", "alice", "s3:7"], {"bob": 1, "carol": 2})
+    {'bob': 1, 'alice': 3, 's3:7': 4}
+    """
+    keep = keep or {}
+    ingresses = list(ingresses)
+    out = {x: keep[x] for x in ingresses if x in keep}
+    used = set(keep.values())
+    for x in ingresses:
+        if x in out:
+            continue
+        n = next(i for i in range(1, MAX_NETWORK_PORT + 2) if i not in used)
+        if n > MAX_NETWORK_PORT:
+            raise CompileError(f"more than {MAX_NETWORK_PORT} points where chains enter the "
+                               f"network: NFs read where a packet entered as a 9-bit port "
+                               f"(sfc.ingress_port)", hint="let chains share ingress points")
+        out[x] = n
+        used.add(n)
+    return out
 
 
 def route_path(chain: Chain, path: ServicePath, segments: Iterable[Segment], spi: int,
                rep: dict[tuple, int], parts: dict[str, dict[tuple, _Part]],
                servers: dict[str, list[ServerTask]], *, in_port: int | None,
-               saved: tuple[str, ...] = ()) -> tuple[Segment, ...]:
+               saved: tuple[str, ...] = (), ingress: str = "") -> tuple[Segment, ...]:
     """Give each of *path*'s segments to the part of its switch that runs it (in
     *parts*, per switch) or to its server's tasks; returns the segments named by
     their parts.  *spi* is the path's service path id; *rep* (per chain: prefix ->
     spi of the first path with it) makes paths that agree so far carry one id;
     *in_port*: the port a chain's packets enter on (None: any port); *saved*: the
-    chain's NFs whose value a later branch tests (none may run on a server)."""
+    chain's NFs whose value a later branch tests (none may run on a server);
+    *ingress*: where the chain enters the network (a key of the network ports)."""
     where = _decision_positions(path)
     named = []
     for seg in segments:
@@ -300,6 +349,7 @@ def route_path(chain: Chain, path: ServicePath, segments: Iterable[Segment], spi
             named.append(seg)
             continue
         part = _part_of(parts.setdefault(seg.node, {}), chain, pre, seg, in_port, rep[pre])
+        part.ingress = ingress
         named.append(dataclasses.replace(seg, part=part.name))
         part.segments.append((path, seg, rep[post]))
     return tuple(named)
@@ -362,19 +412,30 @@ def _part_paths(part: _Part) -> list[tuple[ServicePath, Segment, int, ServicePat
 
 def _switch_program(s: str, parts: list[_Part], placement: NetworkPlacement, catalog,
                     bindings: Mapping[str, int], old: SwitchProgram | None,
-                    n_saved: int = 0) -> SwitchProgram:
+                    n_saved: int = 0, ports: Mapping[str, int] | None = None) -> SwitchProgram:
     usage = placement.usage().get(s)
     slots = usage.types if usage else ()
     cat = catalog if catalog is not None else _default_catalog()
-    options = CodegenOptions(network=True, bindings=dict(bindings),
+    topo = placement.problem.topology
+    sources: dict[str, set] = {}
+    for part in parts:
+        for p, _, _ in part.segments:
+            for nf in p.nfs:
+                sources.setdefault(nf, set()).add(part.ingress)
+    ports = ports or {}
+    hosts = {nf: tuple(sorted(((ports[x], topo.hosts.get(x)) for x in xs if x in ports),
+                              key=lambda ph: ph[0]))
+             for nf, xs in sources.items()}
+    options = CodegenOptions(network=True, network_ingress=True, bindings=dict(bindings),
                              keep_headers=part_headers(parts, cat), saved_fields=n_saved)
     if old is not None and set(slots) <= set(old.slots) and \
             set(options.keep_headers) <= set(old.generated.composition.headers):
         slots = old.slots                              # the program the switch runs
         options = CodegenOptions.keeping(old.generated.composition,
                                          bindings=dict(bindings), saved_fields=n_saved)
-    return build_switch(s, parts, cat, arch=placement.problem.topology.node(s).arch,
-                        compile_options=CompileOptions(pipeline=tuple(slots)), options=options)
+    return build_switch(s, parts, cat, arch=topo.node(s).arch,
+                        compile_options=CompileOptions(pipeline=tuple(slots)), options=options,
+                        ports=ports, hosts=hosts)
 
 
 def part_headers(parts: list[_Part], catalog) -> tuple[str, ...]:
@@ -385,10 +446,17 @@ def part_headers(parts: list[_Part], catalog) -> tuple[str, ...]:
 
 
 def build_switch(s: str, parts: list[_Part], catalog, *, arch: str,
-                 compile_options: CompileOptions, options: CodegenOptions) -> SwitchProgram:
+                 compile_options: CompileOptions, options: CodegenOptions,
+                 ports: Mapping[str, int] | None = None,
+                 hosts: Mapping[str, tuple] | None = None) -> SwitchProgram:
     """Switch *s*'s program and entries for its *parts*: their segments are the
     switch's service paths, compiled (pipeline and fsm passes, *compile_options*)
-    and composed with *options* (``network`` set)."""
+    and composed with *options* (``network`` set).  On a network (*ports*: the
+    network ports, ``options.network_ingress``) the classifier's entries set the
+    network port of their chain's ingress, and the NFs' library entries keyed on
+    the ingress port are the topology's (:func:`entries_from_topology` with
+    *hosts*: per NF type, ``(network port, host or None)`` of the chains that run
+    it here)."""
     chains, paths, exits, owner, via = [], [], {}, {}, {}
     for part in parts:
         chains.append(part.chain)
@@ -407,11 +475,82 @@ def build_switch(s: str, parts: list[_Part], catalog, *, arch: str,
         state = run(state, options=state.options)
     comp = compose(state, options=dataclasses.replace(options, network=True), arch=arch)
     program = emitter_for(arch)(comp).program()
+    ingress = ({p.name: ports[p.ingress] for p in parts if p.classified}
+               if comp.options.network_ingress and ports is not None else None)
     entries = network_entries(comp, classified=[p.name for p in parts if p.classified],
                               arrivals=[(p.spi, p.start, p.name) for p in parts
-                                        if not p.classified], exits=exits)
-    gen = Generated(comp, program, tuple(entries + nf_entries(comp)))
+                                        if not p.classified], exits=exits, ingress=ingress)
+    nf = nf_entries(comp)
+    if hosts is not None:
+        nf = entries_from_topology(comp, nf, hosts)
+    gen = Generated(comp, program, tuple(entries + nf))
     return SwitchProgram(s, gen, tuple(p.name for p in parts), owner, via)
+
+
+#: NF table keys that say where a packet entered, and the keys a host fills in
+#: beside them (its address, its MAC), with their widths.
+_PORT_KEY = "sfc.ingress_port"
+_HOST_KEYS = {"hdr.ipv4.src_addr": ("ipv4", 32), "hdr.ethernet.src_addr": ("mac", 48)}
+
+
+def _like(m, value: int, width: int):
+    """A match of *m*'s kind that matches exactly *value* (a field of *width* bits)."""
+    if isinstance(m, Lpm):
+        return Lpm(value, width)
+    if isinstance(m, Ternary):
+        return Ternary(value, (1 << width) - 1)
+    if isinstance(m, Range):
+        return Range(value, value)
+    return Exact(value)
+
+
+def entries_from_topology(comp, entries: Iterable[TableEntry],
+                          hosts: Mapping[str, Iterable[tuple[int, object]]]) -> list[TableEntry]:
+    """*entries* (an NF's library entries) with those keyed on the ingress port made
+    for the network: each is repeated for every ``(network port, host)`` of
+    *hosts* [NF type] — the port in place of its example port, and the host's
+    address and MAC in place of a source address or MAC it also matches (an
+    ingress that is no host, a server or a free port, gets none of those).  An
+    ``ipsg`` binds each host's address to the port it enters on, a
+    ``mac_learning`` knows each host's MAC there; entries not keyed on the port
+    stay as they are.
+
+    >>> import sfclab
+    >>> from sfclab.codegen import generate
+    >>> from sfclab.ir.topology import line
+    >>> gen = generate(sfclab.compile("chain a: ipsg"))
+    >>> [str(e).split("  [")[0] for e in entries_from_topology(
+    ...     gen.composition, gen.entries, {"ipsg": [(3, line(1).hosts["h1"])]})
+    ...  if "bindings" in e.table]
+    ['SfcIngress.slot0_ipsg.bindings: sfc.ingress_port=3 hdr.ipv4.src_addr=10.0.0.1 -> allowed()']
+    """
+    nf_of = {f"nf:{s.instance}": s.nf for s in comp.slots}
+    out, seen = [], set()
+    for e in entries:
+        nf = nf_of.get(e.group)
+        if nf is None or _PORT_KEY not in dict(e.match):
+            out.append(e)
+            continue
+        for port, host in hosts.get(nf, ()):
+            match = []
+            for k, m in e.match:
+                if k == _PORT_KEY:
+                    m = _like(m, port, 9)
+                elif k in _HOST_KEYS:
+                    if host is None:
+                        break
+                    attr, width = _HOST_KEYS[k]
+                    m = _like(m, getattr(host, attr), width)
+                match.append((k, m))
+            else:
+                new = dataclasses.replace(e, match=tuple(match), note=(
+                    f"{host.name if host is not None else 'the ingress'} enters the network "
+                    f"on network port {port}"))
+                key = (new.table, new.match, new.action, new.params)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(new)
+    return out
 
 
 def _default_catalog():

@@ -19,11 +19,22 @@ positions and raises a located :class:`~sfclab.errors.ChainValidationError`:
         chain web from h1 to s2:1: firewall
                              ^^^^
     hint: name 'h2' instead, or a free port of 's2' (s2:3)
+
+An NF that runs on a server only (P4SFC's non-offloadable class: ``dpi``,
+``ips``, ``ipsec``) needs a server of the network that runs it, as placement
+does; the caret is on the NF:
+
+    >>> check_endpoints("chain a from h1 to h2: firewall -> dpi", line(2))
+    Traceback (most recent call last):
+    sfclab.errors.ChainValidationError: <string>:1:36: chain 'a': dpi runs on a server only (P4SFC: not offloadable), and no server of topology 'line2' runs it
+        chain a from h1 to h2: firewall -> dpi
+                                           ^^^
+    hint: add one to the topology, linked to a switch of the chain's route: `server srv1 runs dpi at s1`
 """
 
 from __future__ import annotations
 
-from ..errors import ChainValidationError, did_you_mean
+from ..errors import CatalogError, ChainValidationError, did_you_mean
 from ..ir.topology import Topology
 from .ast import Pos
 from .intent import looks_like_json, parse_intents
@@ -67,9 +78,12 @@ def endpoint_problem(spec: str, topology: Topology) -> tuple[str, str] | None:
     return None
 
 
-def check_endpoints(text: str | bytes, topology: Topology, *, source: str = "<string>") -> None:
+def check_endpoints(text: str | bytes, topology: Topology, *, source: str = "<string>",
+                    catalog=None) -> None:
     """Raise :class:`ChainValidationError` at the first ``from`` / ``to`` of the chain
-    *text* that *topology* has no place for (see :func:`endpoint_problem`)."""
+    *text* that *topology* has no place for (see :func:`endpoint_problem`), or at
+    the first NF that runs on a server only when no server of *topology* runs it
+    (*catalog*: the NFs; default: the library)."""
     text = source_text(text, source=source, error=ChainValidationError)
     decls = parse_intents(text, source=source) if looks_like_json(text) else \
         parse_decls(text, source=source)
@@ -89,6 +103,51 @@ def check_endpoints(text: str | bytes, topology: Topology, *, source: str = "<st
                 p = pos if pos.line else Pos(d.pos.line, d.pos.column, d.pos.width)
                 raise ChainValidationError(message, line=p.line, column=p.column,
                                            width=p.width, source=source, text=text, hint=hint)
+    for d in decls:
+        for ref in _nf_refs(d):
+            nf = _server_only(ref.name, catalog)
+            if nf is None or any(s.runs(nf) for s in topology.servers.values()):
+                continue
+            p = ref.pos if ref.pos.line else d.pos
+            at = next(iter(topology.switches), "SWITCH")
+            raise ChainValidationError(
+                f"chain {d.name!r}: {nf} runs on a server only (P4SFC: not offloadable), and "
+                f"no server of topology {topology.name!r} runs it", line=p.line,
+                column=p.column, width=p.width, source=source, text=text,
+                hint=f"add one to the topology, linked to a switch of the chain's route: "
+                     f"`server srv1 runs {nf} at {at}`")
+
+
+def _nf_refs(node) -> list:
+    """Every :class:`~.ast.NFRef` in a declaration, in the order written."""
+    from dataclasses import fields, is_dataclass
+
+    from .ast import NFRef
+
+    if isinstance(node, NFRef):
+        return [node]
+    if isinstance(node, (list, tuple)):
+        return [r for x in node for r in _nf_refs(x)]
+    if is_dataclass(node) and not isinstance(node, type):
+        return [r for f in fields(node) for r in _nf_refs(getattr(node, f.name))]
+    return []
+
+
+def _server_only(name: str, catalog) -> str | None:
+    """The NF type *name* (``dpi``, ``DPI#2``) names when it runs on a server only,
+    else None (not an NF: an end point, ``self``; or an NF a switch runs)."""
+    if catalog is None:
+        from . import default_catalog
+
+        catalog = default_catalog()
+    try:
+        info = catalog.resolve(name.partition("#")[0])
+    except CatalogError:                             # not an NF's name
+        return None
+    p4 = getattr(catalog, "definition", None)
+    if info.offload == "non" or (p4 is not None and not p4(info.name).has_p4):
+        return info.name
+    return None
 
 
 def _known(topology) -> str:

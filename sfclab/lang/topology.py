@@ -165,6 +165,9 @@ class _Builder:
         self.topo = Topology(source=source, text=text)
         self.catalog = catalog
         self.named: Token | None = None
+        #: Node -> the ports some statement names (``at s1:3``, ``link s1:1 -- …``): a
+        #: port left out is the lowest free one that no statement names, wherever it is.
+        self.named_ports: dict[str, set[int]] = {}
 
     def err(self, message: str, pos: Pos, hint: str) -> TopologyError:
         return self.topo._error(message, line=pos.line, column=pos.column, width=pos.width,
@@ -172,8 +175,29 @@ class _Builder:
 
     def run(self, stmts: list[_Stmt]) -> Topology:
         for s in stmts:
+            ends = list(s.ends) if str(s.keyword) == "link" else []
+            if str(s.keyword) in ("host", "server"):
+                at = dict((str(k), v) for k, v in s.props).get("at")
+                if at and at[0].type in ("NAME", "STRING", "PORTREF", "QPORT"):
+                    ends.append(_end(at[0]))
+            for e in ends:
+                if e.port is not None:
+                    self.named_ports.setdefault(e.name, set()).add(e.port)
+        for s in stmts:
             getattr(self, str(s.keyword))(s)
         return self.topo
+
+    def implicit_port(self, node: str) -> int | None:
+        """The port a link takes on *node* when its statement names none: the lowest
+        free one that no statement names (None: let the topology choose, and say
+        why there is none)."""
+        if node not in self.topo or node not in self.named_ports:
+            return None
+        used, named = self.topo.ports_used(node), self.named_ports[node]
+        obj = self.topo.node(node)
+        top = getattr(obj, "ports", 10_000)
+        return next((p for p in range(self.topo._first_port(node), top + 1)
+                     if p not in used and p not in named), None)
 
     # -- properties ---------------------------------------------------------------------------
     def props(self, s: _Stmt) -> dict[str, tuple[Token, list[Token]]]:
@@ -304,7 +328,8 @@ class _Builder:
         if where is None:
             return
         p = _pos(name)
-        self.topo.add_link(_text(name), where.name, b_port=where.port, line=p.line,
+        port = where.port if where.port is not None else self.implicit_port(where.name)
+        self.topo.add_link(_text(name), where.name, b_port=port, line=p.line,
                            column=p.column, at={"a": p, "b": where.pos, "b_port": where.port_pos})
 
     def link(self, s: _Stmt) -> None:
@@ -316,7 +341,9 @@ class _Builder:
                 tok = props[key][1][0]
                 kw[field], at[field] = self.quantity(key, tok), _pos(tok)
         for a, b in zip(s.ends, s.ends[1:]):
-            self.topo.add_link(a.name, b.name, a_port=a.port, b_port=b.port, **kw,
+            a_port = a.port if a.port is not None else self.implicit_port(a.name)
+            b_port = b.port if b.port is not None else self.implicit_port(b.name)
+            self.topo.add_link(a.name, b.name, a_port=a_port, b_port=b_port, **kw,
                                line=a.pos.line, column=a.pos.column,
                                at={**at, "a": a.pos, "b": b.pos, "a_port": a.port_pos,
                                    "b_port": b.port_pos})

@@ -88,14 +88,13 @@ def network_row(k: int, t: Any) -> dict[str, Any]:
     again = ", ".join(f"{h.passes} on {h.node}" for h in hops if h.passes > 1)
     n = len(hops)
     passes_text = f"{passes} ({again or f'{n} switch' + 'es' * (n != 1)})"
-    outcome = (f"{t.source} → {t.egress}" if t.delivered else
-               f"dropped at {t.drop_reason or 'no reason given'}")
+    outcome = f"{t.source} → {t.egress}" if t.delivered else t.outcome()
     return {"id": k, "chain": t.label or "?", "path": t.path or "–", "passes": passes_text,
             "outcome": outcome, "dropped": t.dropped, "nfs": " → ".join(t.nfs()) or "(none)"}
 
 
 def _hop_rows(t: Any, program: Any) -> list[list[str]]:
-    rows = []
+    rows, before = [], []
     for k, h in enumerate(t.hops, 1):
         tables = "".join(
             f"<div><code>{esc(name)}</code> <b style='color:{'#2e7d32' if hit else '#c62828'}'>"
@@ -104,7 +103,11 @@ def _hop_rows(t: Any, program: Any) -> list[list[str]]:
         if h.kind == "host":
             out = "<b>delivered</b>"
         if h.dropped:
-            out += f"<br><b style='color:#c62828'>dropped</b>: {esc(h.dropped)}"
+            words = h.drop_words(before)
+            out += (f"<br><b style='color:#c62828'>dropped</b>"
+                    + (f" {esc(words)}" if words.startswith(("after ", "before ")) else
+                       f": {esc(words)}"))
+        before += h.nfs
         header = ""
         if h.header is not None:
             path = program.path_of_spi(h.header[0]) if program is not None else None

@@ -42,15 +42,18 @@ __all__ = ["Oracle", "ClassTraffic", "class_traffic", "all_class_traffic", "entr
 
 class Oracle:
     """The embedded model running *gen* (v1model), on the side: which service path
-    a packet takes.  Its state (registers, counters) grows with what it is sent."""
+    a packet takes.  Its state (registers, counters) grows with what it is sent.
+    *port*: every packet arrives on it, whatever port its candidate names (a
+    network chain's packets all enter where the chain does)."""
 
-    def __init__(self, gen: Generated) -> None:
+    def __init__(self, gen: Generated, *, port: int | None = None) -> None:
         from .model import ModelTarget
 
         if gen.arch != "v1model":
             raise TargetError(f"the oracle is the embedded model, which runs v1model, "
                               f"not {gen.arch}", hint="generate the same chains for v1model for the oracle")
         self.generated = gen
+        self.port = port
         #: chain -> path -> why no candidate reached it (not searched for again).
         self.missed: dict[str, dict[str, str]] = {}
         self._nfs = {p.id: p.nfs for p in gen.compiled.paths}
@@ -66,10 +69,14 @@ class Oracle:
         """The service path (``web/1``) the model runs *cp* on (None: unclassified), and
         whether the packet ran the whole path: no NF dropped it part-way, nor at the
         end of a path that ends in ``output`` (l3fwd without a route for it)."""
-        r = self.target.send(cp.port, cp.packet)
+        r = self.target.send(cp.port if self.port is None else self.port, cp.packet)
         took = self.target.session.path_of(r.trace)
         whole = self._nfs.get(took) == tuple(r.trace.nfs())
         return took, whole and (self._ends.get(took) != "output" or bool(r.outputs))
+
+    def send(self, packet, port: int | None = None):
+        """The model's result for *packet* (on *port*, else the oracle's port)."""
+        return self.target.send(port if port is not None else self.port, packet)
 
     def close(self) -> None:
         self.target.close()

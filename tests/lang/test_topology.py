@@ -179,3 +179,24 @@ def test_cli_check_reports_topology_errors(tmp_path, capsys):
     assert f"{bad}:2:15: switch 's1' has ports 1..8, not 9" in err
     assert "    host h1 at s1:9\n                  ^" in err
     assert "Traceback" not in err
+
+
+def test_a_port_left_out_is_one_no_later_line_names():
+    """`host printer … at bld2` before `link bld2:1 -- core_a`: the host does not take
+    port 1 (which the link then could not have), nor does an implicit link end."""
+    t = parse_topology("""
+switch bld2, core_a, core_b ports 8
+host printer 10.2.0.50 at bld2
+server box at bld2
+link bld2:1 -- core_a
+link bld2 -- core_b:1
+link core_b -- core_a:1
+""")
+    assert t.attachment("printer") == ("bld2", 2) and t.attachment("box") == ("bld2", 3)
+    assert t.port("bld2", "core_a") == 1 and t.port("core_a", "bld2") == 2
+    assert t.port("bld2", "core_b") == 4 and t.port("core_b", "core_a") == 2
+    assert t.port("core_a", "core_b") == 1
+    # a named port already taken is still refused, at its line
+    with pytest.raises(TopologyError) as e:
+        parse_topology("switch s1\nhost a at s1:1\nhost b at s1:1\n")
+    assert e.value.line == 3 and "already linked" in e.value.message

@@ -89,3 +89,47 @@ def test_an_update_moves_every_switch_process_consistently():
         packets = [cp.packet for cp in packets_for(embedded.chains["web"], 3, seed=5)]
         for nt in _agree(embedded, real, "h1", packets, "web"):
             assert nt.nfs() == ["heavy_hitter"] and nt.egress == "h2"
+
+
+def test_link_shaping_the_kernel_cannot_do_is_said_once_not_per_link(mininet, prefix):
+    """Links with a latency and a bandwidth: where this kernel lacks a tc queueing
+    discipline (netem for latency, htb for bandwidth), the network says once what is
+    not shaped and why, and Mininet prints no error per link; what it has is applied."""
+    import logging
+    import subprocess
+
+    import sfclab
+    from sfclab.targets.mininet import MininetNetwork
+    from sfclab.targets.mininet.emulator import interface_name, kernel_qdiscs, load_mininet
+
+    load_mininet()
+    from mininet.log import lg
+
+    class Said(logging.Handler):
+        lines: list[str] = []
+
+        def emit(self, record):
+            self.lines.append(record.getMessage())
+
+    topo = sfclab.parse_topology("switch s1, s2, s3 ports 8\nhost h1 at s1\nhost h2 at s3\n"
+                                 "link s1 -- s2 -- s3 latency 1ms bandwidth 100Mbps\n")
+    have = kernel_qdiscs()
+    net = MininetNetwork(topo, prefix=prefix)
+    said = Said(logging.WARNING)
+    lg.addHandler(said)
+    try:
+        net.start()
+        assert said.lines == [], said.lines             # Mininet's "*** Error: …" per link
+        for q, what in (("netem", "latency"), ("htb", "bandwidth")):
+            said = [n for n in net.notes if n.startswith(f"{what} is not emulated on")]
+            if have[q]:
+                assert not said, net.notes
+            else:           # one note for both links, naming them and the missing module
+                assert len(said) == 1 and "2 links (s1--s2, s2--s3)" in said[0], net.notes
+                assert f"no tc {q} queueing discipline (modprobe sch_{q})" in said[0]
+        shown = subprocess.run(["tc", "qdisc", "show", "dev", interface_name(f"{prefix}s1", 2)],
+                               capture_output=True, text=True, check=False).stdout
+        assert ("htb" in shown) == have["htb"] and ("netem" in shown) == have["netem"], shown
+    finally:
+        lg.removeHandler(said)
+        net.close()

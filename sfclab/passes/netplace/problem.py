@@ -126,16 +126,29 @@ class ChainPlacement:
         return self.location(instance)[1]
 
     def describe(self, problem: Problem | None = None) -> str:
-        """``e1_1[firewall, nat] a1_1 c1 …`` (servers as ``srv1{dpi}`` after their switch)."""
+        """The nodes in the order a packet takes them, with the NFs each runs:
+        ``e1_1[firewall, nat] a1_1 c1 …``; a detour to a server where it happens,
+        then back on its switch: ``c1[firewall] srv1{ips} c1[l3fwd]``.
+
+        >>> ChainPlacement("c", ("s1", "s2"), (("ips", 1, "box1"), ("l3fwd", 1, "s2"))).describe()
+        's1 s2 box1{ips} s2[l3fwd]'
+        """
         out = []
         for p, s in enumerate(self.route):
-            here = [i for i, q, n in self.where if q == p and n == s]
-            srv: dict[str, list[str]] = {}
+            steps: list[tuple[str, list[str]]] = []     # (node, its NFs), in path order
             for i, q, n in self.where:
-                if q == p and n != s:
-                    srv.setdefault(n, []).append(i)
-            out.append(s + (f"[{', '.join(here)}]" if here else "")
-                       + "".join(f" {n}{{{', '.join(v)}}}" for n, v in srv.items()))
+                if q != p:
+                    continue
+                if steps and steps[-1][0] == n:
+                    steps[-1][1].append(i)
+                else:
+                    steps.append((n, [i]))
+            if not steps or steps[0][0] != s:
+                steps.insert(0, (s, []))
+            if steps[-1][0] != s:
+                steps.append((s, []))
+            out += [n + (f"[{', '.join(v)}]" if n == s else f"{{{', '.join(v)}}}") if v else n
+                    for n, v in steps]
         return " ".join(out)
 
 

@@ -144,13 +144,42 @@ def _subnet(topology: Topology) -> int:
     return min(length, 24) if length else 0
 
 
-def _link_params(link) -> tuple[dict[str, Any], list[str]]:
-    """TCIntf parameters of a topology link, and notes on what Mininet cannot do."""
+#: The queueing disciplines Mininet's ``TCIntf`` shapes links with: ``htb`` for a
+#: bandwidth, ``netem`` for a latency (with their kernel modules).
+SHAPERS = {"htb": ("bandwidth", "sch_htb", "handle 5:0 htb default 1"),
+           "netem": ("latency", "sch_netem", "netem delay 1ms")}
+_QDISCS: dict[str, bool] = {}
+
+
+def kernel_qdiscs() -> dict[str, bool]:
+    """Which of :data:`SHAPERS` this kernel has, tried once (per process) on a veth
+    pair in a network namespace of its own; where it cannot be tried, all are
+    assumed (and :meth:`MininetEmulation._check_shaping` looks afterwards)."""
+    if not _QDISCS:
+        script = "ip link add q0 type veth peer name q1 || exit 9\n" + "".join(
+            f"tc qdisc add dev q0 root {args} >/dev/null 2>&1 && echo {q}=1 || echo {q}=0\n"
+            f"tc qdisc del dev q0 root >/dev/null 2>&1\n" for q, (_, _, args) in SHAPERS.items())
+        try:
+            done = subprocess.run(["unshare", "--net", "sh", "-c", script], capture_output=True,
+                                  text=True, timeout=20, check=False)
+            got = dict(line.split("=") for line in done.stdout.split() if "=" in line)
+        except (OSError, subprocess.TimeoutExpired):
+            got = {}
+        _QDISCS.update({q: got.get(q, "1") == "1" for q in SHAPERS})
+    return dict(_QDISCS)
+
+
+def _link_params(link, qdiscs: dict[str, bool] | None = None
+                 ) -> tuple[dict[str, Any], list[str]]:
+    """TCIntf parameters of a topology link, and notes on what Mininet cannot do;
+    *qdiscs* (:func:`kernel_qdiscs`): a shaping the kernel cannot do is left out
+    (the caller says so once, not Mininet once per link)."""
+    qdiscs = qdiscs if qdiscs is not None else {q: True for q in SHAPERS}
     params: dict[str, Any] = {"txo": False, "rxo": False}
     notes = []
-    if link.latency_ms:
+    if link.latency_ms and qdiscs["netem"]:
         params["delay"] = f"{link.latency_ms:g}ms"
-    if link.bandwidth_gbps is not None:
+    if link.bandwidth_gbps is not None and qdiscs["htb"]:
         mbps = link.bandwidth_gbps * 1000
         if mbps > 1000:
             notes.append(f"link {link}: Mininet shapes at most 1 Gbit/s, so its "
@@ -158,6 +187,29 @@ def _link_params(link) -> tuple[dict[str, Any], list[str]]:
         else:
             params["bw"] = mbps
     return params, notes
+
+
+def unshaped_notes(topology: Topology, qdiscs: dict[str, bool]) -> list[str]:
+    """One note per shaping the kernel lacks: what is not shaped, and why.
+
+    >>> from sfclab.lang import parse_topology
+    >>> t = parse_topology("switch s1, s2\\nlink s1 -- s2 latency 1ms bandwidth 1Gbps")
+    >>> unshaped_notes(t, {"htb": True, "netem": False})
+    ['latency is not emulated on 1 link (s1--s2): this kernel has no tc netem queueing discipline (modprobe sch_netem); packets cross those links unshaped']
+    """
+    out = []
+    for q, (what, module, _) in SHAPERS.items():
+        if qdiscs.get(q, True):
+            continue
+        links = [k for k in topology.links
+                 if (k.latency_ms if what == "latency" else k.bandwidth_gbps)]
+        if links:
+            shown = ", ".join(f"{k.a}--{k.b}" for k in links[:6]) + (
+                f" and {len(links) - 6} more" if len(links) > 6 else "")
+            out.append(f"{what} is not emulated on {len(links)} link{'s' * (len(links) != 1)} "
+                       f"({shown}): this kernel has no tc {q} queueing discipline "
+                       f"(modprobe {module}); packets cross those links unshaped")
+    return out
 
 
 class MininetEmulation:
@@ -181,6 +233,7 @@ class MininetEmulation:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sfclab-mininet-")).absolute()
         self._own_workdir = workdir is None
         self.notes: list[str] = []
+        self.qdiscs: dict[str, bool] = {}
         self.net = None
         self.processes: dict[str, Any] = {}
         self._made: list[str] = []                  # the root namespace's interfaces we made
@@ -262,11 +315,14 @@ class MininetEmulation:
         from mininet.link import Link
 
         intf = _intf_class()
+        self.qdiscs = kernel_qdiscs() if any(
+            k.latency_ms or k.bandwidth_gbps for k in self.topology.links) else {}
+        self.notes += unshaped_notes(self.topology, self.qdiscs)
         for link in self.topology.links:
             a, b = link.a, link.b
             if self.topology.kind(a) == "switch" and self.topology.kind(b) != "switch":
                 a, b = b, a                 # the host first: its end is made in its namespace
-            params, notes = _link_params(link)
+            params, notes = _link_params(link, self.qdiscs or None)
             self.notes += notes
             pa, pb = link.port_of(a), link.port_of(b)
             opts = {}
@@ -290,6 +346,8 @@ class MininetEmulation:
                 h.cmd("ip -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
 
     def _check_shaping(self) -> None:
+        if not self.qdiscs.get("netem", True):
+            return                                  # said once already (unshaped_notes)
         for link in self.topology.links:
             if not link.latency_ms:
                 continue
@@ -356,11 +414,22 @@ def _switch_class() -> type:
 
 
 def _intf_class() -> type:
-    """Mininet's TCIntf, with IPv6 off on the interface before it comes up."""
+    """Mininet's TCIntf, with IPv6 off on the interface before it comes up, and an
+    htb whose quantum fits the link's rate (tc warns per link otherwise, which
+    Mininet prints as an error: ``quantum of class 50001 is big``)."""
     if "intf" not in _CLASSES:
         from mininet.link import TCIntf
 
         class QuietIntf(TCIntf):
+            def bwCmds(self, bw=None, **kw: Any):
+                cmds, parent = super().bwCmds(bw=bw, **kw)
+                if bw and not kw.get("use_hfsc") and not kw.get("use_tbf"):
+                    # quantum = rate in bytes / r2q must stay within tc's 1,000..200,000
+                    r2q = max(10, -(-int(bw * 1e6 / 8) // 200_000))
+                    cmds = [c.replace("htb default 1", f"htb default 1 r2q {r2q}")
+                            for c in cmds]
+                return cmds, parent
+
             def config(self, **params: Any):
                 if self.node.inNamespace:
                     self.cmd(f"sysctl -qw net.ipv6.conf.{self.name}.disable_ipv6=1")

@@ -27,6 +27,11 @@ from ..trace import PacketTrace
 
 __all__ = ["Hop", "NetworkTrace", "switch_hop", "sfc_header", "set_si", "SFC_ETHERTYPE"]
 
+#: How a target names a drop of sfclab's composed program (an NF's or the chain's
+#: request, carried out at the end of its control): a one-switch trace says
+#: ``dropped after firewall`` (:func:`~sfclab.targets.timeline.outcome_text`).
+_PROGRAM_DROPS = ("control SfcIngress", "control SfcEgress")
+
 #: The SFC header's EtherType (``ETHERTYPE_SFC`` in ``p4/include/sfc_headers.p4``).
 SFC_ETHERTYPE = 0x88B5
 
@@ -117,7 +122,20 @@ class Hop:
     def tables(self) -> list[tuple[str, bool]]:
         return self.trace.tables() if self.trace is not None else []
 
-    def text(self) -> str:
+    def drop_words(self, before: Iterable[str] = ()) -> str:
+        """Why it went no further, in the words of a one-switch trace: the composed
+        program's own drop is ``after firewall`` (the last NF the packet ran, here or on
+        an earlier node: *before*), or ``before any NF``; other reasons as they are.
+        Empty if it went further."""
+        if not self.dropped:
+            return ""
+        if self.dropped.endswith(_PROGRAM_DROPS):
+            nfs = [*before, *self.nfs]
+            return f"after {nfs[-1]}" if nfs else "before any NF"
+        return self.dropped
+
+    def text(self, before: Iterable[str] = ()) -> str:
+        """The hop on one line; *before*: the NFs the packet ran on earlier nodes."""
         if self.kind == "port":
             return f"port {self.node}: left the network"
         what = f"{self.kind} {self.node}" + (f" in on port {self.in_port}"
@@ -133,7 +151,9 @@ class Hop:
         if self.header:
             what += f" (service path {self.header[0]}, next NF {self.header[1]})"
         if self.dropped:
-            what += f", dropped: {self.dropped}"
+            words = self.drop_words(before)
+            what += f", dropped {words}" if words.startswith(("after ", "before ")) else \
+                f", dropped: {words}"
         return what
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,6 +196,22 @@ class NetworkTrace:
     def drop_reason(self) -> str:
         return next((f"{h.node}: {h.dropped}" for h in self.hops if h.dropped), "")
 
+    def outcome(self) -> str:
+        """``delivered to h3``, ``left the network at s3:7``, or why it was dropped in a
+        one-switch trace's words, with the node: ``dropped after firewall (core_a)``,
+        ``dropped at core_a: no output``."""
+        if self.delivered:
+            return (f"left the network at {self.egress}" if ":" in self.egress else
+                    f"delivered to {self.egress}")
+        before: list[str] = []
+        for h in self.hops:
+            if h.dropped:
+                words = h.drop_words(before)
+                return (f"dropped {words} ({h.node})" if words.startswith(("after ", "before "))
+                        else f"dropped at {h.node}: {words}")
+            before += h.nfs
+        return "dropped (no reason given)"
+
     def switches(self) -> list[str]:
         """The switches crossed, in order (one switch twice around a server detour)."""
         return [h.node for h in self.hops if h.kind == "switch"]
@@ -189,12 +225,12 @@ class NetworkTrace:
 
     def text(self) -> str:
         head = f"packet from {self.source}" + (f" [{self.label}]" if self.label else "")
-        end = (f"dropped ({self.drop_reason})" if not self.delivered else
-               f"left the network at {self.egress}" if ":" in self.egress else
-               f"delivered to {self.egress}")
         lines = [f"{head}: {' -> '.join(self.switches()) or '(no switch)'}; NFs "
-                 f"{' -> '.join(self.nfs()) or '(none)'}; {end}"]
-        lines += [f"  {k}. {h.text()}" for k, h in enumerate(self.hops, 1)]
+                 f"{' -> '.join(self.nfs()) or '(none)'}; {self.outcome()}"]
+        before: list[str] = []
+        for k, h in enumerate(self.hops, 1):
+            lines.append(f"  {k}. {h.text(before)}")
+            before += h.nfs
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
