@@ -423,6 +423,10 @@ class Session:
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
             return self._path_by_nfs(trace)
+        return self.path_of_id(dp)
+
+    def path_of_id(self, dp: int) -> str | None:
+        """The service path (``web/0``) whose data-plane ``path_id`` is *dp* (None: none)."""
         for ids in self._chain_ids.values():
             for name, i in ids.items():
                 if i == dp:            # a part of a path that detours through a server: its path

@@ -1,0 +1,124 @@
+"""Sending many packets: in a stream, with a progress bar, interruptible packet by packet.
+
+:func:`stream` runs ``(port, bytes, tag)`` items through a target — its ``run``
+(the embedded model: one lock, no per-call work; a generator of results) where it
+has one, else one ``send`` at a time — and hands each result to a *record*
+callback before the next packet goes.  A send taking more than
+:data:`PROGRESS_AFTER` seconds shows a progress bar (tqdm: a widget in the
+notebook, a line on the command line).
+
+An interrupt (Ctrl-C, Kernel > Interrupt) stops the stream *between* packets:
+while it runs, SIGINT only sets a flag, the packet being run finishes and is
+recorded, and then :class:`SendInterrupted` (a ``KeyboardInterrupt``) is raised,
+so what the caller recorded is exactly what the target ran.  A second interrupt
+stops at once.
+
+>>> class Echo:
+...     def send(self, port, data): return (port, data)
+>>> got = []
+>>> stream(Echo(), [(1, b"a", "x"), (2, b"b", "y")], lambda r, tag: got.append((r, tag)))
+2
+>>> got
+[((1, b'a'), 'x'), ((2, b'b'), 'y')]
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+__all__ = ["stream", "SendInterrupted", "PROGRESS_AFTER"]
+
+#: Seconds a send runs before its progress bar shows.
+PROGRESS_AFTER = 1.0
+#: Packets between two updates of the progress bar.
+_STEP = 64
+
+
+class SendInterrupted(KeyboardInterrupt):
+    """A send stopped by an interrupt, after ``sent`` of ``total`` packets; ``result``
+    is what the caller made of the packets sent (a partial send result)."""
+
+    def __init__(self, sent: int, total: int | None, result: Any = None) -> None:
+        super().__init__(f"interrupted after {sent:,} of {total:,} packets" if total
+                         else f"interrupted after {sent:,} packets")
+        self.sent, self.total, self.result = sent, total, result
+
+
+def _results(target: Any, items: Iterable[tuple[int, bytes]]) -> Iterator[Any]:
+    run = getattr(target, "run", None)
+    if run is not None:
+        return run(items)
+    return (target.send(port, data) for port, data in items)
+
+
+def stream(target: Any, items: Iterable[tuple[int, bytes, Any]],
+           record: Callable[[Any, Any], None], *, total: int | None = None,
+           progress: bool | None = None, desc: str = "sending") -> int:
+    """Send every ``(port, bytes, tag)`` of *items* through *target*, calling
+    ``record(result, tag)`` after each; returns how many were sent.  *progress*:
+    True shows a bar at once, False never, None after :data:`PROGRESS_AFTER` s.
+    Raises :class:`SendInterrupted` (``result`` None, the caller fills it) when
+    interrupted, after recording the packet being run."""
+    tags: deque = deque()        # in the order sent: a target may take a batch ahead
+
+    def packets() -> Iterator[tuple[int, bytes]]:
+        for port, data, tag in items:
+            tags.append(tag)
+            yield port, data
+
+    bar = _bar(total, progress, desc)
+    stop = _Interrupt()
+    sent = 0
+    try:
+        with stop:
+            for result in _results(target, packets()):
+                record(result, tags.popleft())
+                sent += 1
+                if bar is not None and not sent % _STEP:
+                    bar.update(_STEP)
+                if stop.asked:
+                    raise SendInterrupted(sent, total)
+    finally:
+        if bar is not None:
+            bar.update(sent % _STEP)
+            bar.close()
+    return sent
+
+
+def _bar(total: int | None, progress: bool | None, desc: str):
+    if progress is False:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="pkt", unit_scale=True, leave=False,
+                delay=0 if progress else PROGRESS_AFTER, mininterval=0.2)
+
+
+class _Interrupt:
+    """While entered (in the main thread), SIGINT sets :attr:`asked` instead of raising;
+    a second SIGINT raises at once."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._old: Any = None
+
+    def _handler(self, signum, frame) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def __enter__(self) -> _Interrupt:
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self._old = signal.signal(signal.SIGINT, self._handler)
+            except ValueError:            # not allowed here (an embedded interpreter)
+                self._old = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
