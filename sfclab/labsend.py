@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SfclabError
-from .targets.trace_store import DEFAULT_KEEP, TraceStore, Window
+from .targets.trace_store import DEFAULT_KEEP, TraceStore, TraceSummary, Window
 
 __all__ = ["Sender", "SendResult", "LabTrace", "pcap_frames"]
 
@@ -56,6 +56,8 @@ class SendResult(Window):
         self.plan = plan
         #: Set when the send was interrupted: ``interrupted after k of n packets``.
         self.interrupted = ""
+        #: The packets of this send counted (:class:`~sfclab.targets.trace_store.TraceSummary`).
+        self.counts = TraceSummary()
         self._names: list[str | None] = []
         self._codes = array("I")
         self._counts: Counter = Counter()
@@ -189,6 +191,7 @@ class Sender:
 
         def record(r: Any, _planned: Any) -> None:
             out.add(r, self.record(target, r, label))
+        before = self.traces.summary.copy()
         try:
             stream(target, items, record, total=total, progress=progress,
                    desc=f"sending {label}")
@@ -196,6 +199,8 @@ class Sender:
             out.interrupted = str(e)
             e.result = out
             raise
+        finally:
+            out.counts = self.traces.summary - before
         return out
 
 
@@ -207,11 +212,15 @@ def pcap_frames(path: str | Path) -> Iterator[bytes]:
     try:
         reader = RawPcapReader(str(path))
     except FileNotFoundError:
-        raise SfclabError(f"there is no file {str(path)!r}",
+        raise SfclabError(f"cannot read {str(path)!r}: there is no such file",
                           hint="give the path of a pcap file") from None
     except Exception as e:               # noqa: BLE001 - scapy raises plain exceptions
         raise SfclabError(f"cannot read {str(path)!r} as a capture: {e}",
                           hint="give a pcap or pcapng file (tcpdump -w, wireshark)") from None
+    return _frames(reader)
+
+
+def _frames(reader: Any) -> Iterator[bytes]:
     with reader:
         for frame, _ in reader:
             yield frame

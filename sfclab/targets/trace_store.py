@@ -37,6 +37,9 @@ __all__ = ["TraceStore", "TraceSummary", "Window", "DEFAULT_KEEP"]
 DEFAULT_KEEP = 2000
 
 
+_COUNTS = ("paths", "egress", "drops", "hits", "misses")
+
+
 class TraceSummary:
     """Counts of every packet sent: ``paths`` (service path, None when the packet took
     none), ``egress`` (port, None when dropped), ``drops`` (reason), ``hits`` and
@@ -68,6 +71,21 @@ class TraceSummary:
     @property
     def dropped(self) -> int:
         return self.egress[None]
+
+    def copy(self) -> TraceSummary:
+        out = TraceSummary()
+        out.packets = self.packets
+        for name in _COUNTS:
+            setattr(out, name, Counter(getattr(self, name)))
+        return out
+
+    def __sub__(self, before: TraceSummary) -> TraceSummary:
+        """The packets counted since *before* (a :meth:`copy` taken then)."""
+        out = TraceSummary()
+        out.packets = self.packets - before.packets
+        for name in _COUNTS:
+            setattr(out, name, getattr(self, name) - getattr(before, name))
+        return out
 
     def text(self) -> str:
         """The counts, a line per kind."""

@@ -5,10 +5,10 @@ each on the oracle (the embedded model) to learn its path: right for a few
 packets, far too slow for thousands.  A :class:`TrafficPlan` runs that search once,
 for a few packets per service path (:data:`PER_PATH`), keeps their bytes, and
 then makes as many packets as asked by going round them in the same round-robin
-order over the paths, each round patching the bytes that no NF looks at: the
-outer IPv4 header's identification (and its header checksum) and the last four
-bytes of the payload (a round counter, and the TCP or UDP checksum that covers
-them).  No scapy packet is built and the oracle does not run per packet, so
+order over the paths, each packet after the first round patched where no NF
+looks: the packet's number added to the outer IPv4 header's identification (its
+header checksum updated) and to the last four bytes of the payload (the TCP or UDP
+checksum over them updated).  No scapy packet is built and the oracle does not run per packet, so
 planning costs the same for 1,000 packets as for 100,000, and the packets of
 every round differ from those of the last.
 
@@ -40,6 +40,9 @@ __all__ = ["TrafficPlan", "Base", "PER_PATH", "patched", "find_offsets"]
 PER_PATH = 8
 
 _ETH_VLAN, _ETH_IPV4, _ETH_IPV6 = 0x8100, 0x0800, 0x86DD
+_MPLS = (0x8847, 0x8848)
+#: IP protocols with a checksum over the payload (TCP and UDP are updated, ICMP not: not varied).
+_L4 = (6, 17, 1, 58)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,8 @@ def find_offsets(data: bytes, payload: int) -> tuple[int | None, tuple[int, int]
     """``(ip, l4, tail)`` of :class:`Base` for a frame whose last *payload* bytes are
     its payload: Ethernet, VLAN tags, IPv4 or IPv6, then TCP or UDP.  A header this
     does not know stops the walk; the tail is varied only when every checksum over it
-    is known (IPv4 with no L4 header above it, or a TCP / UDP header)."""
+    is known (a frame with no IP header, IPv4 or IPv6 with no L4 header above it,
+    or a TCP / UDP header; under MPLS labels, IPv4 or IPv6 by their version)."""
     ip = l4 = None
     off, end = 14, len(data) - payload
     if len(data) < 14 or payload < 4:
@@ -70,15 +74,21 @@ def find_offsets(data: bytes, payload: int) -> tuple[int | None, tuple[int, int]
     while etype == _ETH_VLAN and off + 4 <= end:
         etype = struct.unpack_from("!H", data, off + 2)[0]
         off += 4
-    known = False
+    if etype in _MPLS:                           # labels to the bottom of the stack
+        while off + 4 <= end and not data[off + 2] & 1:
+            off += 4
+        off += 4
+        first = data[off] >> 4 if off < end else 0
+        etype = {4: _ETH_IPV4, 6: _ETH_IPV6}.get(first, etype)
+    known = etype not in _MPLS                   # no checksum over a frame's payload
     if etype == _ETH_IPV4 and off + 20 <= end:
         ip, proto, ihl = off, data[off + 9], (data[off] & 0xF) * 4
         off += ihl
-        known = proto not in (6, 17)
+        known = proto not in _L4
     elif etype == _ETH_IPV6 and off + 40 <= end:
         proto = data[off + 6]
         off += 40
-        known = proto not in (6, 17)
+        known = proto not in _L4
     else:
         proto = None
     if proto == 6 and off + 20 <= end:
@@ -109,9 +119,13 @@ def _fix(buf: bytearray, at: int, old: int, new: int, *, udp: bool = False) -> N
     struct.pack_into("!H", buf, at, 0xFFFF if udp and out == 0 else out)
 
 
+def _add(buf: bytearray, at: int, counter: int) -> None:
+    struct.pack_into("!I", buf, at, (struct.unpack_from("!I", buf, at)[0] + counter) & 0xFFFFFFFF)
+
+
 def patched(base: Base, counter: int) -> bytes:
-    """*base*'s bytes for round *counter* (0: as planned): the IPv4 identification and
-    the payload's last 4 bytes set from *counter*, checksums updated to match.
+    """*base*'s bytes varied by *counter* (0: as planned): *counter* added to the IPv4
+    identification and to the payload's last 4 bytes, checksums updated to match.
 
     >>> from scapy.layers.inet import IP, TCP
     >>> from scapy.layers.l2 import Ether
@@ -119,7 +133,7 @@ def patched(base: Base, counter: int) -> bytes:
     >>> b = Base(1, raw, "web/0", *find_offsets(raw, 6))
     >>> p = Ether(patched(b, 7))
     >>> p[IP].id, bytes(p[TCP].payload)
-    (7, b'sf\\x00\\x00\\x00\\x07')
+    (8, b'sfclai')
     >>> del p[IP].chksum, p[TCP].chksum        # scapy computes them again: the same
     >>> bytes(p) == patched(b, 7)
     True
@@ -130,7 +144,7 @@ def patched(base: Base, counter: int) -> bytes:
     if base.ip is not None:
         at = base.ip + 4
         old = buf[at] << 8 | buf[at + 1]
-        new = counter & 0xFFFF
+        new = (old + counter) & 0xFFFF
         struct.pack_into("!H", buf, at, new)
         _fix(buf, base.ip + 10, old, new)
     if base.tail is not None:
@@ -140,10 +154,10 @@ def patched(base: Base, counter: int) -> bytes:
             a = t - ((t - start) & 1)                  # whole 16-bit words of the segment
             b = t + 4 + ((t + 4 - start) & 1)
             old = _sum16(buf[a:b])
-            struct.pack_into("!I", buf, t, counter & 0xFFFFFFFF)
+            _add(buf, t, counter)
             _fix(buf, cs, old, _sum16(buf[a:b]), udp=cs - start == 6)
         else:
-            struct.pack_into("!I", buf, t, counter & 0xFFFFFFFF)
+            _add(buf, t, counter)
     return bytes(buf)
 
 
@@ -163,6 +177,8 @@ class TrafficPlan:
         self.bases: tuple[Base, ...] = tuple(
             _base(cp, path, payload)
             for cp, path in list(zip(coverage.packets, coverage.expected))[:keep])
+        seen: set[bytes] = set()
+        self._again = [b.data in seen or seen.add(b.data) for b in self.bases]
 
     @classmethod
     def make(cls, gen: Generated, chain: str, *, oracle: Oracle, seed: int = 0,
@@ -173,9 +189,14 @@ class TrafficPlan:
                                  oracle=oracle))
 
     def packet(self, k: int) -> tuple[int, bytes, str]:
-        """Packet *k* (from 0): ``(port, bytes, the path planned for it)``."""
-        b = self.bases[k % len(self.bases)]
-        return b.port, patched(b, k // len(self.bases)), b.path
+        """Packet *k* (from 0): ``(port, bytes, the path planned for it)``: the first
+        round as planned (a base the search found twice patched the second time), the
+        later ones patched with *k*."""
+        i = k % len(self.bases)
+        b = self.bases[i]
+        if k < len(self.bases) and not self._again[i]:
+            return b.port, b.data, b.path
+        return b.port, patched(b, k), b.path
 
     def packets(self, n: int, start: int = 0) -> Iterator[tuple[int, bytes, str]]:
         """Packets *start* … *start* + *n* - 1 (none when no packet takes any path)."""
