@@ -179,7 +179,7 @@ class LabNetwork:
             raise SfclabError(f"send at least one packet, not {n}")
         what = packet if packet is not None else chain
         out = net.send(src, dst, what, n=n, seed=seed)
-        traces = out if isinstance(out, list) else [out]
+        traces = list(out) if n > 1 else [out]             # the last ones kept whole
         label = chain or (traces[0].label if traces else None) or None
         return NetworkSendResult(traces, chain=label, src=src, dst=dst)
 

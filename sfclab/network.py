@@ -34,6 +34,8 @@ from .errors import SfclabError, TargetError, did_you_mean
 from .ir.model import Chain, ChainSet
 from .ir.topology import Topology
 from .nfinfo import NFCatalog
+from .targets.sending import stream
+from .targets.trace_store import Window
 
 __all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
 
@@ -142,8 +144,10 @@ class Network:
         self._target = None
         self._target_url = target
         self._oracles: dict[str, Any] = {}         # ingress -> its chains on one model switch
-        #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
-        self.traces: list = []
+        self._plans: dict[tuple, list] = {}        # (chain, seed) -> [plan, packets made, oracle]
+        #: Every packet sent, by number (:class:`~sfclab.targets.network.NetworkTrace`): the
+        #: last ones whole (:class:`~sfclab.targets.trace_store.Window`; ``len()`` counts all).
+        self.traces = Window()
 
     def __repr__(self) -> str:
         return (f"<Network {self.topology.summary().removeprefix('topology ')}; "
@@ -244,17 +248,43 @@ class Network:
             self.push()
         if what is None or isinstance(what, str):
             chain = self._chain_for(src, dst, what)
-            plan = self.class_traffic(chain.name, n,
-                                      seed=len(self.traces) if seed is None else seed)
-            if not plan.packets:
-                raise SfclabError(f"no packet of chain {chain.name!r}'s class takes any of its "
-                                  f"service paths", hint=plan.text())
-            packets, label = [cp.packet for cp in plan.packets], chain.name
+            packets = self._class_packets(chain.name, n, seed)
+            label = chain.name
         else:
-            packets, label = [what] * n, ""
-        out = [self.target.send(src, p, label=label) for p in packets]
-        self.traces.extend(out)
+            packets, label = (bytes(what) for _ in range(n)), ""
+        out = Window(self.traces.keep)
+        target = self.target
+
+        def record(nt, _tag) -> None:
+            out.push(nt)
+            self.traces.push(nt)
+        stream(_From(target, src, label), ((0, data, None) for data in packets), record,
+               total=n, desc=f"sending {label or 'packets'}")
         return out[0] if n == 1 else out
+
+    def _class_packets(self, chain: str, n: int, seed: int | None) -> Iterable[bytes]:
+        """*n* packets of *chain*'s class (bytes): searched for when few, else from a
+        :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as a Lab's send)."""
+        from .targets.traffic_plan import PER_PATH, TrafficPlan
+
+        if n <= PER_PATH * max(1, len(self.placement.problem.chain(chain).paths)):
+            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed)
+            if not plan.packets:
+                raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
+                                  f"service paths", hint=plan.text())
+            return [bytes(cp.packet) for cp in plan.packets]
+        oracle = self._oracle(self.placement.problem.chain(chain).ingress)
+        key = (chain, seed or 0)
+        made = self._plans.get(key)
+        if made is None or made[2] is not oracle:
+            made = self._plans[key] = [TrafficPlan.make(oracle.generated, chain, oracle=oracle,
+                                                        seed=seed or 0), 0, oracle]
+        plan, start = made[0], made[1]
+        if not plan.bases:
+            raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
+                              f"service paths", hint=plan.coverage.text())
+        made[1] += n
+        return (data for _, data, _ in plan.packets(n, start))
 
     def _chain_for(self, src: str, dst: str | None, name: str | None) -> Chain:
         if name is not None:
@@ -386,3 +416,14 @@ class Network:
         if isinstance(chains, Chain):
             return ChainSet.of([chains])
         return ChainSet.of(chains)
+
+
+class _From:
+    """A network target as :func:`~sfclab.targets.sending.stream` sends through it: every
+    packet from *src*."""
+
+    def __init__(self, target: Any, src: str, label: str) -> None:
+        self.target, self.src, self.label = target, src, label
+
+    def send(self, _port: int, data: bytes):
+        return self.target.send(self.src, data, label=self.label)

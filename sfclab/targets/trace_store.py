@@ -167,6 +167,14 @@ class Window:
                              f"kept whole (the summary counts every packet)")
         return self._items[i - self.first]
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list (or window) of the same kept items."""
+        if isinstance(other, (list, tuple, Window)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self._count} sent, the last {len(self._items)} kept>"
 
