@@ -554,9 +554,7 @@ class Lab:
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
         if self._pushed is None:
             self.push()
-        r = self.target.send(port, packet)
-        self._sender.record(self.target, r, label)
-        return r
+        return self._sender.send_one(self.target, port, packet, label)
 
     def send_pcap(self, path: str | Path, *, port: int = 1, label: str | None = None,
                   progress: bool | None = None) -> SendResult:

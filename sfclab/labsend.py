@@ -135,6 +135,15 @@ class Sender:
                            r.outputs[0][0] if r.outputs else None, drop, tables)
         return path
 
+    def send_one(self, target: Any, port: int, packet: Any, label: str) -> Any:
+        """Send one packet and record it; returns the target's result."""
+        from .targets.sending import young_only
+
+        with young_only():
+            r = target.send(port, packet)
+            self.record(target, r, label)
+        return r
+
     def _path(self, session: Any, dp: int) -> str | None:
         gen, memo = self._memo
         if gen is not session.generated:
