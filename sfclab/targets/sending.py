@@ -8,9 +8,10 @@ callback before the next packet goes.  A send taking more than
 notebook, a line on the command line).
 
 An interrupt (Ctrl-C, Kernel > Interrupt) stops the stream *between* packets:
-while it runs, SIGINT only sets a flag, the packet being run finishes and is
-recorded, and then :class:`SendInterrupted` (a ``KeyboardInterrupt``) is raised,
-so what the caller recorded is exactly what the target ran.  A second interrupt
+while it runs, SIGINT only sets a flag, the packets being run (one, or a batch
+given to a target's ``send_many``) finish and are recorded, no other is sent, and
+then :class:`SendInterrupted` (a ``KeyboardInterrupt``) is raised, so what the
+caller recorded is exactly what the target ran.  A second interrupt
 stops at once.
 
 >>> class Echo:
@@ -29,6 +30,7 @@ import signal
 import threading
 from collections import deque
 from contextlib import contextmanager
+from itertools import islice
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -36,6 +38,8 @@ __all__ = ["stream", "young_only", "SendInterrupted", "PROGRESS_AFTER"]
 
 #: Seconds a send runs before its progress bar shows.
 PROGRESS_AFTER = 1.0
+#: Packets a target with ``send_many`` (BMv2) is given at a time.
+BATCH = 256
 #: Packets between two updates of the progress bar.
 _STEP = 64
 
@@ -50,10 +54,17 @@ class SendInterrupted(KeyboardInterrupt):
         self.sent, self.total, self.result = sent, total, result
 
 
-def _results(target: Any, items: Iterable[tuple[int, bytes]]) -> Iterator[Any]:
+def _results(target: Any, items: Iterator[tuple[int, bytes]]) -> Iterator[Any]:
+    """The results of *items* on *target*: its ``run`` (the model), else batches to
+    its ``send_many`` (BMv2: every packet of a batch taken is run and recorded), else
+    one ``send`` each."""
     run = getattr(target, "run", None)
     if run is not None:
         return run(items)
+    many = getattr(target, "send_many", None)
+    if many is not None:
+        return (r for batch in iter(lambda: list(islice(items, BATCH)), [])
+                for r in many(batch))
     return (target.send(port, data) for port, data in items)
 
 
@@ -66,14 +77,16 @@ def stream(target: Any, items: Iterable[tuple[int, bytes, Any]],
     Raises :class:`SendInterrupted` (``result`` None, the caller fills it) when
     interrupted, after recording the packet being run."""
     tags: deque = deque()        # in the order sent: a target may take a batch ahead
+    stop = _Interrupt()
 
     def packets() -> Iterator[tuple[int, bytes]]:
         for port, data, tag in items:
+            if stop.asked:           # interrupted: no packet after the one being run
+                return
             tags.append(tag)
             yield port, data
 
     bar = _bar(total, progress, desc)
-    stop = _Interrupt()
     sent = 0
     try:
         with stop, young_only():
@@ -82,8 +95,8 @@ def stream(target: Any, items: Iterable[tuple[int, bytes, Any]],
                 sent += 1
                 if bar is not None and not sent % _STEP:
                     bar.update(_STEP)
-                if stop.asked:
-                    raise SendInterrupted(sent, total)
+        if stop.asked:
+            raise SendInterrupted(sent, total)
     finally:
         if bar is not None:
             bar.update(sent % _STEP)

@@ -192,3 +192,27 @@ def test_the_count_of_traces_kept_is_checked(lab):
     with pytest.raises(SfclabError, match="whole number ≥ 1"):
         lab.keep_traces = 0
     assert lab.keep_traces == 2000
+
+
+def test_a_batched_target_finishes_the_batch_it_took_and_sends_no_other():
+    """A target with send_many (BMv2) runs a batch at once: an interrupt during it
+    records the whole batch, and no packet after it is sent."""
+    from sfclab.targets.sending import BATCH, stream
+
+    class Batched:
+        ran = 0
+
+        def send_many(self, batch):
+            self.ran += len(batch)
+            return [(port, data) for port, data in batch]
+
+    target, got = Batched(), []
+
+    def record(r, tag):
+        got.append(tag)
+        if len(got) == 10:
+            signal.raise_signal(signal.SIGINT)
+    with pytest.raises(SendInterrupted) as e:
+        stream(target, ((1, b"x", k) for k in range(5 * BATCH)), record, total=5 * BATCH,
+               progress=False)
+    assert target.ran == len(got) == e.value.sent == BATCH and got == list(range(BATCH))
