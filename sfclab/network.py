@@ -345,7 +345,22 @@ class Network:
                               or f"switches: {', '.join(list(self.topology.switches)[:12])}")
         if self.target.program is None:
             self.push()
+        seen = self._lookups(switch)
+        return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),
+                         seen.get((o.table, False), 0))
+                for o in self.target.occupancy(switch)]
+
+    def _lookups(self, switch: str) -> dict[tuple[str, bool], int]:
+        """``(table, hit) -> lookups`` of the packets sent through *switch*: the embedded
+        model's own counts (every packet since the push), else those of the traces
+        kept (:attr:`traces`)."""
         seen: dict[tuple[str, bool], int] = {}
+        model = getattr(getattr(self.target, "switches", {}).get(switch), "server", None)
+        tables = getattr(getattr(model, "switch", None), "tables", None)
+        if tables is not None:
+            for name, t in tables.items():
+                seen[(name, True)], seen[(name, False)] = t.hits, t.misses
+            return seen
         for t in self.traces:
             for h in t.hops:
                 if h.node == switch and h.trace is not None:
@@ -353,9 +368,7 @@ class Network:
                         if ev.kind in ("table_hit", "table_miss"):
                             key = (ev.name, ev.kind == "table_hit")
                             seen[key] = seen.get(key, 0) + 1
-        return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),
-                         seen.get((o.table, False), 0))
-                for o in self.target.occupancy(switch)]
+        return seen
 
     # -- changes -------------------------------------------------------------------------------
     def update(self, chains: str | ChainSet | Iterable[Chain], *, allow_reload: bool = False):

@@ -216,3 +216,22 @@ def test_a_batched_target_finishes_the_batch_it_took_and_sends_no_other():
         stream(target, ((1, b"x", k) for k in range(5 * BATCH)), record, total=5 * BATCH,
                progress=False)
     assert target.ran == len(got) == e.value.sent == BATCH and got == list(range(BATCH))
+
+
+def test_a_network_keeps_its_last_traces_and_its_tables_count_every_packet():
+    lab = sfclab.Lab()
+    lab.set_topology("use leaf_spine(2, 2, stages=8)\n")
+    lab.add("chain web match tcp.dport == 80 from h1 to h4: firewall -> nat\n")
+    try:
+        lab.push()
+        net = lab.network
+        net.traces.keep = 10
+        sent = lab.send("web", 40)                   # planned once, varied (40 > 8 per path)
+        assert len(net.traces) == 40 and len(list(net.traces)) == 10 and len(sent) == 10
+        assert all(t.egress == "h4" and t.path == "web/0" for t in sent)
+        assert len({t.hops[0].source.outputs[0][1] for t in sent}) == 10   # no two alike
+        first = net.placement.chains["web"].route[0]
+        rows = {r.table: r for r in lab.tables(first)}
+        assert rows["SfcIngress.initializer"].hits == 40
+    finally:
+        lab.close()
