@@ -26,6 +26,7 @@ sfclab has its Mininet target), as a Lab's ``connect`` names a switch.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -253,10 +254,12 @@ class Network:
         else:
             packets, label = (bytes(what) for _ in range(n)), ""
         out = Window(self.traces.keep)
+        out.egress = Counter()          # every packet's host (None: dropped), kept or not
         target = self.target
 
         def record(nt, _tag) -> None:
             out.push(nt)
+            out.egress[nt.egress] += 1
             self.traces.push(nt)
         stream(_From(target, src, label), ((0, data, None) for data in packets), record,
                total=n, desc=f"sending {label or 'packets'}")

@@ -229,6 +229,9 @@ def test_a_network_keeps_its_last_traces_and_its_tables_count_every_packet():
         sent = lab.send("web", 40)                   # planned once, varied (40 > 8 per path)
         assert len(net.traces) == 40 and len(list(net.traces)) == 10 and len(sent) == 10
         assert all(t.egress == "h4" and t.path == "web/0" for t in sent)
+        assert sent.summary() == ("40 packets of web from h1 to h4: 40 delivered to h4, 0 dropped"
+                                  "\nthe last 10 are kept whole; 30 older traces were dropped "
+                                  "(net.traces.keep = N keeps more)")
         assert len({t.hops[0].source.outputs[0][1] for t in sent}) == 10   # no two alike
         first = net.placement.chains["web"].route[0]
         rows = {r.table: r for r in lab.tables(first)}
