@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import signal
 import threading
+import time
 from collections import deque
 from contextlib import contextmanager
 from itertools import islice
@@ -86,31 +87,33 @@ def stream(target: Any, items: Iterable[tuple[int, bytes, Any]],
             tags.append(tag)
             yield port, data
 
-    bar = _bar(total, progress, desc)
-    sent = 0
+    bar = _bar(total, desc, 0) if progress else None
+    start, sent = time.monotonic(), 0
     try:
         with stop, young_only():
             for result in _results(target, packets()):
                 record(result, tags.popleft())
                 sent += 1
-                if bar is not None and not sent % _STEP:
-                    bar.update(_STEP)
+                if not sent % _STEP:
+                    if bar is not None:
+                        bar.update(_STEP)
+                    elif progress is None and time.monotonic() - start > PROGRESS_AFTER:
+                        bar = _bar(total, desc, sent)     # made only for a long send
         if stop.asked:
             raise SendInterrupted(sent, total)
     finally:
         if bar is not None:
-            bar.update(sent % _STEP)
+            bar.update(sent - bar.n)
             bar.close()
     return sent
 
 
-def _bar(total: int | None, progress: bool | None, desc: str):
-    if progress is False:
-        return None
+def _bar(total: int | None, desc: str, done: int):
+    """A tqdm bar (a widget in a notebook, a line on a terminal) at *done* packets."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="pkt", unit_scale=True, leave=False,
-                delay=0 if progress else PROGRESS_AFTER, mininterval=0.2)
+    return tqdm(total=total, initial=done, desc=desc, unit="pkt", unit_scale=True,
+                leave=False, mininterval=0.2)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from sfclab.runtime.traffic import build_packet
 from sfclab.targets.coverage import Oracle
 from sfclab.targets.model import ModelTarget
 from sfclab.targets.model.target import RESULTS_KEPT
+from sfclab.targets import sending
 from sfclab.targets.sending import SendInterrupted
 from sfclab.targets.traffic_plan import Base, TrafficPlan, find_offsets, patched
 
@@ -180,12 +181,16 @@ def test_send_pcap_streams_the_file_and_counts_every_packet(lab, tmp_path):
     assert lab.traces.summary.packets == 300
 
 
-def test_a_progress_bar_shows_on_the_command_line(lab, capsys):
+def test_a_progress_bar_shows_on_the_command_line(lab, capsys, monkeypatch):
     lab.send("web", 40, progress=True)
     err = capsys.readouterr().err
     assert "sending web" in err and "pkt" in err
     lab.send("web", 40, progress=False)
+    lab.send("web", 40)                  # fewer packets than a step: never long enough
     assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sending, "PROGRESS_AFTER", 0.0)    # every send is long now
+    lab.send("web", 300)
+    assert "sending web" in capsys.readouterr().err
 
 
 def test_the_count_of_traces_kept_is_checked(lab):
