@@ -563,6 +563,10 @@ class Lab:
         default the file's name).  Progress and interrupts as for :meth:`send`."""
         from .labsend import pcap_frames
 
+        if self._net is not None:
+            raise SfclabError("a pcap file is sent into one switch; this lab runs its chains "
+                              "on a network", hint="send from a host: lab.send_between(src, "
+                              "dst, packet=…), or %sfc topology off")
         frames = pcap_frames(path)         # a bad file says so before anything is pushed
         if self._pushed is None:
             self.push()

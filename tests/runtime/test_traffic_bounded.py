@@ -179,6 +179,9 @@ def test_send_pcap_streams_the_file_and_counts_every_packet(lab, tmp_path):
     with pytest.raises(SfclabError, match="cannot read .* as a capture"):
         lab.send_pcap(tmp_path / "bad.pcap")
     assert lab.traces.summary.packets == 300
+    lab.set_topology("use line(2)\n")
+    with pytest.raises(SfclabError, match="sent into one switch; this lab runs its chains on a"):
+        lab.send_pcap(f)
 
 
 def test_a_progress_bar_shows_on_the_command_line(lab, capsys, monkeypatch):
