@@ -1,8 +1,9 @@
 """Sending many packets: in a stream, with a progress bar, interruptible packet by packet.
 
 :func:`stream` runs ``(port, bytes, tag)`` items through a target — its ``run``
-(the embedded model: one lock, no per-call work; a generator of results) where it
-has one, else one ``send`` at a time — and hands each result to a *record*
+(the embedded model: a generator of results, no per-call work) where it has one,
+else batches to its ``send_many`` (BMv2), else one ``send`` at a time — and hands
+each result to a *record*
 callback before the next packet goes.  A send taking more than
 :data:`PROGRESS_AFTER` seconds shows a progress bar (tqdm: a widget in the
 notebook, a line on the command line).
@@ -30,12 +31,12 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
-from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["stream", "young_only", "SendInterrupted", "PROGRESS_AFTER"]
+__all__ = ["stream", "young_only", "SendInterrupted", "PROGRESS_AFTER", "BATCH"]
 
 #: Seconds a send runs before its progress bar shows.
 PROGRESS_AFTER = 1.0
