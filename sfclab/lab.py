@@ -52,6 +52,7 @@ from .errors import CatalogError, ChainError, SfclabError, did_you_mean
 from .ir.model import Chain, ChainSet
 from .lang import format as format_chains
 from .lang import parse
+from .labsend import LabTrace, Sender, SendResult
 from .nfinfo import NFCatalog
 
 if TYPE_CHECKING:
@@ -65,61 +66,6 @@ __all__ = ["Lab", "LabChange", "LabTrace", "SendResult", "TableUse"]
 
 #: How many compiled chain sets (and their generated programs) a Lab keeps.
 CACHE_SIZE = 16
-
-
-@dataclass(frozen=True, slots=True)
-class LabTrace:
-    """One packet a Lab sent: its class, the service path it took, the target's result."""
-
-    chain: str
-    path: str | None
-    result: Any
-
-    @property
-    def trace(self):
-        return self.result.trace
-
-
-class SendResult(list):
-    """The target's results of one :meth:`Lab.send`, in order, and the service paths of
-    the chain they covered: ``covered`` (path -> packets that took it on the target),
-    ``missed`` (path -> why no packet took it), ``took`` (each packet's path)."""
-
-    def __init__(self, chain: str, plan: Any) -> None:
-        super().__init__()
-        self.chain = chain
-        #: The :class:`~sfclab.targets.coverage.ClassTraffic` the packets came from.
-        self.plan = plan
-        self.took: list[str | None] = []
-        #: How the Lab's chains differed from the target's when sent (:mod:`sfclab.drift`).
-        self.drift = None
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return self.plan.paths
-
-    @property
-    def covered(self) -> dict[str, int]:
-        return {p: self.took.count(p) for p in self.paths if p in self.took}
-
-    @property
-    def missed(self) -> dict[str, str]:
-        return {p: self.plan.missed.get(p, "its packets took another path on the target "
-                                           "(the NFs' state differs from the model's)")
-                for p in self.paths if p not in self.took}
-
-    def summary(self) -> str:
-        """``web: 4 packets covered 2 of 3 service paths (web/0 ×2, web/1 ×2)`` and a
-        line per missed path with the reason."""
-        counts = ", ".join(f"{p} ×{k}" for p, k in self.covered.items())
-        lines = [f"{self.chain}: {len(self)} packet{'s' * (len(self) != 1)} covered "
-                 f"{len(self.covered)} of {len(self.paths)} service path"
-                 f"{'s' * (len(self.paths) != 1)}" + (f" ({counts})" if counts else "")]
-        labels = self.plan.labels
-        lines += [f"  {labels.get(p, p)}: {why}" for p, why in self.missed.items()]
-        if self.drift is not None:
-            lines.insert(0, f"warning: {self.drift.message(python=True)}")
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +133,7 @@ class Lab:
         self._pushed = None
         self._oracle = None          # the model that tells which path a class packet takes
         self._kinds: tuple[Any, Any] | None = None
-        #: Every packet sent from this Lab, in order (:class:`LabTrace`).
-        self.traces: list[LabTrace] = []
+        self._sender = Sender()      # what was sent: the last traces whole, all counted
         self._net: LabNetwork | None = None        # the network side, once a topology is set
         self._compiled = self._compile(self._chains, arch)  # checks arch and options
 
@@ -565,18 +510,40 @@ class Lab:
         self._switch_changed()
         return plan
 
+    # -- sending (sfclab.labsend) ---------------------------------------------------------------
+    @property
+    def traces(self):
+        """Every packet sent from this Lab, by number (:class:`LabTrace` records): the last
+        :attr:`keep_traces` kept whole, every one counted in ``traces.summary`` (per
+        service path, egress, drop reason and table); ``traces.note()`` says how many
+        older traces were dropped (:class:`~sfclab.targets.trace_store.TraceStore`)."""
+        return self._sender.traces
+
+    @property
+    def keep_traces(self) -> int:
+        """How many of the last packets' traces are kept whole (default 2,000)."""
+        return self._sender.traces.keep
+
+    @keep_traces.setter
+    def keep_traces(self, keep: int) -> None:
+        self._sender.traces.keep = keep
+
     def send(self, chain: str, n: int = 1, *, port: int | None = None,
-             seed: int | None = None) -> SendResult:
+             seed: int | None = None, progress: bool | None = None) -> SendResult:
         """Send *n* packets of *chain*'s class through the target, chosen so they cover
         every service path of the class the embedded model finds (branch outcomes,
         loop counts); returns the results as a :class:`SendResult` (their traces are
         added to :attr:`traces`).  With a topology: from the chain's ingress host to its
-        egress host (:meth:`send_between`)."""
+        egress host (:meth:`send_between`).
+
+        A send taking more than a second shows a progress bar (*progress*: True at
+        once, False never); an interrupt stops it between two packets, raising
+        :class:`~sfclab.targets.sending.SendInterrupted` (whose ``result`` is what was
+        sent, recorded in :attr:`traces` as any other packet)."""
         if self._net is not None:
             return self.send_between(None, None, self._chain_name(chain), n, seed=seed)
         from .drift import drift
-        from .targets.coverage import class_traffic
-        from .targets.packet_io import send_many
+        from .targets.sending import SendInterrupted
 
         if self._pushed is None:
             self.push()
@@ -586,15 +553,14 @@ class Lab:
         if name not in gen.compiled.chains:
             raise SfclabError(f"chain {name!r} is not on the switch yet",
                               hint="bring the switch up to date: %sfc update (lab.update())")
-        seed = len(self.traces) if seed is None else seed
-        plan = class_traffic(gen, name, n, seed=seed, oracle=self._oracle_for(gen))
-        out = SendResult(name, plan)
-        out.drift = drift(self)
-        pairs = [(cp.port if port is None else port, cp.packet) for cp in plan.packets]
-        # in batches where the target takes them (BMv2), one by one otherwise
-        for r in send_many(self.target, pairs):
-            out.append(self._record(r, name))
-            out.took.append(self.traces[-1].path)
+        said = drift(self)
+        try:
+            out = self._sender.send_class(self.target, gen, self._oracle_for(gen), name, n,
+                                          port=port, seed=seed, progress=progress)
+        except SendInterrupted as e:
+            e.result.drift = said
+            raise
+        out.drift = said
         return out
 
     def _oracle_for(self, gen: Generated):
@@ -614,13 +580,25 @@ class Lab:
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
         if self._pushed is None:
             self.push()
-        return self._record(self.target.send(port, packet), label)
+        return self._sender.send_one(self.target, port, packet, label)
 
-    def _record(self, r, label: str):
-        r.trace.label = label
-        path = self.target.session.path_of(r.trace)
-        self.traces.append(LabTrace(label, path, r))
-        return r
+    def send_pcap(self, path: str | Path, *, port: int = 1, label: str | None = None,
+                  progress: bool | None = None) -> SendResult:
+        """Send every packet of a pcap (or pcapng) file in on *port*, read as it goes;
+        returns a :class:`SendResult` (traces in :attr:`traces`, labelled *label*,
+        default the file's name).  Progress and interrupts as for :meth:`send`."""
+        from .labsend import pcap_frames
+
+        if self._net is not None:
+            raise SfclabError("a pcap file is sent into one switch; this lab runs its chains "
+                              "on a network", hint="send from a host: lab.send_between(src, "
+                              "dst, packet=…), or %sfc topology off")
+        frames = pcap_frames(path)         # a bad file says so before anything is pushed
+        if self._pushed is None:
+            self.push()
+        return self._sender.send_frames(self.target, ((port, f) for f in frames),
+                                        label if label is not None else Path(path).name,
+                                        progress=progress)
 
     def tables(self, switch: str | None = None) -> list[TableUse]:
         """Every table of the target: entries / size, and the hits and misses of the
@@ -630,14 +608,7 @@ class Lab:
         if switch is not None:
             raise SfclabError(f"this lab runs on one switch, not a network: no switch "
                               f"{switch!r} to choose", hint="%sfc tables (no switch)")
-        hits: dict[str, int] = {}
-        misses: dict[str, int] = {}
-        for t in self.traces:
-            for ev in t.result.trace.events:
-                if ev.kind == "table_hit":
-                    hits[ev.name] = hits.get(ev.name, 0) + 1
-                elif ev.kind == "table_miss":
-                    misses[ev.name] = misses.get(ev.name, 0) + 1
+        hits, misses = self.traces.summary.hits, self.traces.summary.misses   # every packet
         return [TableUse(o.table, o.entries, o.size, hits.get(o.table, 0),
                          misses.get(o.table, 0)) for o in self.target.occupancy()]
 

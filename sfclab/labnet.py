@@ -72,21 +72,35 @@ class NetworkSendResult(list):
     """The network traces of one send (:class:`~sfclab.targets.network.NetworkTrace`),
     with what was asked: ``chain`` (or None: a packet), ``src`` and ``dst``."""
 
-    def __init__(self, traces, *, chain: str | None, src: str, dst: str | None) -> None:
+    def __init__(self, traces, *, chain: str | None, src: str, dst: str | None,
+                 sent: int | None = None, egress: Mapping[str | None, int] | None = None
+                 ) -> None:
+        """*traces*: the ones kept whole; *sent* and *egress* (host -> packets, None:
+        dropped) count every packet of the send when more were sent than kept."""
         super().__init__(traces)
         self.chain, self.src, self.dst = chain, src, dst
+        self.sent = len(self) if sent is None else sent
+        self.egress = dict(egress) if egress is not None else None
 
     def summary(self) -> str:
-        """``2 packets of web from h1 to h2: 2 delivered to h2, 0 dropped``."""
-        got: dict[str, int] = {}
-        for t in self:
-            if t.egress:
-                got[t.egress] = got.get(t.egress, 0) + 1
-        dropped = sum(1 for t in self if t.dropped)
-        where = ", ".join(f"{k} delivered to {h}" for h, k in got.items()) or "none delivered"
+        """``2 packets of web from h1 to h2: 2 delivered to h2, 0 dropped`` (and a line
+        when older traces were dropped)."""
+        counts = self.egress
+        if counts is None:
+            counts = {}
+            for t in self:
+                counts[t.egress] = counts.get(t.egress, 0) + 1
+        dropped = counts.get(None, 0)
+        where = ", ".join(f"{k} delivered to {h}" for h, k in counts.items()
+                          if h is not None) or "none delivered"
         what = f" of {self.chain}" if self.chain else ""
-        return (f"{len(self)} packet{'s' * (len(self) != 1)}{what} from {self.src}"
+        n = self.sent
+        line = (f"{n} packet{'s' * (n != 1)}{what} from {self.src}"
                 + (f" to {self.dst}" if self.dst else "") + f": {where}, {dropped} dropped")
+        if n > len(self):
+            line += (f"\nthe last {len(self):,} are kept whole; {n - len(self):,} older traces "
+                     "were dropped (net.traces.keep = N keeps more)")
+        return line
 
 
 def _same(a: ChainSet, b: ChainSet) -> bool:
@@ -179,9 +193,10 @@ class LabNetwork:
             raise SfclabError(f"send at least one packet, not {n}")
         what = packet if packet is not None else chain
         out = net.send(src, dst, what, n=n, seed=seed)
-        traces = out if isinstance(out, list) else [out]
+        traces = list(out) if n > 1 else [out]             # the last ones kept whole
         label = chain or (traces[0].label if traces else None) or None
-        return NetworkSendResult(traces, chain=label, src=src, dst=dst)
+        return NetworkSendResult(traces, chain=label, src=src, dst=dst, sent=n,
+                                 egress=out.egress if n > 1 else None)
 
     @property
     def traces(self) -> list:

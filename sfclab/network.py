@@ -26,6 +26,7 @@ sfclab has its Mininet target), as a Lab's ``connect`` names a switch.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from .errors import SfclabError, TargetError, did_you_mean
 from .ir.model import Chain, ChainSet
 from .ir.topology import Topology
 from .nfinfo import NFCatalog
+from .targets.sending import stream
+from .targets.trace_store import Window
 
 __all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
 
@@ -142,8 +145,10 @@ class Network:
         self._target = None
         self._target_url = target
         self._oracles: dict[str, Any] = {}         # ingress -> its chains on one model switch
-        #: Every packet sent, in order (:class:`~sfclab.targets.network.NetworkTrace`).
-        self.traces: list = []
+        self._plans: dict[tuple, list] = {}        # (chain, seed) -> [plan, packets made, oracle]
+        #: Every packet sent, by number (:class:`~sfclab.targets.network.NetworkTrace`): the
+        #: last ones whole (:class:`~sfclab.targets.trace_store.Window`; ``len()`` counts all).
+        self.traces = Window()
 
     def __repr__(self) -> str:
         return (f"<Network {self.topology.summary().removeprefix('topology ')}; "
@@ -244,17 +249,45 @@ class Network:
             self.push()
         if what is None or isinstance(what, str):
             chain = self._chain_for(src, dst, what)
-            plan = self.class_traffic(chain.name, n,
-                                      seed=len(self.traces) if seed is None else seed)
-            if not plan.packets:
-                raise SfclabError(f"no packet of chain {chain.name!r}'s class takes any of its "
-                                  f"service paths", hint=plan.text())
-            packets, label = [cp.packet for cp in plan.packets], chain.name
+            packets = self._class_packets(chain.name, n, seed)
+            label = chain.name
         else:
-            packets, label = [what] * n, ""
-        out = [self.target.send(src, p, label=label) for p in packets]
-        self.traces.extend(out)
+            packets, label = (bytes(what) for _ in range(n)), ""
+        out = Window(self.traces.keep)
+        out.egress = Counter()          # every packet's host (None: dropped), kept or not
+        target = self.target
+
+        def record(nt, _tag) -> None:
+            out.push(nt)
+            out.egress[nt.egress] += 1
+            self.traces.push(nt)
+        stream(_From(target, src, label), ((0, data, None) for data in packets), record,
+               total=n, desc=f"sending {label or 'packets'}")
         return out[0] if n == 1 else out
+
+    def _class_packets(self, chain: str, n: int, seed: int | None) -> Iterable[bytes]:
+        """*n* packets of *chain*'s class (bytes): searched for when few, else from a
+        :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as a Lab's send)."""
+        from .targets.traffic_plan import PER_PATH, TrafficPlan
+
+        if n <= PER_PATH * max(1, len(self.placement.problem.chain(chain).paths)):
+            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed)
+            if not plan.packets:
+                raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
+                                  f"service paths", hint=plan.text())
+            return [bytes(cp.packet) for cp in plan.packets]
+        oracle = self._oracle(self.placement.problem.chain(chain).ingress)
+        key = (chain, seed or 0)
+        made = self._plans.get(key)
+        if made is None or made[2] is not oracle:
+            made = self._plans[key] = [TrafficPlan.make(oracle.generated, chain, oracle=oracle,
+                                                        seed=seed or 0), 0, oracle]
+        plan, start = made[0], made[1]
+        if not plan.bases:
+            raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
+                              f"service paths", hint=plan.coverage.text())
+        made[1] += n
+        return (data for _, data, _ in plan.packets(n, start))
 
     def _chain_for(self, src: str, dst: str | None, name: str | None) -> Chain:
         if name is not None:
@@ -338,7 +371,22 @@ class Network:
                               or f"switches: {', '.join(list(self.topology.switches)[:12])}")
         if self.target.program is None:
             self.push()
+        seen = self._lookups(switch)
+        return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),
+                         seen.get((o.table, False), 0))
+                for o in self.target.occupancy(switch)]
+
+    def _lookups(self, switch: str) -> dict[tuple[str, bool], int]:
+        """``(table, hit) -> lookups`` of the packets sent through *switch*: the embedded
+        model's own counts (every packet since the push), else those of the traces
+        kept (:attr:`traces`)."""
         seen: dict[tuple[str, bool], int] = {}
+        model = getattr(getattr(self.target, "switches", {}).get(switch), "server", None)
+        tables = getattr(getattr(model, "switch", None), "tables", None)
+        if tables is not None:
+            for name, t in tables.items():
+                seen[(name, True)], seen[(name, False)] = t.hits, t.misses
+            return seen
         for t in self.traces:
             for h in t.hops:
                 if h.node == switch and h.trace is not None:
@@ -346,9 +394,7 @@ class Network:
                         if ev.kind in ("table_hit", "table_miss"):
                             key = (ev.name, ev.kind == "table_hit")
                             seen[key] = seen.get(key, 0) + 1
-        return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),
-                         seen.get((o.table, False), 0))
-                for o in self.target.occupancy(switch)]
+        return seen
 
     # -- changes -------------------------------------------------------------------------------
     def update(self, chains: str | ChainSet | Iterable[Chain], *, allow_reload: bool = False):
@@ -409,3 +455,14 @@ class Network:
         if isinstance(chains, Chain):
             return ChainSet.of([chains])
         return ChainSet.of(chains)
+
+
+class _From:
+    """A network target as :func:`~sfclab.targets.sending.stream` sends through it: every
+    packet from *src*."""
+
+    def __init__(self, target: Any, src: str, label: str) -> None:
+        self.target, self.src, self.label = target, src, label
+
+    def send(self, _port: int, data: bytes):
+        return self.target.send(self.src, data, label=self.label)

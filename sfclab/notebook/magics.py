@@ -325,11 +325,7 @@ class SfcMagics(Magics, Configurable):
         p.add_argument("--port", type=int, default=None)
         ns = p.parse_args(shlex.split(args))
         self._warn_drift()
-        before = len(self.lab.traces)
-        sent = self._call(self.lab.send, ns.chain, ns.n, port=ns.port)
-        # what the sender says it covered (a send result with covered / missed), if it does
-        return self._trace_view(self.lab.traces[before:], covered=getattr(sent, "covered", None),
-                                missed=getattr(sent, "missed", None))
+        return self._sent_view(self.lab.send, ns.chain, ns.n, port=ns.port)
 
     def sfc_send_pcap(self, args: str) -> Any:
         """send-pcap FILE [--port P]  send the packets of a pcap file in on port P (default 1)"""
@@ -337,16 +333,30 @@ class SfcMagics(Magics, Configurable):
         p.add_argument("file")
         p.add_argument("--port", type=int, default=1)
         ns = p.parse_args(shlex.split(args))
-        from scapy.utils import rdpcap
+        return self._sent_view(self.lab.send_pcap, ns.file, port=ns.port, label=ns.file)
 
-        try:
-            packets = rdpcap(ns.file)
-        except (OSError, Exception) as e:          # scapy raises plain Exceptions on bad files
-            raise UsageError(f"cannot read {ns.file}: {e}") from None
+    def _sent_view(self, send: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a send of the lab (an interrupt stops it between packets: what was sent
+        shows, saying so) and show its packets, the last ones whole."""
+        from ..targets.sending import SendInterrupted
+
         before = len(self.lab.traces)
-        for pkt in packets:
-            self._call(self.lab.send_packet, bytes(pkt), port=ns.port, label=ns.file)
-        return self._trace_view(self.lab.traces[before:])
+        try:
+            sent = self._call(send, *args, **kwargs)
+        except SendInterrupted as e:
+            sent = e.result
+        shown = self.lab.traces[before:]
+        lines = [getattr(sent, "interrupted", "")]
+        if len(shown) < len(sent):
+            lines.append(f"the last {len(shown):,} of these {len(sent):,} packets are kept "
+                         f"whole; {len(sent) - len(shown):,} older traces were dropped "
+                         f"(lab.keep_traces = N keeps more); the counts are of every packet")
+        # what the sender says it covered (a send result of a class with covered / missed)
+        said = bool(getattr(sent, "paths", True))
+        return self._trace_view(shown, covered=getattr(sent, "covered", None) if said else None,
+                                missed=getattr(sent, "missed", None) if said else None,
+                                counts=getattr(sent, "counts", None),
+                                note="\n".join(x for x in lines if x))
 
     def _send_network(self, words: list[str]) -> Any:
         """``%sfc send`` on a network: ``SRC [DST] [CHAIN] [N]`` or ``CHAIN [N]``."""
@@ -379,7 +389,8 @@ class SfcMagics(Magics, Configurable):
         if not self.lab.traces:
             print("no packets sent yet: %sfc send CHAIN N")
             return None
-        return self._trace_view(self.lab.traces[-n:])
+        return self._trace_view(self.lab.traces[-n:], counts=self.lab.traces.summary,
+                                note=self.lab.traces.note())
 
     def sfc_tables(self, args: str) -> Any:
         """tables [SWITCH]            occupancy (entries / size) and hits of every table (of SWITCH on a network)"""

@@ -219,8 +219,12 @@ class SendView:
 
     def __init__(self, lab: Any, traces: Sequence[Any], *,
                  covered: Iterable[str] | None = None,
-                 missed: Mapping[str, str] | Iterable[Any] | None = None) -> None:
+                 missed: Mapping[str, str] | Iterable[Any] | None = None,
+                 counts: Any = None, note: str = "") -> None:
+        """*counts*: a :class:`~sfclab.targets.trace_store.TraceSummary` of every packet
+        the traces stand for (some may have been dropped: *note* says so)."""
         self.lab, self.traces = lab, list(traces)
+        self.counts, self.note = counts, note
         self.kinds = lab.value_kinds()
         chains = list(dict.fromkeys(t.chain for t in self.traces if t.chain))
         planned = [p.id for p in lab.compiled.paths if p.chain in chains]
@@ -237,15 +241,22 @@ class SendView:
         if self.traces:
             self.table.selected = len(self.traces) - 1
 
+    def _counts(self) -> tuple[int, int]:
+        """Packets and drops, of every packet counted (else of the traces)."""
+        if self.counts is not None:
+            return self.counts.packets, self.counts.dropped
+        return len(self.traces), sum(1 for x in self.traces if x.result.dropped)
+
     def _summary(self) -> str:
-        n = len(self.traces)
+        n, dropped = self._counts()
         if not n:
             return note("No packets.")
-        dropped = sum(1 for x in self.traces if x.trace.dropped)
         chains = ", ".join(dict.fromkeys(x.chain or "?" for x in self.traces))
-        return (f"<div><b>{n} packet{'s' if n != 1 else ''}</b> of {esc(chains)}: "
-                f"{n - dropped} out, {dropped} dropped · select a packet for its timeline</div>"
-                + _coverage_html(self.covered, self.missed))
+        return (f"<div><b>{n:,} packet{'s' if n != 1 else ''}</b> of {esc(chains)}: "
+                f"{n - dropped:,} out, {dropped:,} dropped · select a packet for its "
+                f"timeline</div>" + _coverage_html(self.covered, self.missed)
+                + (f"<div class='sfc-dropped-traces'>{note(esc(self.note))}</div>"
+                   if self.note else ""))
 
     def show(self, k: int | None) -> None:
         """Show packet *k*'s timeline and its path on its chain's graph."""
@@ -287,6 +298,10 @@ class SendView:
                      + ("; not reached: " + ", ".join(p + (f" ({w})" if w else "")
                                                       for p, w in self.missed)
                         if self.missed else ""))
+        if self.counts is not None and self.counts.packets > len(self.traces):
+            lines.append(self.counts.text())
+        if self.note:
+            lines.append(self.note)
         last = self.traces[-1]
         lines += ["", timeline_text(last.trace, self.kinds, path=last.path)]
         return "\n".join(lines)

@@ -504,6 +504,11 @@ class Session:
                 dp = dict(ev.args).get("path_id", dp)
         if dp is None:
             return self._path_by_nfs(trace)
+        return self.path_of_id(dp)
+
+    def path_of_id(self, dp: int) -> str | None:
+        """The service path (``web/0``) whose data-plane ``path_id`` is *dp* (None: none),
+        also for ids an update has since replaced (the traces of packets sent before it)."""
         return self.path_names.get(dp)
 
     def _name_ids(self, gen: Generated) -> None:

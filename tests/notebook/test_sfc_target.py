@@ -4,6 +4,7 @@ update, target and send-pcap, with their error paths."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,38 @@ def test_errors(ip, sfc, capsys):
         ip.run_line_magic("sfc", "send webb 2")
     ip.run_line_magic("sfc", "trace")
     assert "no packets sent yet" in capsys.readouterr().out
+
+
+def test_a_big_send_shows_the_last_packets_and_counts_them_all(ip, sfc):
+    sfc.lab.keep_traces = 30
+    view = ip.run_line_magic("sfc", "send web 200")
+    assert isinstance(view, SendView) and len(view.traces) == 30
+    assert "<b>200 packets</b>" in view.summary.value and "100 dropped" in view.summary.value
+    assert "170 older traces were dropped" in view.summary.value
+    assert view.covered == ["web/0", "web/1"] and view.missed == []
+    trace = ip.run_line_magic("sfc", "trace 5")
+    assert len(trace.traces) == 5 and "170 older traces dropped" in trace.text()
+    assert "200 packets: 100 out, 100 dropped" in trace.text()
+
+
+class Interrupting:
+    """A switch's process that is interrupted (SIGINT) while its *k*-th packet runs."""
+
+    def __init__(self, real, k: int) -> None:
+        self.real, self.k, self.calls = real, k, 0
+
+    def __call__(self, port, data, **kw):
+        result = self.real(port, data, **kw)
+        self.calls += 1
+        if self.calls == self.k:
+            signal.raise_signal(signal.SIGINT)
+        return result
+
+
+def test_an_interrupted_send_shows_what_was_sent(ip, sfc):
+    lab = sfc.lab
+    lab.send("web", 1, progress=False)
+    lab.target.switch.process = Interrupting(lab.target.switch.process, 5)
+    view = ip.run_line_magic("sfc", "send web 100")
+    assert len(view.traces) == 5 and "interrupted after 5 of 100 packets" in view.text()
+    assert len(lab.traces) == 6 and lab.traces.summary.packets == 6

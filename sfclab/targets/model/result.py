@@ -12,7 +12,10 @@ from typing import Any
 
 from ..trace import Event, Outputs, PacketTrace
 
-__all__ = ["ProcessResult", "PacketIn", "Digest", "build_trace"]
+__all__ = ["ProcessResult", "PacketIn", "Digest", "build_trace", "PATH_ACTIONS"]
+
+#: The composed program's actions whose ``path_id`` argument names the service path.
+PATH_ACTIONS = frozenset(("set_token", "take_branch", "enter"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +96,29 @@ class ProcessResult(Outputs):
     ingress_port: int = 0
     _raw: list = field(default_factory=list, repr=False)
     _trace: PacketTrace | None = field(default=None, repr=False)
+    #: The trace's label (given to the trace when it is built).
+    label: str = ""
 
     @property
     def trace(self) -> PacketTrace:
         if self._trace is None:
             self._trace = build_trace(self._raw, self.packet_id, self.ingress_port,
                                       self.outputs, self.drop_reason)
+            self._trace.label = self.label
         return self._trace
+
+    def facts(self, path_actions: frozenset[str] = PATH_ACTIONS) -> tuple[int | None, list]:
+        """What a summary counts, read from the raw events without building the trace:
+        the ``path_id`` argument of the last action named in *path_actions* (the
+        composed program's ``set_token`` / ``take_branch`` / ``enter``; None: none ran)
+        and ``(table, hit)`` for every table applied."""
+        dp, tables = None, []
+        for ev in self._raw:
+            k = ev[0]
+            if k == "table":
+                tables.append((ev[1].name, ev[2] is not None))
+            elif k == "action" and ev[1].name.rpartition(".")[2] in path_actions:
+                for (name, _), v in zip(ev[1].params, ev[2]):
+                    if name == "path_id":
+                        dp = v
+        return dp, tables

@@ -153,11 +153,13 @@ class TableCompiler:
             e = tbl.lookup(p)
             tr = p.tr
             if e is None:
+                tbl.misses += 1
                 a, args = tbl.default
                 tr.append(("table", tbl, None))
                 tr.append(("action", a, args))
                 a.fn(p, args)
                 return False, a
+            tbl.hits += 1
             if counting:
                 e.packets += 1
                 e.bytes += p.ingress_len

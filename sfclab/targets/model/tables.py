@@ -148,6 +148,8 @@ class Table:
             self.mode = "priority"
         self.initial_default = self.default
         self._seq = 0
+        #: Lookups that hit an entry / missed, since the program was loaded.
+        self.hits = self.misses = 0
         self.reindex()
 
     # -- lookup --------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ returns one result for the whole packet (:mod:`sfclab.targets.network.detour`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 
 from ...codegen import Generated
 from ...errors import TargetError
@@ -32,7 +33,10 @@ from ...runtime.replication import DEFAULT_PORTS, port_set
 from ...runtime.session import Session
 from .p4rt import P4RuntimeModelServer
 
-__all__ = ["ModelTarget"]
+__all__ = ["ModelTarget", "RESULTS_KEPT"]
+
+#: How many results a target keeps (a Lab keeps its own: :mod:`sfclab.targets.trace_store`).
+RESULTS_KEPT = 1000
 
 
 class ModelTarget:
@@ -54,7 +58,8 @@ class ModelTarget:
         self.client = Client(self.server.address, device_id=device_id).connect()
         self.session = Session(self.client, lambda g: g.program.text.encode(),
                                ports=self.switch_ports)
-        self.results: list = []
+        #: The results of the last packets sent (at most :data:`RESULTS_KEPT`).
+        self.results: deque = deque(maxlen=RESULTS_KEPT)
 
     def switch_ports(self) -> tuple[int, ...]:
         """The switch's data-plane ports (what a flood floods out of)."""
@@ -112,6 +117,23 @@ class ModelTarget:
                                 [(port, bytes(packet))])
         self.results.append(result)
         return result
+
+    def run(self, items: Iterable[tuple[int, bytes]]) -> Iterator:
+        """Run ``(port, bytes)`` packets one after the other; yields each result as it
+        is made (what :func:`~sfclab.targets.sending.stream` sends through): the
+        same as :meth:`send` per packet, without its per-call work."""
+        if self._server_loop() is not None:      # a detour through the server: per packet
+            for port, data in items:
+                yield self.send(port, data)
+            return
+        switch, server, keep = self.switch, self.server, self.results.append
+        process, deliver, lock = switch.process, server.deliver, server._lock
+        for port, data in items:
+            with lock:
+                result = process(port, data)
+                deliver(result)
+            keep(result)
+            yield result
 
     def _process(self, port: int, packet, now_us: int | None):
         with self.server._lock:

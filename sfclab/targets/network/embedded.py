@@ -69,6 +69,8 @@ class EmbeddedNetwork:
         self._epoch = 0
         self._in_flight: dict[int, int] = {}          # packet -> epoch it started in
         self._next = 0
+        self._links = _Links(topology)
+        self._entries: dict[str, tuple[str, int]] = {}
 
     def __repr__(self) -> str:
         return f"<EmbeddedNetwork {self.topology.summary().removeprefix('topology ')}>"
@@ -148,6 +150,13 @@ class EmbeddedNetwork:
     def entry(self, source: str) -> tuple[str, int]:
         """``(switch, port)`` where a packet sent from *source* (a host, a server or a
         free ``SWITCH:PORT``) enters the network; a TargetError if it cannot."""
+        known = self._entries.get(source)
+        if known is not None:
+            return known
+        self._entries[source] = out = self._entry(source)
+        return out
+
+    def _entry(self, source: str) -> tuple[str, int]:
         topo = self.topology
         if ":" in source:
             try:
@@ -163,7 +172,7 @@ class EmbeddedNetwork:
         return topo.attachment(source)
 
     def _walk(self, host: str, data: bytes, label: str) -> NetworkTrace:
-        topo = self.topology
+        topo = self._links
         nt = NetworkTrace(source=host, label=label)
         sw, port = self.entry(host)
         queue = deque([(sw, port, data)])
@@ -203,8 +212,8 @@ class EmbeddedNetwork:
         """The service path (``web/0``) a packet ended on: the last switch that knows
         (its token names a part of a path, after any branch)."""
         for h in reversed(nt.hops):
-            if h.kind == "switch" and h.trace is not None and h.node in self.switches:
-                part = self.switches[h.node].session.path_of(h.trace)
+            if h.kind == "switch" and h.source is not None and h.node in self.switches:
+                part = _part_of(self.switches[h.node].session, h)
                 if part is not None:
                     return self.program.switches[h.node].paths.get(part)
         return None
@@ -216,3 +225,39 @@ class EmbeddedNetwork:
         for t in self.switches.values():
             t.close()
         self.switches.clear()
+
+
+def _part_of(session, hop: Hop) -> str | None:
+    """The part of a path a switch's hop ran on: from the model's raw events when the
+    hop has them (no trace is built), else from its trace."""
+    facts = getattr(hop.source, "facts", None)
+    if facts is not None:
+        dp, _ = facts()
+        if dp is not None:
+            return session.path_of_id(dp)
+    return session.path_of(hop.trace)
+
+
+class _Links:
+    """A topology's links and node kinds, looked up once each (a packet's walk asks
+    for them at every hop)."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.switches = topology.switches
+        self._peers: dict[tuple[str, int], tuple[str, int] | None] = {}
+        self._kinds: dict[str, str] = {}
+
+    def peer(self, node: str, port: int) -> tuple[str, int] | None:
+        key = (node, port)
+        try:
+            return self._peers[key]
+        except KeyError:
+            out = self._peers[key] = self.topology.peer(node, port)
+            return out
+
+    def kind(self, node: str) -> str:
+        out = self._kinds.get(node)
+        if out is None:
+            out = self._kinds[node] = self.topology.kind(node)
+        return out
