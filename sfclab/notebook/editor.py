@@ -131,6 +131,9 @@ class ChainEditor(anywidget.AnyWidget):
                        "never clipped).").tag(sync=True)
     viewport = t.List(t.Float(), help="The visible extent of the canvas, x1, y1, x2, y2 in "
                       "node coordinates (set by the front end); new nodes go inside it.").tag(sync=True)
+    lab_state = t.Dict({"bound": False}, help="The Lab the editor is bound to (lab.editor(), "
+                       "%sfc edit): bound, status, detail, error, busy, push_label; set by "
+                       ":mod:`.lab_editor`.").tag(sync=True)
     debounce = t.Float(0.3, help="Seconds to wait after a front-end edit before the drawing is "
                        "re-parsed; 0 commits every edit at once.")
 
@@ -146,6 +149,8 @@ class ChainEditor(anywidget.AnyWidget):
         self._timer: asyncio.TimerHandle | None = None
         self._quiet = False
         self._debounced = False
+        #: What the Push button does (a bound editor's; None: no button).
+        self.push_action: Callable[[], Any] | None = None
         text = kwargs.pop("text", "")
         super().__init__(**kwargs)
         self.palette = self._palette()
@@ -258,10 +263,10 @@ class ChainEditor(anywidget.AnyWidget):
         gone = set(ids) - {"input", "output"}
         if not gone:
             return
-        with self._gesture():
-            self.nodes = [n for n in self.nodes if n["id"] not in gone]
+        with self._gesture(), self.hold_sync():   # one message: edges and nodes together
             self.edges = [e for e in self.edges if e["id"] not in gone
                           and e["source"] not in gone and e["target"] not in gone]
+            self.nodes = [n for n in self.nodes if n["id"] not in gone]
             self.selection = [s for s in self.selection if s not in gone]
 
     def move(self, positions: dict[str, tuple[float, float]]) -> None:
@@ -451,13 +456,10 @@ class ChainEditor(anywidget.AnyWidget):
             return False
         dst.append(self._snapshot())
         s = src.pop()
-        self._quiet = True
-        try:
-            self.chain_name = s["chain_name"]
-        finally:
-            self._quiet = False
+        self._rename_quietly(s["chain_name"])
         self._header, self._slot, self._context = s["header"], s["slot"], s["context"]
-        self.nodes, self.edges = s["nodes"], s["edges"]
+        with self.hold_sync():
+            self.nodes, self.edges = s["nodes"], s["edges"]
         self.can_undo, self.can_redo = bool(self._history), bool(self._future)
         self.commit()
         return True
@@ -486,15 +488,29 @@ class ChainEditor(anywidget.AnyWidget):
             self._record()
         name = self.chain_name if self.chain_name in cs or not len(cs) else cs.names()[0]
         self._context, self._slot = cs, name if name in cs else None
+        self._rename_quietly(name)
+        self._draw(cs[name] if name in cs else None)
+        errors = [] if name in cs else check_drawing(self.nodes, self.edges)
+        self._publish(text, cs if not errors else None, errors, force=True)
+        return True
+
+    def _rename_quietly(self, name: str) -> None:
+        """Set :attr:`chain_name` without the redraw and undo step a user's rename makes."""
         self._quiet = True
         try:
             self.chain_name = name
         finally:
             self._quiet = False
-        self._draw(cs[name] if name in cs else None)
-        errors = [] if name in cs else check_drawing(self.nodes, self.edges)
-        self._publish(text, cs if not errors else None, errors, force=True)
-        return True
+
+    def new_chain(self, name: str) -> None:
+        """Start drawing a new, empty chain *name* beside the text's other chains (not an
+        undo step: the editor starts so)."""
+        self._rename_quietly(name)
+        self._slot = None
+        self._draw(None)
+        self.commit()
+        self._history, self._future = [], []
+        self.can_undo = self.can_redo = False
 
     def _draw(self, chain: Chain | None) -> None:
         """Replace the drawing by *chain* (keeping the positions of nodes that stay)."""
@@ -508,8 +524,9 @@ class ChainEditor(anywidget.AnyWidget):
             edges = edges_of(chain)
             self._header = (str(chain.match) if chain.match else None, chain.weight)
         place_nodes(nodes, edges, old)
-        self.selection = []
-        self.nodes, self.edges = nodes, edges
+        with self.hold_sync():
+            self.selection = []
+            self.nodes, self.edges = nodes, edges
 
     @t.observe("text")
     def _text_set(self, change: dict) -> None:
@@ -577,6 +594,9 @@ class ChainEditor(anywidget.AnyWidget):
                 self.move({k: tuple(v) for k, v in msg.get("positions", {}).items()})
             elif ev in ("undo", "redo", "tidy", "commit"):
                 getattr(self, ev)()
+            elif ev == "push" and self.push_action is not None:
+                self.flush()
+                self.push_action()
         except (KeyError, ValueError, TypeError, ChainError) as e:
             self.errors = [*self.errors, err("chain", [], f"{ev}: {e}")]
 
