@@ -51,7 +51,7 @@ function render({ model, el }) {
     group(connectBtn),
     group(undoBtn, redoBtn),
     group(button("Delete", "Delete the selection (Del)", removeSelected, "✕")),
-    group(button("Tidy", "Lay the chain out again, left to right", () => { fitNext = true; send({ event: "tidy" }); }, "⇶"),
+    group(button("Tidy", "Lay the chain out again, left to right", () => send({ event: "tidy" }), "⇶"),
       button("Fit", "Fit the chain in view", () => fitAll(), "⤢")),
     labGroup, status);
   const body = h("div", { class: "sfc-body" }, palette, stage, menu);
@@ -64,10 +64,12 @@ function render({ model, el }) {
     minZoom: 0.3, maxZoom: 2.5, layout: { name: "preset" }, userZoomingEnabled: false });
   canvas.__cy = cy;
   const zoom = zooming(cy, canvas, zoomHint);
-  let fitNext = false; // the next drawing from Python is a Tidy: fit it in view
-  // a press on the canvas focuses the editor (cytoscape prevents the default, which
-  // would): Delete, Backspace, Ctrl+Z then reach the editor and not the notebook
-  canvas.addEventListener("pointerdown", () => { if (!root.contains(document.activeElement) || document.activeElement === text || document.activeElement === name) root.focus({ preventScroll: true }); }, true);
+  // a press on the canvas focuses the editor, so that Delete, Backspace and Ctrl+Z reach
+  // it and not the notebook (after the press: cytoscape blurs the active element on it)
+  const focusSoon = () => setTimeout(() => {
+    if (!root.contains(document.activeElement) || document.activeElement === text || document.activeElement === name) root.focus({ preventScroll: true });
+  }, 0);
+  canvas.addEventListener("pointerdown", focusSoon, true);
   const stopCoords = keepCoordsFresh(cy, root);
   const link = linking(cy, stage, (source, target) => send({ event: "add_edge", source, target }));
   const menu_ = menus({ menu, cy, send, palette: () => model.get("palette") });
@@ -161,8 +163,7 @@ function render({ model, el }) {
     }
     markErrors();
     // a node that arrived (from Python, the text or an undo) outside the view: show it all
-    if (fitNext) { fitNext = false; fitAll(); }
-    else if (shown && added.some((n) => outside(n))) fitAll();
+    if (shown && added.some((n) => outside(n))) fitAll();
   }
   function outside(n) {
     const e = cy.extent(), b = n.boundingBox({ includeLabels: false });
@@ -183,7 +184,7 @@ function render({ model, el }) {
   function syncText() { if (document.activeElement !== text) text.value = model.get("text"); }
   function syncName() { if (document.activeElement !== name) name.value = model.get("chain_name"); }
   function syncLab() {
-    const lab = model.get("lab");
+    const lab = model.get("lab_state") || {};
     labGroup.hidden = !lab.bound;
     labInfo.textContent = lab.status || "";
     labInfo.title = lab.detail || lab.status || "";
@@ -218,8 +219,11 @@ function render({ model, el }) {
 
   const listeners = [["change:nodes change:edges", syncGraph], ["change:errors", markErrors],
     ["change:text", syncText], ["change:chain_name", syncName], ["change:palette", syncPalette],
-    ["change:can_undo change:can_redo", syncHistory], ["change:lab", syncLab],
+    ["change:can_undo change:can_redo", syncHistory], ["change:lab_state", syncLab],
     ["change:height", () => { body.style.minHeight = model.get("height"); cy.resize(); }]];
+  // Python asks for a fit after a Tidy (after the positions: messages keep their order)
+  const onCustom = (msg) => { if (msg && msg.event === "fit") fitAll(); };
+  listeners.push(["msg:custom", onCustom]);
   for (const [ev, fn] of listeners) model.on(ev, fn);
   let shown = false;
   syncPalette(); syncGraph(); syncText(); syncName(); syncHistory(); syncLab();

@@ -278,8 +278,9 @@ class ChainEditor(anywidget.AnyWidget):
             self.nodes = nodes
 
     def tidy(self) -> None:
-        """Lay the drawing out again, left to right (one gesture)."""
+        """Lay the drawing out again, left to right (one gesture), and fit it in view."""
         self.move(layered_positions(self.nodes, self.edges))
+        self.send({"event": "fit"})     # after the positions (messages keep their order)
 
     def undo(self) -> bool:
         """Undo the last gesture (drawing or text); False if there is none."""
