@@ -162,6 +162,7 @@ function render({ model, el }) {
       cy.endBatch();
     }
     markErrors();
+    menu_.closeIfGone();
     // a node that arrived (from Python, the text or an undo) outside the view: show it all
     if (shown && added.some((n) => outside(n))) fitAll();
   }

@@ -148,7 +148,7 @@ class LabBinding:
                 n = self.lab.push()
                 said = f"pushed: {n} entries" + (" on every switch" if self._network() else "")
             else:
-                said = f"updated: {self.lab.update(allow_reload=True)}".splitlines()[0]
+                said = _said(self.lab.update(allow_reload=True))
         except SfclabError as e:
             self._state(status=f"push failed: {e.message}", error=True, detail=str(e))
             return str(e)
@@ -175,6 +175,17 @@ class LabBinding:
         ed.lab_state = {"bound": True, "status": status, "error": error, "busy": busy,
                         "detail": detail or status,
                         "push_label": "Update" if pushed else "Push"}
+
+
+def _said(plan: Any) -> str:
+    """What an update with reloads allowed did, in a few words."""
+    kind = getattr(plan, "kind", "")
+    if kind == "reload":
+        return f"updated: reloaded the program ({plan.reason})" if plan.reason else \
+            "updated: reloaded the program"
+    if kind == "none":
+        return "updated: nothing to change"
+    return f"updated: {plan}".splitlines()[0]
 
 
 def _same(a, b) -> bool:
