@@ -105,3 +105,44 @@ def _around(page, locators) -> dict:
     x2 = max(b["x"] + b["width"] for b in boxes) + 4
     y2 = max(b["y"] + b["height"] for b in boxes) + 4
     return {"x": max(0, x1), "y": max(0, y1), "width": x2 - max(0, x1), "height": y2 - max(0, y1)}
+
+
+def test_a_chain_cell_is_checked_as_the_student_types(lab, page, artifacts: Path):
+    """Issue 22.3: no run needed: errors are marked in the cell while typing, and once
+    the text is valid the live view and the bound editor follow."""
+    cells = ["%load_ext sfclab", CHAIN, "%sfc edit web"]
+    open_notebook(page, lab.notebook("typing.ipynb", cells))
+    run_all(page, len(cells))
+    view = live_view(page, 1)
+    view.wait_for(timeout=KERNEL)
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 5", timeout=UI)
+    source = page.locator(".jp-Cell").nth(1)
+    prompt = source.locator(".jp-InputArea-prompt").inner_text()
+
+    # a typo: marked in the cell where it is, with the message and hint below the line
+    source.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: firewall -> nta -> l3fwd", delay=20)
+    mark = source.locator(".sfc-live-error")
+    mark.wait_for(timeout=UI)
+    assert mark.inner_text() == "nta"
+    message = source.locator(".sfc-live-message").inner_text()
+    assert "nta" in message and "hint: " in message and "nat" in message, message
+    wait_graphs(page, view, [["input", "firewall", "nat", "l3fwd", "output"]])  # unchanged
+    source.screenshot(path=str(artifacts / "live-typing-error.png"))
+
+    # fixed: the marks go, the live view and the editor follow, and nothing ran
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: ids -> nat -> l3fwd", delay=20)
+    wait_graphs(page, view, [["input", "ids", "nat", "l3fwd", "output"]])
+    wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
+                       "nat->l3fwd", "l3fwd->output"])
+    assert source.locator(".sfc-live-error, .sfc-live-message").count() == 0
+    assert source.locator(".jp-InputArea-prompt").inner_text() == prompt
+    # the names typed on the way (ids, i, …) left nothing behind: one chain
+    page.wait_for_function("() => document.querySelector('.sfc-lab').textContent === 'in the Lab: web'")
+    assert_no_js_errors(page)
