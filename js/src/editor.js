@@ -51,7 +51,7 @@ function render({ model, el }) {
     group(connectBtn),
     group(undoBtn, redoBtn),
     group(button("Delete", "Delete the selection (Del)", removeSelected, "✕")),
-    group(button("Tidy", "Lay the chain out again, left to right", () => send({ event: "tidy" }), "⇶"),
+    group(button("Tidy", "Lay the chain out again, left to right", () => send({ event: "tidy", width: cy.width() }), "⇶"),
       button("Fit", "Fit the chain in view", () => fitAll(), "⤢")),
     labGroup, status);
   const body = h("div", { class: "sfc-body" }, palette, stage, menu);

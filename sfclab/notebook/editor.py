@@ -277,9 +277,19 @@ class ChainEditor(anywidget.AnyWidget):
         with self._gesture(edit=False):
             self.nodes = nodes
 
-    def tidy(self) -> None:
-        """Lay the drawing out again, left to right (one gesture), and fit it in view."""
-        self.move(layered_positions(self.nodes, self.edges))
+    def tidy(self, width: float | None = None) -> None:
+        """Lay the drawing out again, left to right (one gesture), and fit it in view.
+
+        *width*: the canvas's width in pixels (the front end sends it); the columns
+        come closer (never farther apart than usual), down to what keeps the edge labels
+        clear of the nodes, so that the chain fits at a readable zoom."""
+        dx = DX
+        cols = len({x for x, _ in layered_positions(self.nodes, self.edges).values()})
+        if width and cols > 1:
+            widest = max(n["width"] for n in self.nodes)
+            label = 6.0 * max((len(e["label"]) for e in self.edges), default=0)
+            dx = min(DX, max(widest + max(40.0, label + 12), (float(width) - 140) / (cols - 1)))
+        self.move(layered_positions(self.nodes, self.edges, dx=dx))
         self.send({"event": "fit"})     # after the positions (messages keep their order)
 
     def undo(self) -> bool:
@@ -593,7 +603,9 @@ class ChainEditor(anywidget.AnyWidget):
                 self._from_front_end(lambda: self.remove(*msg.get("ids", ())))
             elif ev == "move":
                 self.move({k: tuple(v) for k, v in msg.get("positions", {}).items()})
-            elif ev in ("undo", "redo", "tidy", "commit"):
+            elif ev == "tidy":
+                self.tidy(width=msg.get("width"))
+            elif ev in ("undo", "redo", "commit"):
                 getattr(self, ev)()
             elif ev == "push" and self.push_action is not None:
                 self.flush()

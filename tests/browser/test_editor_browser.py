@@ -11,7 +11,8 @@
   nodes inside the visible canvas, apart from each other.
 
 Screenshots go to ``test-artifacts/``; ``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the
-README's ``docs/editor.png``.
+README's ``docs/editor-branch.png`` (``docs/editor.png``, the editor bound to a Lab, comes
+from ``test_lab_editor_browser.py``).
 """
 
 from __future__ import annotations
@@ -148,10 +149,10 @@ def handle_drag(page, source: str, target: str) -> None:
     drag(page, start, node_point(page, target))
 
 
-def docs_screenshot(locator, name: str, artifacts: Path) -> None:
+def docs_screenshot(locator, name: str, artifacts: Path, docs: str = "editor-branch.png") -> None:
     locator.screenshot(path=str(artifacts / name))
     if os.environ.get("SFCLAB_DOCS_SCREENSHOTS"):
-        shutil.copy(artifacts / name, ROOT / "docs" / "editor.png")
+        shutil.copy(artifacts / name, ROOT / "docs" / docs)
 
 
 # -- the whole round: palette, handle, connect mode, branch, text, undo ---------------------------
