@@ -147,13 +147,14 @@ class LabBinding:
             if self._network() or self.lab.pushed is None:
                 n = self.lab.push()
                 said = f"pushed: {n} entries" + (" on every switch" if self._network() else "")
+                detail = said
             else:
-                said = _said(self.lab.update(allow_reload=True))
+                said, detail = _said(self.lab.update(allow_reload=True))
         except SfclabError as e:
             self._state(status=f"push failed: {e.message}", error=True, detail=str(e))
             return str(e)
-        self._state(status=said)
-        return said
+        self._state(status=said, detail=detail)
+        return detail
 
     # -- internals -----------------------------------------------------------------------------
     def _network(self) -> bool:
@@ -177,15 +178,14 @@ class LabBinding:
                         "push_label": "Update" if pushed else "Push"}
 
 
-def _said(plan: Any) -> str:
-    """What an update with reloads allowed did, in a few words."""
+def _said(plan: Any) -> tuple[str, str]:
+    """What an update with reloads allowed did, in a few words, and the details."""
     kind = getattr(plan, "kind", "")
     if kind == "reload":
-        return f"updated: reloaded the program ({plan.reason})" if plan.reason else \
-            "updated: reloaded the program"
+        return "updated: reloaded the program", f"reloaded the program: {plan.reason}"
     if kind == "none":
-        return "updated: nothing to change"
-    return f"updated: {plan}".splitlines()[0]
+        return "updated: nothing to change", "the switch runs these chains already"
+    return "updated: by table entries", str(plan)
 
 
 def _same(a, b) -> bool:
