@@ -70,6 +70,22 @@ function render({ model, el }) {
     if (!root.contains(document.activeElement) || document.activeElement === text || document.activeElement === name) root.focus({ preventScroll: true });
   }, 0);
   canvas.addEventListener("pointerdown", focusSoon, true);
+  canvas.addEventListener("pointerup", focusSoon, true);
+  // and should the notebook take the focus back after the press, Delete and Backspace
+  // still delete the selection while the last press was on this canvas
+  let armed = false;
+  const onAnyPress = (ev) => { armed = canvas.contains(ev.target); };
+  const onAnyKey = (ev) => {
+    const a = document.activeElement;
+    if (!armed || root.contains(a) || (ev.key !== "Delete" && ev.key !== "Backspace")) return;
+    if (a && (a.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(a.tagName))) return;
+    if (cy.$(":selected").not(TEMP).empty()) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    removeSelected();
+  };
+  document.addEventListener("pointerdown", onAnyPress, true);
+  window.addEventListener("keydown", onAnyKey, true);
   const stopCoords = keepCoordsFresh(cy, root);
   const link = linking(cy, stage, (source, target) => send({ event: "add_edge", source, target }));
   const menu_ = menus({ menu, cy, send, palette: () => model.get("palette") });
@@ -237,6 +253,8 @@ function render({ model, el }) {
     clearTimeout(viewTimer);
     resize.disconnect();
     zoom.destroy();
+    document.removeEventListener("pointerdown", onAnyPress, true);
+    window.removeEventListener("keydown", onAnyKey, true);
     stopCoords();
     link.destroy();
     cy.destroy();
