@@ -120,3 +120,22 @@ def test_sfc_edit_magic(ip):
             ip.run_line_magic("sfc", "edit a b")
     finally:
         ip.configurables.remove(magics)
+
+
+TAGGER = """control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {
+    apply { sfc.metadata = 1; }
+}"""
+
+
+def test_an_nf_added_to_the_lab_joins_the_palette_and_a_closed_editor_lets_go():
+    lab = Lab()
+    lab.add("chain web: firewall -> nat")
+    ed = lab.editor("web")
+    lab.add_nf(TAGGER, manifest={"layer": 4})
+    assert "tagger" in {p["name"] for p in ed.palette}
+    ed.text = "chain web: firewall -> tagger -> nat"          # drawable, and into the Lab
+    assert "web/0 [1]: input -> firewall -> tagger -> nat -> output" in paths(lab)
+    hooks = len(lab._callbacks)
+    ed.close()
+    lab.add("chain web: nat")                                  # nothing to redraw: let go
+    assert len(lab._callbacks) == hooks - 1
