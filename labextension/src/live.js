@@ -60,14 +60,14 @@ const theme = EditorView.baseTheme({
     padding: "1px 6px 3px", whiteSpace: "pre-wrap", wordBreak: "normal", overflowWrap: "anywhere" },
 });
 
-// kernelOf(dom) -> {kernel, cellId} of the notebook cell holding `dom`, or null
+// kernelOf(dom) -> {kernel, cellId, ran} of the notebook cell holding `dom` (ran():
+// its execution count, which a run changes), or null
 export function liveCheck(kernelOf) {
   const plugin = ViewPlugin.fromClass(class {
     constructor(view) {
       this.view = view;
       this.timer = 0;
       this.seq = 0;
-      this.before = view.state.doc.toString(); // the text before the first edit
     }
     update(u) {
       if (!u.docChanged) return;
@@ -77,15 +77,17 @@ export function liveCheck(kernelOf) {
         if (u.state.field(marks).size) queueMicrotask(() => this.show(Decoration.none));
         return;
       }
-      this.timer = setTimeout(() => { this.check().catch(() => {}); }, DELAY);
+      const found = kernelOf(this.view.dom);
+      const ran = found ? found.ran() : null; // a run of the cell after this edit does the work
+      this.timer = setTimeout(() => { this.check(ran).catch(() => {}); }, DELAY);
     }
     show(set) { this.view.dispatch({ effects: setMarks.of(set) }); }
-    async check() {
+    async check(ran) {
       const seq = this.seq, view = this.view, text = view.state.doc.toString();
       const found = kernelOf(view.dom);
-      if (!found) return;
+      if (!found || found.ran() !== ran) return;
       const arg = (s) => JSON.stringify(s); // a JSON string is a Python string literal
-      const expr = `__import__('sfclab.notebook.live_check', fromlist=['check']).check(${arg(found.cellId)}, ${arg(text)}, ${arg(this.before)})`;
+      const expr = `__import__('sfclab.notebook.live_check', fromlist=['check']).check(${arg(found.cellId)}, ${arg(text)})`;
       const future = found.kernel.requestExecute({ code: "", silent: true, store_history: false,
         user_expressions: { sfclab: expr }, allow_stdin: false, stop_on_error: false });
       const reply = await future.done;
@@ -110,7 +112,7 @@ export function notebookKernel(app) {
       const session = w.sessionContext.session;
       const kernel = session && session.kernel;
       const cell = [...(w.content.widgets || [])].find((c) => c.node.contains(dom));
-      return kernel && cell ? { kernel, cellId: cell.model.id } : null;
+      return kernel && cell ? { kernel, cellId: cell.model.id, ran: () => cell.model.executionCount } : null;
     }
     return null;
   };

@@ -8,14 +8,16 @@ text is valid, its chains go into the notebook's Lab as running the cell would
 not, the errors come back located as the cell shows them (the ``%%chain`` line is
 line 1) for the extension to mark.  The Lab is unchanged by an invalid text.
 
-Typing a chain's name makes names that are not meant (``w``, ``we``, ``web``): the
-chains a cell gave the Lab at its last check (or, at the first, the chains of its
-text before the edit) that its text no longer has are taken out again.
+As running the cell does, a text valid at last keeps the Lab's other chains, and the
+chains the cell named before (a re-run keeps them too: ``%sfc remove`` drops one).  Only
+the names typed on the way (``w``, ``we`` on the way to ``web``) that the check itself
+brought into the Lab go again once the text no longer has them.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from ..errors import SfclabError, SourceError
@@ -23,8 +25,8 @@ from ..ir.model import ChainSet
 
 __all__ = ["check", "LiveResult"]
 
-#: cell id -> the chain names its last valid check gave the Lab
-_GIVEN: dict[str, tuple[str, ...]] = {}
+#: Lab -> cell id -> the chain names the checks of that cell brought into it (typed ones)
+_TYPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class LiveResult(dict):
@@ -34,7 +36,7 @@ class LiveResult(dict):
         return json.dumps(self)
 
 
-def check(cell_id: str, text: str, before: str = "", shell: Any = None) -> LiveResult:
+def check(cell_id: str, text: str, shell: Any = None) -> LiveResult:
     """Check a ``%%chain`` cell's *text*; apply it to the Lab when valid.
 
     Returns ``{"status": "ok", "chains": [...]}``, ``{"status": "error", "errors":
@@ -46,6 +48,7 @@ def check(cell_id: str, text: str, before: str = "", shell: Any = None) -> LiveR
     from IPython.core.error import UsageError
     from IPython.core.magic_arguments import parse_argstring
 
+    from ..lang import parse
     from .magics import in_cell
 
     if shell is None:
@@ -65,35 +68,35 @@ def check(cell_id: str, text: str, before: str = "", shell: Any = None) -> LiveR
         return _errors([dict(line=1, column=1, width=len(first), message=str(e), hint="")])
     if not body.strip():
         return LiveResult(status="off", reason="the cell is empty")
-    lab = magics.lab
+    lab, cell = magics.lab, (f"%%chain{line}".rstrip(), body)
+    prior = lab.chains
+    typed = _TYPED.setdefault(lab, {}).setdefault(cell_id, set())
     try:
-        given = tuple(lab.add(body, name=args.name, arch=args.arch, source="<cell>"))
-        stale = [n for n in _GIVEN.get(cell_id) or _names(before, lab)
-                 if n not in given and n in lab.chains]
-        if stale:                           # names typed on the way (w, we, web)
-            lab.set_chains(ChainSet({k: c for k, c in lab.chains.chains.items()
-                                     if k not in stale}), source="<cell>")
+        names = {args.name} if args.name else set(parse(body, source="<cell>",
+                                                        catalog=lab.catalog).names())
+        stale = [n for n in prior.names() if n in typed and n not in names]
+        try:
+            if stale:                       # typed on the way (w, we, web): out first
+                lab.set_chains(ChainSet({k: c for k, c in prior.chains.items()
+                                         if k not in stale}), source="<cell>")
+            given = tuple(lab.add(body, name=args.name, arch=args.arch, source="<cell>"))
+        except SfclabError:
+            if lab.chains is not prior:     # as it was
+                lab.set_chains(prior, source="<cell>")
+            raise
     except SfclabError as e:
-        in_cell(e, f"%%chain{line}".rstrip(), body)
-        where = e if isinstance(e, SourceError) and e.line else None
-        return _errors([dict(line=where.line if where else 0,
-                             column=where.column if where else 0,
-                             width=max(1, getattr(where, "width", 1) or 1) if where else 0,
-                             message=e.message, hint=e.hint)])
-    _GIVEN[cell_id] = given
+        return _errors([_located(in_cell(e, *cell))])
+    typed.difference_update(stale)
+    typed.update(n for n in given if n not in prior)
     return LiveResult(status="ok", chains=list(given))
 
 
-def _names(text: str, lab: Any) -> tuple[str, ...]:
-    """The chain names of a ``%%chain`` cell's earlier *text* (none if it does not parse)."""
-    from ..lang import parse
-
-    body = text.partition("\n")[2]
-    try:
-        return tuple(parse(body, source="<cell>", catalog=lab.catalog).names()) \
-            if body.strip() else ()
-    except SfclabError:
-        return ()
+def _located(e: SfclabError) -> dict:
+    where = e if isinstance(e, SourceError) and e.line else None
+    if where is None:
+        return dict(line=0, column=0, width=0, message=e.message, hint=e.hint)
+    return dict(line=where.line, column=where.column, width=max(1, where.width or 1),
+                message=e.message, hint=e.hint)
 
 
 def _errors(errors: list[dict]) -> LiveResult:

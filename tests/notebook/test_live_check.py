@@ -46,15 +46,18 @@ def test_an_invalid_cell_is_located_as_the_cell_shows_it_and_the_lab_stays(sfc):
     assert [str(p) for p in sfc.lab.compiled.paths] == ["web/0 [1]: input -> firewall -> nat -> output"]
 
 
-def test_names_typed_on_the_way_do_not_stay(sfc):
-    check("c1", "%%chain\nchain web: firewall -> nat")
-    sfc.lab.add("chain other match tcp.dport == 22: l3fwd")         # another cell's
+def test_names_typed_on_the_way_do_not_stay_but_the_cells_chains_do(sfc):
+    sfc.lab.add("chain web: firewall -> nat\nchain mgmt match vlan.vid == 100: l2fwd")
     for name in ("s", "ss", "ssh"):
-        check("c1", f"%%chain\nchain {name}: firewall -> nat")
-    assert sfc.lab.chains.names() == ["other", "ssh"]
-    # a cell seen first after an edit: the chains of its text before go
-    check("c2", "%%chain\nchain ot: l3fwd", before="%%chain\nchain other: l3fwd")
-    assert sfc.lab.chains.names() == ["ssh", "ot"]
+        out = check("c1", f"%%chain\nchain {name} match tcp.dport == 22 weight 0.4: nat")
+        assert out["status"] == "ok", out
+    assert sfc.lab.chains.names() == ["web", "mgmt", "ssh"]  # as a run: web, mgmt kept
+    # a text the Lab refuses leaves it as it was, typed names included
+    out = check("c1", "%%chain\nchain sshd match tcp.dport == 22 weight 1.0: nat\n"
+                      "chain x weight 0.5: nat")
+    assert out["status"] == "error" and sfc.lab.chains.names() == ["web", "mgmt", "ssh"]
+    check("c1", "%%chain\nchain web: ids -> nat")
+    assert sfc.lab.chains.names() == ["web", "mgmt"]
 
 
 def test_nothing_to_check(sfc):
