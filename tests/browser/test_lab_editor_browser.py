@@ -3,7 +3,9 @@
 A chain drawn in the editor goes into the Lab as a ``%%chain`` re-run does: the live
 view of the ``%%chain`` cell follows, **Push** pushes it, and ``%sfc send`` sends its
 packets through the drawn NFs; re-running the ``%%chain`` cell with other text redraws
-the editor.  ``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the README's
+the editor.  Typing in the ``%%chain`` cell, without running it, marks errors in the cell
+and, once valid, the live view and the editor follow (JupyterLab and Notebook 7).
+``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the README's
 ``docs/editor.png`` (the bound editor and the live view it drives).
 """
 
@@ -148,4 +150,28 @@ def test_a_chain_cell_is_checked_as_the_student_types(lab, page, artifacts: Path
     assert source.locator(".jp-InputArea-prompt").inner_text() == prompt
     # the names typed on the way (ids, i, …) left nothing behind: one chain
     page.wait_for_function("() => document.querySelector('.sfc-lab').textContent === 'in the Lab: web'")
+    assert_no_js_errors(page)
+
+
+def test_typing_checks_the_cell_in_notebook7_too(notebook7, page):
+    """The same extension in Notebook 7: a typo is marked, a fix redraws the bound editor."""
+    from test_editor_browser import run_all as run_every_cell
+
+    page.goto(notebook7.notebook("typing-nb7.ipynb", ["%load_ext sfclab", CHAIN, "%sfc edit web"]))
+    run_every_cell(page)
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 5", timeout=UI)
+    source = page.locator(".jp-Cell").nth(1)
+    source.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: firewall -> nta -> l3fwd", delay=20)
+    source.locator(".sfc-live-error").wait_for(timeout=UI)
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: ids -> nat -> l3fwd", delay=20)
+    wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
+                       "nat->l3fwd", "l3fwd->output"])
+    source.locator(".sfc-live-error, .sfc-live-message").first.wait_for(state="detached")
     assert_no_js_errors(page)
