@@ -89,7 +89,8 @@ class TableUse:
 class LabChange:
     """What one change did: chain names added, replaced and removed, and the
     compiled program before and after.  ``reason`` is ``"add"``, ``"remove"``,
-    ``"arch"`` or ``"nf"`` (an NF was added to the Lab's catalogue)."""
+    ``"arch"``, ``"nf"`` (an NF was added to the Lab's catalogue) or ``"edit"``
+    (:meth:`set_chains`: a bound chain editor)."""
 
     reason: str
     added: tuple[str, ...]
@@ -201,6 +202,21 @@ class Lab:
             merged.add(c, replace=True)
         self._check_weights(new, chains, source)
         self._commit("add", merged, arch or self._arch)
+        return tuple(new.names())
+
+    def set_chains(self, chains: str | ChainSet | Iterable[Chain], *,
+                   source: str = "<string>") -> tuple[str, ...]:
+        """Make *chains* the Lab's chains in one change (the Lab's other chains are
+        removed): what a chain editor bound to the Lab (:meth:`editor`) does after each
+        edit.  Returns the names; raises as :meth:`add`, and the Lab is then unchanged."""
+        new = self._chainset(chains, source)
+        if self._net is not None:
+            self._net.check_endpoints(chains, new, source)
+        total = sum(c.weight for c in new if c.weight is not None)
+        if total > 1 + 1e-9:
+            raise ChainError(f"the chain weights add up to {total:g}, more than all the "
+                             f"traffic", source=source, hint="lower some weights")
+        self._commit("edit", new, self._arch)
         return tuple(new.names())
 
     # -- the network ---------------------------------------------------------------------------
@@ -330,6 +346,15 @@ class Lab:
             self._views[key] = view
             self._parse_nfs_between_cells()
         return view
+
+    def editor(self, chain: str | None = None, **kwargs: Any):
+        """A chain editor bound to this Lab (:mod:`sfclab.notebook.lab_editor`): it
+        draws *chain* (default: the first chain; a new name starts a new chain), every
+        valid edit goes into the Lab as a ``%%chain`` re-run does (the views follow),
+        and a change of the Lab's chains redraws it.  *kwargs* go to the editor."""
+        from .notebook.lab_editor import lab_editor
+
+        return lab_editor(self, chain, **kwargs)
 
     def parse_nfs(self) -> int:
         """Parse the P4 of every NF in the catalogue now; returns how many NFs have P4.

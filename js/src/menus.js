@@ -5,11 +5,15 @@ const KINDS = ["seq", "then", "else", "case", "loop"];
 const OPS = ["==", "!=", "<", "<=", ">", ">="];
 
 export function menus({ menu, cy, send, palette }) {
-  function close() { menu.hidden = true; menu.replaceChildren(); }
+  let current = null; // the id of the node or edge the menu is for
+  function close() { menu.hidden = true; menu.replaceChildren(); current = null; }
   function open(...items) { menu.replaceChildren(...items); menu.hidden = false; }
+  // its element gone (deleted by a key, an undo, the text): the menu goes too
+  function closeIfGone() { if (current !== null && cy.getElementById(current).empty()) close(); }
 
   function nodeMenu(node) {
     const id = node.id();
+    current = id;
     const items = [h("b", {}, id)];
     if (node.data("kind") === "nf") {
       items.push(button("Loop", "Repeat this NF: add a loop edge to itself",
@@ -25,6 +29,7 @@ export function menus({ menu, cy, send, palette }) {
 
   function edgeMenu(edge) {
     const d = edge.data();
+    current = d.id;
     const src = cy.getElementById(d.source).data("nf");
     const fields = (palette().find((p) => p.name === src) || { fields: [] }).fields;
     const kind = h("select", { name: "kind" }, ...KINDS.map((k) => h("option",
@@ -61,5 +66,5 @@ export function menus({ menu, cy, send, palette }) {
     show();
   }
 
-  return { nodeMenu, edgeMenu, close };
+  return { nodeMenu, edgeMenu, close, closeIfGone };
 }

@@ -1,4 +1,5 @@
-// sfclab's JupyterLab 4 extension: highlighting of %%chain, %%nf and %%topology cells.
+// sfclab's JupyterLab 4 extension: highlighting of %%chain, %%nf and %%topology cells,
+// and %%chain cells checked as the student types (live.js).
 //
 // The three languages are registered with the editor language registry (so the
 // file editor also highlights *.sfc, *.p4 and *.topo files), and an editor
@@ -10,6 +11,7 @@ import { chain } from "./chain.js";
 import { p4 } from "./p4.js";
 import { topology } from "./topology.js";
 import { cellMagics } from "./magic.js";
+import { liveCheck, notebookKernel } from "./live.js";
 
 export const LANGUAGES = [
   { name: "sfc-chain", displayName: "SFC chain", mime: "text/x-sfc-chain", extensions: ["sfc"], support: chain, magic: "chain" },
@@ -19,7 +21,7 @@ export const LANGUAGES = [
 
 const plugin = {
   id: "sfclab-languages:plugin",
-  description: "Highlights %%chain, %%nf and %%topology cells in their own languages.",
+  description: "Highlights %%chain, %%nf and %%topology cells in their own languages; checks %%chain cells as you type.",
   autoStart: true,
   requires: [IEditorLanguageRegistry, IEditorExtensionRegistry],
   activate(app, languages, extensions) {
@@ -30,6 +32,12 @@ const plugin = {
     extensions.addExtension({
       name: "sfclab:cell-magic-languages",
       factory: () => EditorExtensionRegistry.createImmutableExtension(cellMagics(byMagic)),
+    });
+    // %%chain cells checked as the student types, against the notebook's kernel
+    const kernelOf = notebookKernel(app);
+    extensions.addExtension({
+      name: "sfclab:live-chain-check",
+      factory: () => EditorExtensionRegistry.createImmutableExtension(liveCheck(kernelOf)),
     });
   },
 };

@@ -131,6 +131,9 @@ class ChainEditor(anywidget.AnyWidget):
                        "never clipped).").tag(sync=True)
     viewport = t.List(t.Float(), help="The visible extent of the canvas, x1, y1, x2, y2 in "
                       "node coordinates (set by the front end); new nodes go inside it.").tag(sync=True)
+    lab_state = t.Dict({"bound": False}, help="The Lab the editor is bound to (lab.editor(), "
+                       "%sfc edit): bound, status, detail, error, busy, push_label; set by "
+                       ":mod:`.lab_editor`.").tag(sync=True)
     debounce = t.Float(0.3, help="Seconds to wait after a front-end edit before the drawing is "
                        "re-parsed; 0 commits every edit at once.")
 
@@ -146,6 +149,8 @@ class ChainEditor(anywidget.AnyWidget):
         self._timer: asyncio.TimerHandle | None = None
         self._quiet = False
         self._debounced = False
+        #: What the Push button does (a bound editor's; None: no button).
+        self.push_action: Callable[[], Any] | None = None
         text = kwargs.pop("text", "")
         super().__init__(**kwargs)
         self.palette = self._palette()
@@ -258,10 +263,10 @@ class ChainEditor(anywidget.AnyWidget):
         gone = set(ids) - {"input", "output"}
         if not gone:
             return
-        with self._gesture():
-            self.nodes = [n for n in self.nodes if n["id"] not in gone]
+        with self._gesture(), self.hold_sync():   # one message: edges and nodes together
             self.edges = [e for e in self.edges if e["id"] not in gone
                           and e["source"] not in gone and e["target"] not in gone]
+            self.nodes = [n for n in self.nodes if n["id"] not in gone]
             self.selection = [s for s in self.selection if s not in gone]
 
     def move(self, positions: dict[str, tuple[float, float]]) -> None:
@@ -272,9 +277,20 @@ class ChainEditor(anywidget.AnyWidget):
         with self._gesture(edit=False):
             self.nodes = nodes
 
-    def tidy(self) -> None:
-        """Lay the drawing out again, left to right (one gesture)."""
-        self.move(layered_positions(self.nodes, self.edges))
+    def tidy(self, width: float | None = None) -> None:
+        """Lay the drawing out again, left to right (one gesture), and fit it in view.
+
+        *width*: the canvas's width in pixels (the front end sends it); the columns
+        come closer (never farther apart than usual), down to what keeps the edge labels
+        clear of the nodes, so that the chain fits at a readable zoom."""
+        dx = DX
+        cols = len({x for x, _ in layered_positions(self.nodes, self.edges).values()})
+        if width and cols > 1:
+            widest = max(n["width"] for n in self.nodes)
+            label = 6.0 * max((len(e["label"]) for e in self.edges), default=0)
+            dx = min(DX, max(widest + max(40.0, label + 12), (float(width) - 140) / (cols - 1)))
+        self.move(layered_positions(self.nodes, self.edges, dx=dx))
+        self.send({"event": "fit"})     # after the positions (messages keep their order)
 
     def undo(self) -> bool:
         """Undo the last gesture (drawing or text); False if there is none."""
@@ -451,13 +467,10 @@ class ChainEditor(anywidget.AnyWidget):
             return False
         dst.append(self._snapshot())
         s = src.pop()
-        self._quiet = True
-        try:
-            self.chain_name = s["chain_name"]
-        finally:
-            self._quiet = False
+        self._rename_quietly(s["chain_name"])
         self._header, self._slot, self._context = s["header"], s["slot"], s["context"]
-        self.nodes, self.edges = s["nodes"], s["edges"]
+        with self.hold_sync():
+            self.nodes, self.edges = s["nodes"], s["edges"]
         self.can_undo, self.can_redo = bool(self._history), bool(self._future)
         self.commit()
         return True
@@ -486,15 +499,29 @@ class ChainEditor(anywidget.AnyWidget):
             self._record()
         name = self.chain_name if self.chain_name in cs or not len(cs) else cs.names()[0]
         self._context, self._slot = cs, name if name in cs else None
+        self._rename_quietly(name)
+        self._draw(cs[name] if name in cs else None)
+        errors = [] if name in cs else check_drawing(self.nodes, self.edges)
+        self._publish(text, cs if not errors else None, errors, force=True)
+        return True
+
+    def _rename_quietly(self, name: str) -> None:
+        """Set :attr:`chain_name` without the redraw and undo step a user's rename makes."""
         self._quiet = True
         try:
             self.chain_name = name
         finally:
             self._quiet = False
-        self._draw(cs[name] if name in cs else None)
-        errors = [] if name in cs else check_drawing(self.nodes, self.edges)
-        self._publish(text, cs if not errors else None, errors, force=True)
-        return True
+
+    def new_chain(self, name: str) -> None:
+        """Start drawing a new, empty chain *name* beside the text's other chains (not an
+        undo step: the editor starts so)."""
+        self._rename_quietly(name)
+        self._slot = None
+        self._draw(None)
+        self.commit()
+        self._history, self._future = [], []
+        self.can_undo = self.can_redo = False
 
     def _draw(self, chain: Chain | None) -> None:
         """Replace the drawing by *chain* (keeping the positions of nodes that stay)."""
@@ -508,8 +535,9 @@ class ChainEditor(anywidget.AnyWidget):
             edges = edges_of(chain)
             self._header = (str(chain.match) if chain.match else None, chain.weight)
         place_nodes(nodes, edges, old)
-        self.selection = []
-        self.nodes, self.edges = nodes, edges
+        with self.hold_sync():
+            self.selection = []
+            self.nodes, self.edges = nodes, edges
 
     @t.observe("text")
     def _text_set(self, change: dict) -> None:
@@ -575,8 +603,13 @@ class ChainEditor(anywidget.AnyWidget):
                 self._from_front_end(lambda: self.remove(*msg.get("ids", ())))
             elif ev == "move":
                 self.move({k: tuple(v) for k, v in msg.get("positions", {}).items()})
-            elif ev in ("undo", "redo", "tidy", "commit"):
+            elif ev == "tidy":
+                self.tidy(width=msg.get("width"))
+            elif ev in ("undo", "redo", "commit"):
                 getattr(self, ev)()
+            elif ev == "push" and self.push_action is not None:
+                self.flush()
+                self.push_action()
         except (KeyError, ValueError, TypeError, ChainError) as e:
             self.errors = [*self.errors, err("chain", [], f"{ev}: {e}")]
 

@@ -434,6 +434,13 @@ class SfcMagics(Magics, Configurable):
         if found is not None:
             display(drift_output(found))
 
+    def sfc_edit(self, args: str) -> Any:
+        """edit [CHAIN]               draw CHAIN (default: the first; a new name: a new chain) in an editor bound to the lab"""
+        words = shlex.split(args)
+        if len(words) > 1:
+            raise UsageError(f"%sfc edit takes one chain name, not {args.strip()!r}")
+        return self._call(self.lab.editor, words[0] if words else None)
+
     def _trace_view(self, traces, **coverage: Any):
         from .send_view import SendView
 

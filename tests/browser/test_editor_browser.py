@@ -11,7 +11,8 @@
   nodes inside the visible canvas, apart from each other.
 
 Screenshots go to ``test-artifacts/``; ``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the
-README's ``docs/editor.png``.
+README's ``docs/editor-branch.png`` (``docs/editor.png``, the editor bound to a Lab, comes
+from ``test_lab_editor_browser.py``).
 """
 
 from __future__ import annotations
@@ -148,10 +149,10 @@ def handle_drag(page, source: str, target: str) -> None:
     drag(page, start, node_point(page, target))
 
 
-def docs_screenshot(locator, name: str, artifacts: Path) -> None:
+def docs_screenshot(locator, name: str, artifacts: Path, docs: str = "editor-branch.png") -> None:
     locator.screenshot(path=str(artifacts / name))
     if os.environ.get("SFCLAB_DOCS_SCREENSHOTS"):
-        shutil.copy(artifacts / name, ROOT / "docs" / "editor.png")
+        shutil.copy(artifacts / name, ROOT / "docs" / docs)
 
 
 # -- the whole round: palette, handle, connect mode, branch, text, undo ---------------------------
@@ -353,4 +354,174 @@ def test_palette_shows_everything_and_clicks_add_inside_the_view(lab, page, arti
         return out; }}""")
     assert overlapping == []
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-palette.png"))
+    assert_no_js_errors(page)
+
+
+# -- the canvas follows every change (issue 19.4) ------------------------------------------------
+
+def console_errors(page) -> list[str]:
+    """What the page logs as errors from now on (ipywidgets logs a failed state update,
+    "Error setting state", there, not as an uncaught error)."""
+    found: list[str] = []
+    page.on("console", lambda m: found.append(m.text) if m.type == "error" else None)
+    return found
+
+
+def canvas_ids(page) -> list[str]:
+    return sorted(page.evaluate(f"() => {CY}.elements().not('.sfc-tmp').map(e => e.id())"))
+
+
+def wait_canvas(page, ids: list[str]) -> None:
+    """Until the canvas shows exactly these nodes and edges."""
+    want = sorted(ids)
+    try:
+        page.wait_for_function(f"(want) => JSON.stringify({CY}.elements().not('.sfc-tmp')"
+                               f".map(e => e.id()).sort()) === JSON.stringify(want)",
+                               arg=want, timeout=10_000)
+    except Exception as e:  # noqa: BLE001 - say what the canvas showed instead
+        raise AssertionError(f"the canvas shows {canvas_ids(page)}, not {want}") from e
+
+
+def chain_ids(*nodes: str) -> list[str]:
+    """The ids of a straight chain input -> nodes -> output."""
+    path = ["input", *nodes, "output"]
+    return path + [f"{u}->{v}" for u, v in zip(path, path[1:])]
+
+
+def run_cell_text(page, k: int, code: str) -> None:
+    """Type *code* into cell *k* and run it (Ctrl+Enter), as a person would."""
+    prompt = page.locator(".jp-Cell").nth(k).locator(".jp-InputArea-prompt")
+    before = prompt.inner_text()
+    page.locator(".jp-Cell").nth(k).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(code)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("([p, b]) => /\\[\\d+\\]/.test(p.textContent) && p.textContent !== b",
+                           arg=[prompt.element_handle(), before], timeout=KERNEL)
+
+
+def test_canvas_follows_a_deleted_nf_new_text_and_undo(lab, page, artifacts: Path) -> None:
+    """Issue 19.4: deleting a connected NF froze the canvas for good ("Error setting
+    state: Can not create edge `firewall->nat` with nonexistent target `nat`")."""
+    errors = console_errors(page)
+    open_editor(page, lab.notebook("follow.ipynb", [SETUP, "pass"]))
+    page.locator(".sfc-canvas").scroll_into_view_if_needed()
+    wait_canvas(page, chain_ids("firewall", "nat"))
+
+    # delete nat, connected both ways, with its menu
+    page.mouse.click(*node_point(page, "nat"))
+    page.locator(".sfc-menu").get_by_role("button", name="Delete").click()
+    deleted = ["input", "firewall", "output", "input->firewall"]
+    wait_canvas(page, deleted)
+    # a later add shows (the canvas is not frozen)
+    page.locator(".sfc-item[data-nf='lb']").click()
+    wait_canvas(page, [*deleted, "lb"])
+
+    # another chain in the text box
+    page.locator(".sfc-text").fill("chain vlan: l2fwd -> qos -> monitor")
+    page.locator(".sfc-name").click()  # leave the box: the text is applied
+    wait_canvas(page, chain_ids("l2fwd", "qos", "monitor"))
+    # another chain set from Python
+    run_cell_text(page, 1, 'editor.text = "chain web: firewall -> nat -> l3fwd"')
+    wait_canvas(page, chain_ids("firewall", "nat", "l3fwd"))
+
+    # undo, step by step, back to the start
+    undo = page.get_by_role("button", name="Undo")
+    for want in (chain_ids("l2fwd", "qos", "monitor"), [*deleted, "lb"], deleted,
+                 chain_ids("firewall", "nat")):
+        undo.click()
+        wait_canvas(page, want)
+    page.get_by_role("button", name="Redo").click()
+    wait_canvas(page, deleted)
+    page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-follows.png"))
+    assert not [e for e in errors if "Error setting state" in e or "nonexistent" in e], errors
+    assert_no_js_errors(page)
+
+
+# -- handling: the wheel, the keyboard, Tidy and Fit (issue 22.2) ------------------------------------
+
+LONG = '''\
+from sfclab.notebook import ChainEditor
+editor = ChainEditor.from_text("""chain web {
+    input => ids => firewall;
+    firewall => (nat : drop ? firewall.verdict == 0);
+    nat => lb => monitor => qos => l3fwd => output;
+}""", debounce=0.1, height="360px")
+editor'''
+
+IN_VIEW_JS = f"""() => {{ const cy = {CY}; const w = cy.width(), h = cy.height();
+    return cy.nodes().filter(n => {{ const b = n.renderedBoundingBox({{includeLabels: false}});
+        return b.x1 < -0.5 || b.y1 < -0.5 || b.x2 > w + 0.5 || b.y2 > h + 0.5; }}).map(n => n.id()); }}"""
+LABEL_PX_JS = f"""() => {{ const cy = {CY};
+    return Math.min(...cy.edges().filter(e => e.data('label')).map(e =>
+        parseFloat(e.style('font-size')) * cy.zoom())); }}"""
+
+
+def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, artifacts) -> None:
+    page.goto(lab.notebook("handling.ipynb", [FILL, LONG, FILL]))
+    run_all(page)
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 10", timeout=30_000)
+    canvas = page.locator(".sfc-canvas")
+    canvas.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+
+    # the wheel over the canvas scrolls the notebook, and does not zoom
+    zoom = page.evaluate(f"() => {CY}.zoom()")
+    top = canvas.bounding_box()["y"]
+    page.mouse.move(*_centre(canvas.bounding_box()))
+    page.mouse.wheel(0, 150)
+    page.wait_for_timeout(500)
+    assert canvas.bounding_box()["y"] < top - 50, "the notebook did not scroll"
+    assert page.evaluate(f"() => {CY}.zoom()") == zoom, "the wheel zoomed the canvas"
+    # Ctrl + wheel zooms (about the pointer), and the page stays
+    top = canvas.bounding_box()["y"]
+    page.mouse.move(*_centre(canvas.bounding_box()))
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -200)
+    page.keyboard.up("Control")
+    page.wait_for_timeout(400)
+    assert page.evaluate(f"() => {CY}.zoom()") > zoom * 1.3
+    assert abs(canvas.bounding_box()["y"] - top) < 1
+    assert page.evaluate(IN_VIEW_JS) != [], "zoomed in, some node is out of view"
+
+    # Tidy: every node in view, output and drop too, labels readable
+    page.get_by_role("button", name="Tidy").click()
+    page.wait_for_function(f"() => ({IN_VIEW_JS})().length === 0", timeout=10_000)
+    assert page.evaluate(LABEL_PX_JS) >= 11 - 0.05
+    # Fit after zooming in: the same
+    page.mouse.move(*_centre(canvas.bounding_box()))
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -300)
+    page.keyboard.up("Control")
+    page.wait_for_timeout(300)
+    page.get_by_role("button", name="Fit").click()
+    page.wait_for_timeout(300)
+    assert page.evaluate(IN_VIEW_JS) == []
+    assert page.evaluate(LABEL_PX_JS) >= 11 - 0.05, "edge labels shrank below 11 px"
+    page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-tidy-fit.png"))
+
+    # Delete on a selected node deletes it; Backspace on a selected edge too
+    page.mouse.click(*node_point(page, "monitor"))
+    page.wait_for_function(f"() => {CY}.getElementById('monitor').selected()")
+    page.keyboard.press("Delete")
+    page.wait_for_function(f"() => {CY}.getElementById('monitor').empty()", timeout=10_000)
+    assert page.evaluate(f"() => {CY}.getElementById('lb->monitor').empty()")
+    page.evaluate(f"() => {CY}.getElementById('qos->l3fwd').select()")
+    page.mouse.click(*node_point(page, "qos"))     # a press on the canvas focuses the editor
+    page.evaluate(f"() => {{ {CY}.elements().unselect(); {CY}.getElementById('qos->l3fwd').select(); }}")
+    page.keyboard.press("Backspace")
+    page.wait_for_function(f"() => {CY}.getElementById('qos->l3fwd').empty()", timeout=10_000)
+    assert page.evaluate(f"() => {CY}.getElementById('qos').nonempty()")
+    # not while typing in the text box
+    n = page.evaluate(f"() => {CY}.elements().length")
+    page.mouse.click(*node_point(page, "qos"))
+    page.locator(".sfc-text").click()
+    page.keyboard.press("End")
+    page.keyboard.press("Backspace")
+    page.wait_for_timeout(500)
+    assert page.evaluate(f"() => {CY}.getElementById('qos').nonempty()")
+    assert page.evaluate(f"() => {CY}.elements().length") == n
+    # and the notebook kept its cells (the keys went to the editor, not to JupyterLab)
+    assert page.locator(".jp-Cell").count() == 3
     assert_no_js_errors(page)

@@ -548,3 +548,21 @@ def test_edits_reach_the_front_end_and_text_from_it_calls_back(front_end):
     ed.on_change(seen.append)
     front_end(ed, state={"text": "chain c: lb"})
     assert seen and seen[-1].chains.names() == ["c"] and "lb" in ids(ed.nodes)
+
+
+def test_tidy_brings_columns_closer_to_fit_the_canvas_but_keeps_labels_clear():
+    ed = ChainEditor.from_text("chain web: firewall -> nat -> monitor -> l3fwd")
+    ed.tidy()
+    xs = sorted({n["x"] for n in ed.nodes})
+    assert xs[1] - xs[0] == 150                              # no width: the usual columns
+    ed.tidy(width=700)
+    xs = sorted({n["x"] for n in ed.nodes})
+    step = xs[1] - xs[0]
+    assert max(n["width"] for n in ed.nodes) + 40 <= step < 150
+    assert ed.undo() and sorted({n["x"] for n in ed.nodes})[1] - xs[0] == 150
+    # a branch label needs its room: the columns stay as far apart as usual
+    ed.text = ("chain web {\n    input => firewall;\n"
+               "    firewall => (nat : drop ? firewall.verdict == 0);\n    nat => output;\n}")
+    ed.tidy(width=500)
+    xs = sorted({n["x"] for n in ed.nodes})
+    assert xs[1] - xs[0] == 150

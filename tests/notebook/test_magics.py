@@ -308,7 +308,7 @@ def test_sfc_help_lists_every_command(ip, sfc):
     assert ip.run_line_magic("sfc", "")._repr_mimebundle_()["text/plain"] == out
     assert SfcMagics.commands() == ["help", "show", "export", "remove", "target", "push",
                                     "update", "send", "send-pcap", "trace", "tables", "counters",
-                                    "topology"]
+                                    "topology", "edit"]
 
 
 def test_sfc_unknown_command(ip, sfc):

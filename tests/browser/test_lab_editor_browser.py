@@ -1,0 +1,177 @@
+"""The chain editor bound to the notebook's Lab (``%sfc edit``), in a real JupyterLab.
+
+A chain drawn in the editor goes into the Lab as a ``%%chain`` re-run does: the live
+view of the ``%%chain`` cell follows, **Push** pushes it, and ``%sfc send`` sends its
+packets through the drawn NFs; re-running the ``%%chain`` cell with other text redraws
+the editor.  Typing in the ``%%chain`` cell, without running it, marks errors in the cell
+and, once valid, the live view and the editor follow (JupyterLab and Notebook 7).
+``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the README's
+``docs/editor.png`` (the bound editor and the live view it drives).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from test_editor_browser import (CY, assert_no_js_errors, console_errors, handle_drag,
+                                 node_point, run_cell_text, wait_canvas)
+from test_views_browser import (KERNEL, UI, live_view, open_notebook, output, run_all,
+                                wait_graphs)
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAIN = "%%chain\nchain web match tcp.dport == 80: firewall -> nat -> l3fwd"
+CELLS = ["%load_ext sfclab", CHAIN, "%sfc edit web", "%sfc push", "%sfc send web 3"]
+
+
+def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifacts: Path):
+    errors = console_errors(page)
+    open_notebook(page, lab.notebook("bound.ipynb", CELLS))
+    run_all(page, len(CELLS))
+    view = live_view(page, 1)
+    view.wait_for(timeout=KERNEL)
+    wait_graphs(page, view, [["input", "firewall", "nat", "l3fwd", "output"]])
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 5", timeout=UI)
+    status = page.locator(".sfc-lab")
+    assert status.inner_text() == "in the Lab: web"
+    push = page.locator(".sfc-lab-group button")
+    assert push.inner_text().strip().endswith("Push")
+
+    # draw: monitor between nat and l3fwd (the old edge deleted with the keyboard)
+    editor = page.locator(".sfc-editor")
+    editor.scroll_into_view_if_needed()
+    page.locator(".sfc-item[data-nf='monitor']").click()
+    page.wait_for_function(f"() => {CY}.getElementById('monitor').nonempty()", timeout=UI)
+    mid = page.evaluate(f"""() => {{ const cy = {CY}; const r = cy.container().getBoundingClientRect();
+        const m = cy.getElementById('nat->l3fwd').renderedMidpoint(); return [r.left + m.x, r.top + m.y]; }}""")
+    page.mouse.click(*mid)
+    page.wait_for_function(f"() => {CY}.getElementById('nat->l3fwd').selected()", timeout=UI)
+    page.keyboard.press("Delete")
+    page.wait_for_function(f"() => {CY}.getElementById('nat->l3fwd').empty()", timeout=UI)
+    handle_drag(page, "nat", "monitor")
+    page.wait_for_function(f"() => {CY}.getElementById('nat->monitor').nonempty()", timeout=UI)
+    handle_drag(page, "monitor", "l3fwd")
+    # the live view of the %%chain cell follows, without running anything
+    wait_graphs(page, view, [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
+    page.wait_for_function("s => s.textContent === 'in the Lab: web'", arg=status.element_handle())
+    assert page.locator(".sfc-status").inner_text() == "valid chain ✓"
+
+    # Push: the switch runs the drawn chain (the cell's push ran the old one: an update)
+    assert push.inner_text().strip().endswith("Update")
+    push.click()
+    page.wait_for_function("s => s.textContent.startsWith('updated: reloaded the program')", arg=status.element_handle(),
+                           timeout=KERNEL)
+    # %sfc send: the packets go through monitor
+    run_cell_text(page, 4, "%sfc send web 3")
+    table = output(page, 4).locator(".sfc-packets table")
+    table.wait_for(timeout=UI)
+    rows = [r.split("\t") for r in table.locator("tbody tr").all_inner_texts()]
+    assert len(rows) == 3 and all("monitor" in r[-1] for r in rows), rows
+    page.set_viewport_size({"width": 1400, "height": 1500})   # the view and the editor in one
+    view.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    assert not page.locator(".sfc-menu").is_visible()     # its edge was deleted
+    page.get_by_role("button", name="Tidy").click()
+    page.wait_for_function(f"() => Math.abs({CY}.getElementById('monitor').position('y') - "
+                           f"{CY}.getElementById('nat').position('y')) < 1", timeout=UI)
+    page.wait_for_timeout(300)
+    shot = artifacts / "editor-bound.png"
+    page.screenshot(path=str(shot), clip=_around(page, [page.locator(".jp-Cell").nth(1), editor]))
+    if os.environ.get("SFCLAB_DOCS_SCREENSHOTS"):
+        shutil.copy(shot, ROOT / "docs" / "editor.png")
+
+    # the %%chain text edited and re-run: the drawing follows
+    run_cell_text(page, 1, "%%chain\nchain web match tcp.dport == 80: ids -> nat -> l3fwd")
+    wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
+                       "nat->l3fwd", "l3fwd->output"])
+    wait_graphs(page, live_view(page, 1), [["input", "ids", "nat", "l3fwd", "output"]])
+    # and undo in the editor puts the drawn chain back into the Lab
+    page.get_by_role("button", name="Undo").click()
+    page.wait_for_function(f"() => {CY}.getElementById('monitor').nonempty()", timeout=UI)
+    wait_graphs(page, live_view(page, 1), [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
+    assert not [e for e in errors if "Error setting state" in e], errors
+    assert_no_js_errors(page)
+
+
+def _around(page, locators) -> dict:
+    """The page area holding every locator (for one screenshot of several outputs)."""
+    boxes = [loc.bounding_box() for loc in locators]
+    x1 = min(b["x"] for b in boxes) - 4
+    y1 = min(b["y"] for b in boxes) - 4
+    x2 = max(b["x"] + b["width"] for b in boxes) + 4
+    y2 = max(b["y"] + b["height"] for b in boxes) + 4
+    return {"x": max(0, x1), "y": max(0, y1), "width": x2 - max(0, x1), "height": y2 - max(0, y1)}
+
+
+def test_a_chain_cell_is_checked_as_the_student_types(lab, page, artifacts: Path):
+    """Issue 22.3: no run needed: errors are marked in the cell while typing, and once
+    the text is valid the live view and the bound editor follow."""
+    cells = ["%load_ext sfclab", CHAIN, "%sfc edit web"]
+    open_notebook(page, lab.notebook("typing.ipynb", cells))
+    run_all(page, len(cells))
+    view = live_view(page, 1)
+    view.wait_for(timeout=KERNEL)
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 5", timeout=UI)
+    source = page.locator(".jp-Cell").nth(1)
+    prompt = source.locator(".jp-InputArea-prompt").inner_text()
+
+    # a typo: marked in the cell where it is, with the message and hint below the line
+    source.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: firewall -> nta -> l3fwd", delay=20)
+    mark = source.locator(".sfc-live-error")
+    mark.wait_for(timeout=UI)
+    assert mark.inner_text() == "nta"
+    message = source.locator(".sfc-live-message").inner_text()
+    assert "nta" in message and "hint: " in message and "nat" in message, message
+    wait_graphs(page, view, [["input", "firewall", "nat", "l3fwd", "output"]])  # unchanged
+    source.screenshot(path=str(artifacts / "live-typing-error.png"))
+
+    # fixed: the marks go, the live view and the editor follow, and nothing ran
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: ids -> nat -> l3fwd", delay=20)
+    wait_graphs(page, view, [["input", "ids", "nat", "l3fwd", "output"]])
+    wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
+                       "nat->l3fwd", "l3fwd->output"])
+    # (the views come with the kernel's widget messages, the marks go with its reply)
+    source.locator(".sfc-live-error, .sfc-live-message").first.wait_for(state="detached")
+    assert page.evaluate("c => c.querySelector('.cm-editor').dataset.sfcLive",
+                         source.element_handle()) == "ok"
+    assert source.locator(".jp-InputArea-prompt").inner_text() == prompt
+    # the names typed on the way (ids, i, …) left nothing behind: one chain
+    page.wait_for_function("() => document.querySelector('.sfc-lab').textContent === 'in the Lab: web'")
+    assert_no_js_errors(page)
+
+
+def test_typing_checks_the_cell_in_notebook7_too(notebook7, page):
+    """The same extension in Notebook 7: a typo is marked, a fix redraws the bound editor."""
+    from test_editor_browser import run_all as run_every_cell
+
+    page.goto(notebook7.notebook("typing-nb7.ipynb", ["%load_ext sfclab", CHAIN, "%sfc edit web"]))
+    run_every_cell(page)
+    page.wait_for_function(f"() => document.querySelector('.sfc-canvas') && {CY} && "
+                           f"{CY}.nodes().length === 5", timeout=UI)
+    source = page.locator(".jp-Cell").nth(1)
+    source.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: firewall -> nta -> l3fwd", delay=20)
+    source.locator(".sfc-live-error").wait_for(timeout=UI)
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type("chain web match tcp.dport == 80: ids -> nat -> l3fwd", delay=20)
+    wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
+                       "nat->l3fwd", "l3fwd->output"])
+    source.locator(".sfc-live-error, .sfc-live-message").first.wait_for(state="detached")
+    assert_no_js_errors(page)
