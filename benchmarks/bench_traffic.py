@@ -6,7 +6,7 @@ Run: python benchmarks/bench_traffic.py [--chains N] [--packets N]
   chains get no packets), on N chains with random prefix and port classifiers (so
   many overlap and some are shadowed), best of 5;
 * ``all_class_traffic()``: candidates run through the oracle (the embedded model)
-  until every service path of every class of ``sfclab/demo.sfc`` has packets or the
+  until every service path of every class of ``sfclab/cli/demo.sfc`` has packets or the
   budget is spent; candidates per second and the time for the whole set.
 """
 
@@ -49,7 +49,7 @@ def bench_shadowed(n: int) -> None:
 
 
 def bench_coverage(packets: int) -> None:
-    gen = generate(sfclab.compile((ROOT / "sfclab" / "demo.sfc").read_text()),
+    gen = generate(sfclab.compile((ROOT / "sfclab" / "cli" / "demo.sfc").read_text()),
                    options=CodegenOptions(bindings={"p1": 1, "p2": 2, "p3": 3}))
     t = time.perf_counter()
     plans = all_class_traffic(gen, packets)

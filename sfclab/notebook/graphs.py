@@ -27,7 +27,7 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from ..drawing import (CSS, SHARE_COLORS, VISITED, Element, automaton_elements, chain_elements,
+from ..draw.chains import (CSS, SHARE_COLORS, VISITED, Element, automaton_elements, chain_elements,
                        edge_label, merged_elements, nf_color, share_color, svg)
 
 __all__ = ["Graphs", "GraphView", "graph_widget", "SHARE_COLORS", "VISITED", "Element", "nf_color",

@@ -50,7 +50,7 @@ from traitlets.config import Configurable
 
 from ..compiler import ARCHS
 from ..errors import SfclabError, SourceError, did_you_mean
-from ..lab import Lab
+from ..api.lab import Lab
 from ..nfinfo import OFFLOAD_CLASSES
 
 __all__ = ["SfcMagics", "SfcUsageError", "current_lab", "load_ipython_extension"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..report import log_share, occupancy_text, target_text
+from ..cli.report import log_share, occupancy_text, target_text
 from ..runtime.installed import Installed, installed_beyond
 from .markup import CELL, bar, esc, note, table
 

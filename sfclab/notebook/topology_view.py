@@ -24,7 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..errors import SfclabError
-from ..netdrawing import Highlight, chain_highlight, topology_svg
+from ..draw.topology import Highlight, chain_highlight, topology_svg
 from .markup import bar, chip, esc, note, table
 
 __all__ = ["TopologyPanel", "placement_html", "drawing_html", "NO_TOPOLOGY"]
@@ -102,7 +102,7 @@ def _route_html(pl: Any, c: Any, catalog: Any) -> str:
 
 
 def _color(catalog: Any, nf: str) -> str:
-    from ..drawing import nf_color
+    from ..draw.chains import nf_color
 
     return nf_color(catalog, nf)
 

@@ -21,10 +21,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
-from .errors import SfclabError
-from .ir.model import Chain, ChainSet
-from .ir.topology import Topology
+from .. import __version__
+from ..errors import SfclabError
+from ..ir.model import Chain, ChainSet
+from ..ir.topology import Topology
 
 __all__ = ["main", "describe_chain", "describe_topology"]
 
@@ -90,7 +90,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             loaded = _load_topology(path) if path.suffix == ".topo" else _load(path)
             if topology is not None and not isinstance(loaded, Topology):
-                from .lang.endpoints import check_endpoints
+                from ..lang.endpoints import check_endpoints
 
                 check_endpoints(path.read_bytes(), topology, source=str(path))
         except SfclabError as e:
@@ -121,8 +121,8 @@ def _check(args: argparse.Namespace) -> int:
 
 def _warnings(chains: ChainSet, path: Path) -> list:
     """The chains no packet reaches, with carets in *path*'s text."""
-    from .ir.validate import program_headers, shadowed
-    from .lang import default_catalog
+    from ..ir.validate import program_headers, shadowed
+    from ..lang import default_catalog
 
     text = path.read_text(errors="replace")
     return shadowed(chains, parsed=program_headers(chains, default_catalog()), text=text)
@@ -130,7 +130,7 @@ def _warnings(chains: ChainSet, path: Path) -> list:
 
 def _print_warnings(compiled, files: Sequence[str]) -> None:
     """The compiled chains' warnings, with carets in the *files* they came from."""
-    from .ir.validate import program_headers, shadowed
+    from ..ir.validate import program_headers, shadowed
 
     if not compiled.warnings:
         return
@@ -141,8 +141,8 @@ def _print_warnings(compiled, files: Sequence[str]) -> None:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from .compiler import compile
-    from .lang import parse_file
+    from ..compiler import compile
+    from ..lang import parse_file
 
     try:
         chains = ChainSet()
@@ -156,7 +156,7 @@ def _compile(args: argparse.Namespace) -> int:
             print(compiled.explain())
         if args.output is None and not args.p4c:
             return 0
-        from .codegen import generate, write_outputs
+        from ..codegen import generate, write_outputs
 
         gen = generate(compiled)
         out = Path(args.output or "sfclab-out")
@@ -180,8 +180,8 @@ def _failed(e: SfclabError | OSError) -> int:
 
 def _compile_network(args: argparse.Namespace, chains: ChainSet) -> int:
     """``compile --topology``: the placement table, and one program per switch."""
-    from .lang.endpoints import check_endpoints
-    from .network import Network
+    from ..lang.endpoints import check_endpoints
+    from ..api.network import Network
 
     topology = _load_topology(Path(args.topology))
     for name in args.files:
@@ -211,7 +211,7 @@ def _compile_network(args: argparse.Namespace, chains: ChainSet) -> int:
 
 
 def _run_p4c(gen, out: Path) -> int:
-    from .codegen.p4c import run_p4c
+    from ..codegen.p4c import run_p4c
 
     res = run_p4c(out / "program.p4", gen.arch, out, gen.program.program)
     print(f"$ {' '.join(res.command)}")
@@ -225,7 +225,7 @@ def _run_p4c(gen, out: Path) -> int:
 
 def _check_p4info(gen, theirs_path: Path) -> int:
     """p4c's P4Info is the one to use; say whether sfclab's own agrees with it."""
-    from .codegen.p4info import build_p4info, compare_p4info, p4info_from_text
+    from ..codegen.p4info import build_p4info, compare_p4info, p4info_from_text
 
     if not theirs_path.is_file():
         print(f"(the compiler wrote no {theirs_path.name}: sfclab's p4info.txt stands)")
@@ -254,10 +254,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _diff_targets(args: argparse.Namespace) -> int:
-    from .codegen import CodegenOptions, generate
-    from .compiler import compile
-    from .lang import parse_file
-    from .targets.diff import diff_targets
+    from ..codegen import CodegenOptions, generate
+    from ..compiler import compile
+    from ..lang import parse_file
+    from ..targets.diff import diff_targets
 
     try:
         chains = ChainSet()
@@ -288,19 +288,19 @@ def _bindings(items: list[str]) -> list[tuple[str, int]]:
 
 
 def _model_switch(args: argparse.Namespace) -> int:
-    from .targets.model.process import run
+    from ..targets.model.process import run
 
     return run(args)
 
 
 def _load(path: Path) -> ChainSet:
-    from .lang import parse_file
+    from ..lang import parse_file
 
     return parse_file(path)
 
 
 def _load_topology(path: Path) -> Topology:
-    from .lang import parse_topology_file
+    from ..lang import parse_topology_file
 
     return parse_topology_file(path)
 
@@ -352,7 +352,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="value of a run-time name in a multibranch case")
     x.set_defaults(run=_diff_targets)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
-    from .targets.model.process import add_arguments
+    from ..targets.model.process import add_arguments
 
     add_arguments(m)
     m.set_defaults(run=_model_switch)

@@ -31,10 +31,10 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from .drawing import nf_color
-from .nfinfo import NFCatalog
-from .passes.common import embed
-from .passes.placement import Pipelet, Placement, PlacementResult, recirculation_throughput, \
+from .chains import nf_color
+from ..nfinfo import NFCatalog
+from ..passes.common import embed
+from ..passes.placement import Pipelet, Placement, PlacementResult, recirculation_throughput, \
     step_costs
 from .plots import FONT, Figure, Mark, Series, line_plot
 

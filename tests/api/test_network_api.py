@@ -68,7 +68,7 @@ def test_a_network_of_tna_switches_is_not_run_embedded():
 
 
 def test_a_network_targets_url_options_are_checked_and_typed():
-    from sfclab.network import open_network_target
+    from sfclab.api.network import open_network_target
 
     with pytest.raises(TargetError, match="(?s)has no option 'timeuot'.*did you mean 'timeout'"):
         open_network_target("mininet?timeuot=3", line(2))

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import sfclab
-from sfclab.drawing import automaton_elements, chain_elements, merged_elements, svg
-from sfclab.layout import layered
+from sfclab.draw.chains import automaton_elements, chain_elements, merged_elements, svg
+from sfclab.draw.layered import layered
 
 CHAINS = """chain web { input => firewall; firewall => (nat : drop ? firewall.verdict == 0);
                         nat => lb => l3fwd => output; }

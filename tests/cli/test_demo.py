@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import sfclab
-from sfclab.cli import main
+from sfclab.cli.commands import main
 from sfclab.codegen import generate
-from sfclab.demo import demo_chains, planned, run
+from sfclab.cli.demo import demo_chains, planned, run
 
 
 def test_demo_runs_every_class_on_its_planned_path(tmp_path, capsys):

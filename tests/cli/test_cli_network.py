@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from sfclab.cli import main
+from sfclab.cli.commands import main
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 CHAINS, TOPO = str(EXAMPLES / "datacenter.sfc"), str(EXAMPLES / "datacenter.topo")
 
 

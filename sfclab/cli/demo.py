@@ -31,16 +31,16 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from .codegen import CodegenOptions, generate
-from .compiler import compile
-from .ir.values import ValueKinds
-from .lang import parse
-from .lab import TableUse
+from ..codegen import CodegenOptions, generate
+from ..compiler import compile
+from ..ir.values import ValueKinds
+from ..lang import parse
+from ..api.lab import TableUse
 from .report import bar, html_report, log_share, occupancy_text, target_text
-from .targets.connect import open_target
-from .targets.coverage import Oracle, class_traffic
-from .targets.network.detour import for_targets
-from .targets.timeline import timeline_text
+from ..targets.connect import open_target
+from ..targets.coverage import Oracle, class_traffic
+from ..targets.network.detour import for_targets
+from ..targets.timeline import timeline_text
 
 __all__ = ["run", "DemoResult", "ClassResult", "demo_chains", "planned"]
 

@@ -24,9 +24,9 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from .ir.model import Chain
-from .layout import layered
-from .nfinfo import ENDPOINTS, NFCatalog
+from ..ir.model import Chain
+from .layered import layered
+from ..nfinfo import ENDPOINTS, NFCatalog
 from .style import EDGE_COLORS, ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
 
 __all__ = ["Element", "SHARE_COLORS", "VISITED", "CSS", "nf_color", "share_color", "edge_label",

@@ -47,19 +47,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .compiler import CompiledChains, compile
-from .errors import CatalogError, ChainError, SfclabError, did_you_mean
-from .ir.model import Chain, ChainSet
-from .lang import format as format_chains
-from .lang import parse
-from .nfinfo import NFCatalog
+from ..compiler import CompiledChains, compile
+from ..errors import CatalogError, ChainError, SfclabError, did_you_mean
+from ..ir.model import Chain, ChainSet
+from ..lang import format as format_chains
+from ..lang import parse
+from ..nfinfo import NFCatalog
 
 if TYPE_CHECKING:
-    from .ir.topology import Topology
+    from ..ir.topology import Topology
     from .labnet import LabNetwork, NetworkSendResult
     from .network import Network
-    from .codegen import Generated
-    from .notebook.views import LiveView
+    from ..codegen import Generated
+    from ..notebook.views import LiveView
 
 __all__ = ["Lab", "LabChange", "LabTrace", "SendResult", "TableUse"]
 
@@ -161,7 +161,7 @@ class Lab:
     def __init__(self, arch: str = "v1model", catalog: NFCatalog | None = None,
                  **options: Any) -> None:
         if catalog is None:
-            from .p4.catalog import load_default
+            from ..p4.catalog import load_default
 
             catalog = load_default()
         self.catalog: NFCatalog = catalog.copy()
@@ -222,7 +222,7 @@ class Lab:
         per switch and the placement (:meth:`sfclab.network.Network.export`)."""
         if self._net is not None:
             return self.network.export(out_dir)
-        from .codegen import write_outputs
+        from ..codegen import write_outputs
 
         return write_outputs(self.generated(arch), out_dir)
 
@@ -267,7 +267,7 @@ class Lab:
         not parse raises its :class:`~sfclab.errors.TopologyError` and changes nothing;
         a running network is stopped (push again)."""
         if isinstance(topology, (str, bytes)):
-            from .lang import parse_topology
+            from ..lang import parse_topology
 
             topology = parse_topology(topology, source=source, catalog=self.catalog)
         url = None
@@ -370,7 +370,7 @@ class Lab:
     def live_view(self, show: Sequence[str] | str | None = None) -> LiveView:
         """A live view of *show* (tab names, see :data:`sfclab.notebook.views.TABS`;
         ``None``: all).  One view per selection of tabs, updated in place on every change."""
-        from .notebook.views import TABS, LiveView, normalize_show
+        from ..notebook.views import TABS, LiveView, normalize_show
 
         key = normalize_show(show) if show is not None else None
         key = None if key == TABS else key
@@ -449,7 +449,7 @@ class Lab:
         the old one is closed.  Nothing is pushed yet."""
         if self._net is not None:
             return self._net.connect(self._chains, url)
-        from .targets.connect import open_target
+        from ..targets.connect import open_target
 
         new = open_target(url)
         if self._target is not None:
@@ -463,7 +463,7 @@ class Lab:
         """Push the compiled program and every entry to the target; returns the count of
         entries installed (the generated ones and those the switch needs beyond them:
         :meth:`installed`; with a topology: to every switch of the network)."""
-        from .targets.network.detour import for_targets
+        from ..targets.network.detour import for_targets
 
         if self._net is not None:
             counts = self._net.push(self._chains)
@@ -480,7 +480,7 @@ class Lab:
         """What the switch holds beyond the generated entries (flood's entries and
         multicast groups for its ports) and what the last push or update could not do:
         a :class:`sfclab.runtime.installed.Installed` (empty before a push)."""
-        from .runtime.installed import installed_beyond
+        from ..runtime.installed import installed_beyond
 
         session = getattr(self._target, "session", None) if self._pushed is not None else None
         return installed_beyond(session)
@@ -498,7 +498,7 @@ class Lab:
     def value_kinds(self):
         """How to print the values of the program on the target (or, before a push, of
         the generated one): addresses, MACs, ports (:class:`sfclab.ir.values.ValueKinds`)."""
-        from .ir.values import ValueKinds
+        from ..ir.values import ValueKinds
 
         gen = self._pushed
         if gen is None:
@@ -519,12 +519,12 @@ class Lab:
             plan = self._net.update(self._chains, allow_reload=allow_reload)
             self._refresh_views()
             return plan
-        from .codegen import generate
-        from .errors import TargetError
+        from ..codegen import generate
+        from ..errors import TargetError
 
         if self._pushed is None:
             self.push()
-            from .runtime.session import UpdatePlan
+            from ..runtime.session import UpdatePlan
 
             return UpdatePlan("reload", reason="nothing was pushed before")
         session = self.target.session
@@ -554,8 +554,8 @@ class Lab:
         egress host (:meth:`send_between`)."""
         if self._net is not None:
             return self.send_between(None, None, self._chain_name(chain), n, seed=seed)
-        from .targets.coverage import class_traffic
-        from .targets.packet_io import send_many
+        from ..targets.coverage import class_traffic
+        from ..targets.packet_io import send_many
 
         if self._pushed is None:
             self.push()
@@ -576,7 +576,7 @@ class Lab:
         return out
 
     def _oracle_for(self, gen: Generated):
-        from .targets.coverage import Oracle
+        from ..targets.coverage import Oracle
 
         if self._oracle is None or self._oracle.generated is not gen:
             self._close_oracle()
@@ -622,7 +622,7 @@ class Lab:
     def counters(self) -> dict[str, list[tuple[int, int, int]]]:
         """Counters with non-zero cells: name -> [(index, packets, bytes)] (the model)."""
         if getattr(self.target, "kind", "") != "model" or not hasattr(self.target, "switch"):
-            from .errors import TargetError
+            from ..errors import TargetError
 
             raise TargetError("counters are read from the embedded model's switch; "
                               f"this lab's target is {self.target!r}",
@@ -737,9 +737,9 @@ class Lab:
         if hit is not None and hit[0] is self._compiled:
             self._generated_cache.move_to_end(key)
             return hit[1]
-        from .codegen import generate
+        from ..codegen import generate
 
-        from .codegen import CodegenOptions
+        from ..codegen import CodegenOptions
 
         try:
             out: Generated | SfclabError = generate(

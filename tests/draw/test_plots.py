@@ -9,14 +9,14 @@ import re
 import pytest
 
 import sfclab
-from sfclab.demo import demo_chains
-from sfclab.diagrams import passes_svg, pipelines_svg, placement_figure, placement_svg, \
+from sfclab.cli.demo import demo_chains
+from sfclab.draw.switch import passes_svg, pipelines_svg, placement_figure, placement_svg, \
     throughput_figure
 from sfclab.nfinfo import NFCatalog, NFInfo
 from sfclab.passes import place, recirculation_throughput
 from sfclab.passes.common import passes_on
 from sfclab.passes.placement import step_costs
-from sfclab.plots import Mark, Series, Span, bar_plot, line_plot, timeline_plot
+from sfclab.draw.plots import Mark, Series, Span, bar_plot, line_plot, timeline_plot
 
 FIG6 = NFCatalog([NFInfo(name=n, layer=4, stages=2) for n in "abcdef"])
 

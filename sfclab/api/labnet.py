@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ChainError, SfclabError
-from .ir.model import ChainSet
-from .ir.topology import Topology
+from ..errors import ChainError, SfclabError
+from ..ir.model import ChainSet
+from ..ir.topology import Topology
 from .network import Network
-from .nfinfo import NFCatalog
+from ..nfinfo import NFCatalog
 
 __all__ = ["LabNetwork", "NetworkSendResult", "NetworkState"]
 
@@ -59,7 +59,7 @@ class NetworkState:
 def _endpoint_problems(chains: ChainSet, topology: Topology):
     """``(chain, "from" or "to", endpoint, (message, hint))`` for every ``from`` / ``to``
     of *chains* that *topology* has no place for."""
-    from .lang.endpoints import endpoint_problem
+    from ..lang.endpoints import endpoint_problem
 
     for c in chains:
         for what, spec in (("from", c.ingress), ("to", c.egress)):
@@ -120,7 +120,7 @@ class LabNetwork:
     def check_endpoints(self, given: Any, new: ChainSet, source: str) -> None:
         """The ``from`` / ``to`` of chains *new* against the topology; located in
         *given* when it is the chains' text."""
-        from .lang.endpoints import check_endpoints
+        from ..lang.endpoints import check_endpoints
 
         if isinstance(given, (str, bytes)):
             check_endpoints(given, self.topology, source=source)
@@ -151,7 +151,7 @@ class LabNetwork:
         push, push them."""
         net = self.network(chains)
         if not net.pushed:
-            from .runtime.session import UpdatePlan
+            from ..runtime.session import UpdatePlan
 
             net.push()
             return UpdatePlan("reload", reason="nothing was pushed before: pushed every switch")

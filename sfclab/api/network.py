@@ -30,16 +30,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import SfclabError, TargetError, did_you_mean
-from .ir.model import Chain, ChainSet
-from .ir.topology import Topology
-from .nfinfo import NFCatalog
+from ..errors import SfclabError, TargetError, did_you_mean
+from ..ir.model import Chain, ChainSet
+from ..ir.topology import Topology
+from ..nfinfo import NFCatalog
 
 __all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
 
 
 def _embedded(topology: Topology, options: Mapping[str, str]):
-    from .targets.network import EmbeddedNetwork
+    from ..targets.network import EmbeddedNetwork
 
     if options:
         raise TargetError(f"the embedded network takes no options, not {', '.join(options)}",
@@ -54,7 +54,7 @@ MININET_OPTIONS = {"switch": str, "prefix": str, "workdir": str, "timeout": floa
 
 def _mininet(topology: Topology, options: Mapping[str, str]):
     try:
-        from .targets.mininet import MininetNetwork  # type: ignore[import-not-found]
+        from ..targets.mininet import MininetNetwork  # type: ignore[import-not-found]
     except ImportError:
         raise TargetError("this sfclab has no Mininet network target",
                           hint="use the embedded network (`model`), or an sfclab with "
@@ -128,7 +128,7 @@ class Network:
                  exact_chains: int = 40, time_limit: float = 60.0,
                  bindings: Mapping[str, int] | None = None, target: str | None = None) -> None:
         if catalog is None:
-            from .p4.catalog import load_default
+            from ..p4.catalog import load_default
 
             catalog = load_default()
         self.topology = topology
@@ -159,7 +159,7 @@ class Network:
         """Both solvers' placements side by side, and the chosen one
         (:class:`~sfclab.passes.netplace.NetworkPlacement`; ``print`` it for the table)."""
         if self._placement is None:
-            from .passes.netplace import place_network
+            from ..passes.netplace import place_network
 
             self._placement = place_network(self.topology, self._chains, catalog=self.catalog,
                                             **self.options)
@@ -169,7 +169,7 @@ class Network:
     def program(self):
         """Per-switch programs and entries (:class:`~sfclab.codegen.network.NetworkProgram`)."""
         if self._program is None:
-            from .codegen.network import generate_network
+            from ..codegen.network import generate_network
 
             self._program = generate_network(self.placement, self._chains, catalog=self.catalog,
                                              bindings=self.bindings)
@@ -177,7 +177,7 @@ class Network:
 
     def export(self, out_dir: str | Path) -> list[Path]:
         """Write one folder per switch (program, P4Info, entries, plan) and the placement."""
-        from .codegen.network import write_network_outputs
+        from ..codegen.network import write_network_outputs
 
         return write_network_outputs(self.program, out_dir)
 
@@ -276,7 +276,7 @@ class Network:
         elsewhere do not compete for its packets).  Returns the
         :class:`~sfclab.targets.coverage.ClassTraffic`: the packets, the service path
         each takes, and the paths no packet reaches, with the reason."""
-        from .targets.coverage import class_traffic
+        from ..targets.coverage import class_traffic
 
         if chain not in self._chains:
             raise self._no_chain(chain)
@@ -287,9 +287,9 @@ class Network:
         """The embedded model running the chains that enter at *ingress*, on one switch."""
         oracle = self._oracles.get(ingress)
         if oracle is None:
-            from .codegen import CodegenOptions, generate
-            from .compiler import compile as compile_chains
-            from .targets.coverage import Oracle
+            from ..codegen import CodegenOptions, generate
+            from ..compiler import compile as compile_chains
+            from ..targets.coverage import Oracle
 
             problem = self.placement.problem
             group = ChainSet.of([c for c in self._chains
@@ -333,8 +333,8 @@ class Network:
         the others are placed in the room left (new slots on a running switch cost a
         reload, so they are avoided), and the change is written consistently on every
         switch (:mod:`sfclab.targets.network.update`).  Returns the plan."""
-        from .codegen.network import generate_network
-        from .passes.netplace import Weights, build_problem, solve
+        from ..codegen.network import generate_network
+        from ..passes.netplace import Weights, build_problem, solve
 
         new = self._chainset(chains)
         if self.target.program is None:
@@ -378,7 +378,7 @@ class Network:
 
     def _chainset(self, chains) -> ChainSet:
         if isinstance(chains, (str, bytes)):
-            from .lang import parse
+            from ..lang import parse
 
             return parse(chains, catalog=self.catalog)
         if isinstance(chains, ChainSet):

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import sfclab
-from sfclab.cli import main
+from sfclab.cli.commands import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "lang"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lang"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def test_check_prints_a_summary_per_chain(capsys):

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .drawing import VISITED, nf_color
-from .ir.topology import Topology
-from .layout import Box
-from .netlayout import NetLayout, natural_key, place, satellites, tiers
-from .nfinfo import NFCatalog
+from .chains import VISITED, nf_color
+from ..ir.topology import Topology
+from .layered import Box
+from .topology_layout import NetLayout, natural_key, place, satellites, tiers
+from ..nfinfo import NFCatalog
 
 __all__ = ["Highlight", "Placed", "placed_nfs", "chain_highlight", "trace_highlight",
            "topology_svg", "MAX_HOSTS", "MAX_CHIPS"]

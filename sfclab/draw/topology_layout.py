@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from .ir.topology import Topology
-from .layout import Box
+from ..ir.topology import Topology
+from .layered import Box
 
 __all__ = ["NetLayout", "tiers", "satellites", "place", "natural_key"]
 

@@ -11,10 +11,10 @@ import pytest
 import sfclab
 from sfclab.ir.topology import fat_tree, leaf_spine, line, ring
 from sfclab.lang import parse_topology, parse_topology_file
-from sfclab.netdrawing import Highlight, chain_highlight, topology_svg, trace_highlight
-from sfclab.netlayout import place, satellites, tiers
+from sfclab.draw.topology import Highlight, chain_highlight, topology_svg, trace_highlight
+from sfclab.draw.topology_layout import place, satellites, tiers
 
-EXAMPLES = __import__("pathlib").Path(__file__).parent.parent / "examples"
+EXAMPLES = __import__("pathlib").Path(__file__).parents[2] / "examples"
 
 
 def boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:

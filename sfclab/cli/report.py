@@ -15,8 +15,8 @@ import html
 import math
 from collections.abc import Iterable
 
-from .drawing import chain_elements, svg
-from .ir.model import Chain
+from ..draw.chains import chain_elements, svg
+from ..ir.model import Chain
 
 __all__ = ["chain_svg", "html_report", "bar", "log_share", "occupancy_text", "target_text"]
 
