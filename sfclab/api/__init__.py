@@ -7,7 +7,8 @@ modules ``sfclab.lab`` and ``sfclab.network``).
 
 from __future__ import annotations
 
-from .lab import Lab, LabChange, LabTrace, SendResult, TableUse
+from .lab import Lab, LabChange, LabTrace, SendResult
+from .values import TableUse
 from .network import Network
 
 __all__ = ["Lab", "LabChange", "LabTrace", "Network", "SendResult", "TableUse"]

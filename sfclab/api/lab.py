@@ -53,6 +53,7 @@ from ..ir.model import Chain, ChainSet
 from ..lang import format as format_chains
 from ..lang import parse
 from ..nfinfo import NFCatalog
+from .values import TableUse
 
 if TYPE_CHECKING:
     from ..ir.topology import Topology
@@ -116,23 +117,6 @@ class SendResult(list):
         labels = self.plan.labels
         lines += [f"  {labels.get(p, p)}: {why}" for p, why in self.missed.items()]
         return "\n".join(lines)
-
-
-@dataclass(frozen=True, slots=True)
-class TableUse:
-    """One table of the target: entries installed, capacity, and the lookups of the
-    packets a Lab sent (hits and misses)."""
-
-    table: str
-    entries: int
-    size: int
-    hits: int = 0
-    misses: int = 0
-
-    @property
-    def share(self) -> float:
-        """Entries / size."""
-        return self.entries / self.size if self.size else 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -307,7 +307,7 @@ class Network:
     def tables(self, switch: str):
         """Occupancy of *switch*'s tables (entries / size), with the hits and misses
         of the packets sent through it (:class:`~sfclab.lab.TableUse` rows)."""
-        from .lab import TableUse
+        from .values import TableUse
 
         if switch not in self.topology.switches:
             raise TargetError(f"no switch {switch!r} in topology {self.topology.name!r}",

@@ -35,7 +35,7 @@ from ..codegen import CodegenOptions, generate
 from ..compiler import compile
 from ..ir.values import ValueKinds
 from ..lang import parse
-from ..api.lab import TableUse
+from ..api.values import TableUse
 from .report import bar, html_report, log_share, occupancy_text, target_text
 from ..targets.connect import open_target
 from ..targets.coverage import Oracle, class_traffic
