@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..errors import SfclabError
 from ..ir.model import Chain, ChainSet
 from ..ir.topology import Topology
