@@ -10,6 +10,11 @@ between two ranks is wide enough for the labels of the edges crossing it.  Back
 edges are routed as arcs above the graph, self-loops as small loops on top of
 their node, parallel edges fanned out.
 
+Why not a library: graphviz's ``dot`` is a system program a pip install or Binder lacks, and
+networkx has no layered layout that orders ranks; grandalf (pure-Python Sugiyama) took 29 ms
+(after a 0.4 s import) on the demo's merged IR (15 nodes, 17 edges) where this takes 1.6 ms,
+and leaves label gaps, back-edge arcs and self-loops to the caller.
+
 >>> lay = layered([("a", 40, 20), ("b", 40, 20), ("c", 40, 20)],
 ...               [("a", "b", ""), ("b", "c", "x"), ("c", "b", "")], back={2})
 >>> [round(lay.nodes[n].x) for n in "abc"], lay.edges[2].back

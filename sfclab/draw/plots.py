@@ -7,6 +7,10 @@ inline (text in the page's font and colour, a tooltip on every mark and bar)
 and the same data as text for a terminal.  Sizes are in CSS pixels at which
 the labels are 11–13 px: readable when shown at natural size.
 
+Why not a library: five kinds of plot in a few hundred lines of SVG that take the page's
+font and colour and carry tooltips, against matplotlib as a dependency of its own (with
+numpy and fonts, not installed here) whose SVGs need styling to fit a notebook's theme.
+
 >>> fig = line_plot([Series("y = x", ((0, 0), (1, 1), (2, 2)))], x_label="x", y_label="y")
 >>> fig.svg.startswith("<svg") and fig.svg.count("<polyline") == 1
 True
