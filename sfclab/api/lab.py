@@ -33,7 +33,7 @@ the NFs' P4 (which compiling reads) is parsed between cells after the first live
 replaced and removed.
 
 A Lab with a topology (:meth:`Lab.set_topology`) runs its chains on that
-network (:mod:`sfclab.labnet`): :meth:`Lab.push` pushes every switch,
+network (:mod:`sfclab.api.labnet`): :meth:`Lab.push` pushes every switch,
 :meth:`Lab.send` goes from a chain's ingress host to its egress host (and
 :meth:`Lab.send_between` from any host), :meth:`Lab.tables` reads one switch.
 """
@@ -278,7 +278,7 @@ class Lab:
 
     def network_state(self):
         """What the topology view shows: the topology, the network (None: no topology)
-        and whether the chains changed since the push (:class:`~sfclab.labnet.NetworkState`)."""
+        and whether the chains changed since the push (:class:`~sfclab.api.labnet.NetworkState`)."""
         return None if self._net is None else self._net.state(self._chains)
 
     def send_between(self, src: str | None, dst: str | None = None, chain: str | None = None,

@@ -1,7 +1,7 @@
 """A self-contained HTML report of a chain set on a switch (``sfclab demo --html``).
 
 No JavaScript and no files beside it: chain graphs are inline SVG, drawn as the
-notebook's views draw them (:mod:`sfclab.drawing`).
+notebook's views draw them (:mod:`sfclab.draw.chains`).
 
 >>> import sfclab
 >>> svg = chain_svg(sfclab.parse("chain a: firewall -> nat")["a"])
@@ -21,7 +21,7 @@ from ..ir.model import Chain
 __all__ = ["chain_svg", "html_report", "bar", "log_share", "occupancy_text", "target_text"]
 
 def chain_svg(chain: Chain, catalog=None) -> str:
-    """One chain's graph as an SVG element (:func:`sfclab.drawing.svg`): NFs as rounded
+    """One chain's graph as an SVG element (:func:`sfclab.draw.chains.svg`): NFs as rounded
     boxes coloured by layer, end points as ellipses, edges coloured by kind and labelled
     with conditions."""
     return svg(*chain_elements(chain, catalog), title=f"chain {chain.name}")

@@ -2,9 +2,9 @@
 
 The builders turn compiler data into *elements*, cytoscape-style dicts
 (``{"data": {...}, "classes": "..."}``) in sfclab's visual language
-(:mod:`sfclab.style`: NF colour by protocol layer, NFs as rounded boxes, end
+(:mod:`sfclab.draw.style`: NF colour by protocol layer, NFs as rounded boxes, end
 points as double ellipses, non-offloadable NFs with a dashed border, edge colour
-and dash by edge kind).  :func:`svg` lays them out (:func:`sfclab.layout.layered`)
+and dash by edge kind).  :func:`svg` lays them out (:func:`sfclab.draw.layered.layered`)
 and draws them; a node carries ``data-node="ID"`` so a front end can tell which
 was clicked, and the classes ``sfc-visited`` / ``sfc-idle`` highlight a path.
 The notebook's views, the trace view and the HTML report all draw with it.

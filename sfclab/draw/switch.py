@@ -15,7 +15,7 @@
   :func:`throughput_figure` (§4's throughput model, the placed paths marked) are
   :class:`~sfclab.plots.Figure` objects a notebook shows.
 
-NF colours and shapes are :mod:`sfclab.style`'s, as in the graphs of :mod:`.drawing`.
+NF colours and shapes are :mod:`sfclab.draw.style`'s, as in the graphs of :mod:`.chains`.
 
 >>> import sfclab
 >>> c = sfclab.compile("chain f: l3fwd -> firewall -> nat\\nchain r: l3fwd -> nat -> firewall",

@@ -1,7 +1,7 @@
 """A topology as SVG: switches with the NFs placed on them, hosts, servers, links.
 
 :func:`topology_svg` draws a :class:`~sfclab.ir.topology.Topology` laid out by
-:mod:`sfclab.netlayout` (a fat tree as core / aggregation / edge / hosts):
+:mod:`sfclab.draw.topology_layout` (a fat tree as core / aggregation / edge / hosts):
 
 * a switch is a box with its name and one chip per NF type that runs on it
   (the NF's layer colour, as in every sfclab graph; the chains using it on

@@ -1,4 +1,4 @@
-"""A Lab with a topology (sfclab.labnet): its chains run on the network — push every switch,
+"""A Lab with a topology (sfclab.api.labnet): its chains run on the network — push every switch,
 send host to host, one switch's tables, updates once pushed — and bad input changes nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Graphs drawn in Python (sfclab.layout, sfclab.drawing): readable, whole, no overlaps."""
+"""Graphs drawn in Python (sfclab.draw.layered, sfclab.draw.chains): readable, whole, no overlaps."""
 
 from __future__ import annotations
 
