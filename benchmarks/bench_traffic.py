@@ -20,7 +20,7 @@ time would count the other jobs' too), and every rate is measured alternately wi
 raw run of the same size (three times each up to 10,000 packets, the best kept) and
 given with its share of that raw run; the planning (the
 warm-up send's oracle search) is timed apart.  ``--coverage`` adds the older figures of this file:
-``shadowed()`` on N random chains and the coverage search of ``sfclab/demo.sfc``.
+``shadowed()`` on N random chains and the coverage search of ``sfclab/cli/demo.sfc``.
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def bench_coverage(packets: int) -> None:
     from sfclab.codegen import CodegenOptions, generate
     from sfclab.targets.coverage import all_class_traffic
 
-    gen = generate(sfclab.compile((ROOT / "sfclab" / "demo.sfc").read_text()),
+    gen = generate(sfclab.compile((ROOT / "sfclab" / "cli" / "demo.sfc").read_text()),
                    options=CodegenOptions(bindings={"p1": 1, "p2": 2, "p3": 3}))
     t = time.perf_counter()
     plans = all_class_traffic(gen, packets)

@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from . import _moved  # noqa: F401  (old module paths: sfclab.network, sfclab.plots, ...)
+from ._version import __version__
 from .errors import SfclabError
 from .ir import Chain, ChainSet, ServicePath
 from .lang import format, format_topology, parse, parse_file, parse_topology, parse_topology_file
@@ -42,11 +42,11 @@ def __getattr__(name: str):
 
         return importlib.import_module(f".{name}", __name__)
     if name == "Lab":
-        from .lab import Lab
+        from .api.lab import Lab
 
         return Lab
     if name == "Network":
-        from .network import Network
+        from .api.network import Network
 
         return Network
     if name == "compile":

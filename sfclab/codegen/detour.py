@@ -46,7 +46,7 @@ from ..ir.model import ServicePath
 from ..p4.catalog import P4Catalog, load_default
 from ..passes.fsm import chain_saved_nfs
 from ..passes.offload import OffloadSplit, split_paths
-from . import Generated, emitter_for
+from .generated import Generated, emitter_for
 from .compose import CodegenOptions
 from .entries import parse_value
 from .network import (Segment, ServerTask, build_switch, part_headers, route_path,

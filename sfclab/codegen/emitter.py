@@ -39,7 +39,7 @@ from ..p4.catalog import API_EXTERNS, NFDefinition, nf_types
 from ..p4.check import check_program
 from ..p4.parser import include_types, library_dir, parse_p4_file
 from .compose import SAVED_WIDTH, Composition, Slot, saved_field
-from .p4c import locate
+from .locate import locate
 from .rewrite import REMOVE, rewrite
 
 __all__ = ["P4Emitter", "EmittedProgram", "Use"]

@@ -69,7 +69,7 @@ from ..passes import CompileOptions
 from ..passes.fsm import _decision_positions, chain_saved_nfs, fsm_pass
 from ..passes.netplace import ChainPlacement, NetworkPlacement
 from ..passes.pipeline import pipeline_pass
-from . import Generated, emitter_for
+from .generated import Generated, emitter_for
 from .compose import CodegenOptions, compose, headers_of
 from .entries import Exact, Lpm, Range, TableEntry, Ternary, network_entries, nf_entries
 
@@ -565,7 +565,7 @@ def write_network_outputs(program: NetworkProgram, out_dir) -> list:
     and ``servers.txt`` at the top; returns the paths written."""
     from pathlib import Path
 
-    from . import write_outputs
+    from .generated import write_outputs
 
     out = Path(out_dir)
     written = []

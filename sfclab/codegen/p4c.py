@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import TargetError
 from ..p4 import ast as A
+from .locate import locate
 
 __all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "compile_program", "check_arch",
            "locate", "compiler_p4info"]
@@ -56,26 +57,6 @@ class P4cResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
-
-
-def locate(prog: A.Program, line: int) -> str:
-    """The part of *prog* a line of its text belongs to: the innermost declaration
-    that starts at or before the line (an NF's control, a core table …)."""
-    best: A.Node | None = None
-    outer: A.Node | None = None
-    for d in prog.decls:
-        if d.pos and d.pos.line <= line:  # type: ignore[union-attr]
-            outer = d
-    if isinstance(outer, A.ControlDecl):
-        for d in outer.locals:
-            if d.pos and d.pos.line <= line:
-                best = d
-    if outer is None:
-        return "the program's header"
-    what = f"{type(outer).__name__.removesuffix('Decl').lower()} '{outer.name}'"
-    if best is not None and isinstance(best, (A.TableDecl, A.ActionDecl, A.Instance)):
-        what += f", {type(best).__name__.removesuffix('Decl').lower()} '{best.name}'"
-    return what
 
 
 def run_p4c(program_file: Path, arch: str, out_dir: Path, prog: A.Program | None = None,
@@ -138,7 +119,7 @@ def compile_program(source, arch: str, out_dir: Path, *, what: str, timeout: flo
     out_dir.mkdir(parents=True, exist_ok=True)
     prog = None
     if hasattr(source, "program") and hasattr(source, "arch"):
-        from . import write_outputs
+        from .generated import write_outputs
 
         write_outputs(source, out_dir)
         program_file, prog = out_dir / "program.p4", source.program.program

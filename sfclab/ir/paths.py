@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import networkx as nx
 
 from ..errors import ChainValidationError
-from .model import TERMINALS, Decision, ServicePath
+from .elements import TERMINALS, Decision, ServicePath
 
 if TYPE_CHECKING:
     from .model import Chain

@@ -4,7 +4,8 @@ The LALR parser that lark runs in pure Python handles ~60,000 tokens a second:
 too slow for a thousand chains in an interactive budget.  This module reads the
 common case (``chain`` blocks and one-line chains) with one regular expression
 and a small recursive-descent reader, building the same AST nodes the lark
-transformer builds.  Its token patterns are taken from ``chain.lark`` itself.
+transformer builds.  Its token patterns are taken from ``chain.lark`` itself (the
+caller, :mod:`sfclab.lang.parser`, passes them in: this module sits below it).
 
 It never reports errors: on anything it does not fully recognise (P4SC
 sentences, a keyword where a name should be, any syntax error) it returns
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import lru_cache
 
 from .ast import ChainDecl, Cond, FieldRef, IfElse, MatchTerm, MultiBranch, NFRef, Pos, Stmt, span
 
@@ -53,21 +53,17 @@ _PUNCT_RX[">"] = re.compile(r">(?!=)")
 _PUNCT_RX["-"] = re.compile(r"-(?!>)")
 
 
-@lru_cache(maxsize=1)
-def _literals() -> tuple[list[tuple[str, re.Pattern[str]]], frozenset[str]]:
-    from .parser import KEYWORDS, _parser
-
-    pats = {t.name: re.compile(t.pattern.to_regexp()) for t in _parser().terminals}
-    # lark's priorities: MAC (3) before IPV6, IPV4, HEX (2) before NUMBER/INT.
-    return [(n, pats[n]) for n in ("MAC", "IPV6", "IPV4", "HEX", "NUMBER")], KEYWORDS
+#: The grammar's literal token patterns, in lark's priority order, and its keywords; the
+#: caller (:func:`sfclab.lang.parser.fast_literals`) takes both from ``chain.lark``.
+Literals = tuple[list[tuple[str, re.Pattern[str]]], frozenset[str]]
 
 
 class _Reader:
     """Reads straight from the text: each step is one regular-expression match."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, literals: Literals) -> None:
         self.text = text
-        self.literals, self.keywords = _literals()
+        self.literals, self.keywords = literals
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.at = _WS.match(text).end()
 
@@ -283,9 +279,10 @@ def _num(kind: str, val: str) -> int | str:
     return val
 
 
-def fast_parse(clean: str) -> list[ChainDecl] | None:
-    """Declarations of comment-free *clean* text, or None to let lark decide."""
+def fast_parse(clean: str, literals: Literals) -> list[ChainDecl] | None:
+    """Declarations of comment-free *clean* text, or None to let lark decide; *literals*
+    from :func:`sfclab.lang.parser.fast_literals`."""
     try:
-        return _Reader(clean).chains()
+        return _Reader(clean, literals).chains()
     except _GiveUp:
         return None

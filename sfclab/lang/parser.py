@@ -18,11 +18,11 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import ChainError, ChainSyntaxError
-from .fastparse import fast_parse
+from .fastparse import Literals, fast_parse
 from .ast import (ChainDecl, Cond, FieldRef, IfElse, LoopBack, MatchTerm, MultiBranch, NFRef, Pos,
                   Stmt, span)
 
-__all__ = ["parse_decls", "strip_comments", "KEYWORDS"]
+__all__ = ["parse_decls", "strip_comments", "KEYWORDS", "fast_literals"]
 
 KEYWORDS = frozenset({"chain", "match", "weight", "from", "to", "self", "before", "then", "or",
                       "and", "branch_end", "first", "last", "loop", "request", "End_of_Request"})
@@ -72,6 +72,14 @@ def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("chain.lark").read_text()
     return Lark(grammar, parser="lalr", maybe_placeholders=False,
                 transformer=_ToAst(), propagate_positions=False)
+
+
+@lru_cache(maxsize=1)
+def fast_literals() -> Literals:
+    """The grammar's literal token patterns and keywords, for :func:`~.fastparse.fast_parse`."""
+    pats = {t.name: re.compile(t.pattern.to_regexp()) for t in _parser().terminals}
+    # lark's priorities: MAC (3) before IPV6, IPV4, HEX (2) before NUMBER/INT.
+    return [(n, pats[n]) for n in ("MAC", "IPV6", "IPV4", "HEX", "NUMBER")], KEYWORDS
 
 
 def _pos(tok: Token) -> Pos:
@@ -365,7 +373,7 @@ def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> li
     less time); lark parses whatever it leaves and reports every error.
     """
     clean = strip_comments(text)
-    decls = fast_parse(clean) if fast else None
+    decls = fast_parse(clean, fast_literals()) if fast else None
     if decls is not None:
         return decls
     try:

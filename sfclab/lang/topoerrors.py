@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
+from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import TopologyError, did_you_mean
+from .parser import expected_text
 
 __all__ = ["syntax_error"]
 
@@ -33,14 +35,11 @@ _FRIENDLY = {
 _VALUES = {"NAME", "STRING", "INT", "NUMBER", "QUANTITY", "IPV4", "MAC", "PORTREF", "QPORT"}
 
 
-def _expected(names: set[str]) -> str:
-    from .parser import expected_text
-    from .topology import _parser
-
+def _expected(names: set[str], grammar: Lark) -> str:
     names = {"_EOL" if n == "$END" else n for n in names}
     if _VALUES <= names:
         names = (names - _VALUES) | {"VALUE"}
-    return expected_text(names, _parser(), _FRIENDLY)
+    return expected_text(names, grammar, _FRIENDLY)
 
 
 def _accepted(e: UnexpectedInput) -> set[str]:
@@ -55,8 +54,9 @@ def _accepted(e: UnexpectedInput) -> set[str]:
     return set(getattr(e, "expected", ()) or ())
 
 
-def syntax_error(e: UnexpectedInput, text: str, source: str) -> TopologyError:
-    """A :class:`TopologyError` for lark's *e*, placed on the token at fault."""
+def syntax_error(e: UnexpectedInput, text: str, source: str, grammar: Lark) -> TopologyError:
+    """A :class:`TopologyError` for lark's *e* (raised by *grammar*, the topology
+    language's parser), placed on the token at fault."""
     lines = text.splitlines() or [""]
     tok = getattr(e, "token", None)
     if isinstance(e, UnexpectedCharacters):
@@ -68,7 +68,7 @@ def syntax_error(e: UnexpectedInput, text: str, source: str) -> TopologyError:
         line = tok.line if tok is not None and tok.type == "_EOL" else len(lines)
         src = lines[line - 1] if line <= len(lines) else ""
         col, width = len(src.rstrip()) + 1, 1
-        message = f"the line ends too early; expected {_expected(expected)}"
+        message = f"the line ends too early; expected {_expected(expected, grammar)}"
         hint, focus = _end_hint(src, expected)
         if focus:                         # the word at fault, not the place after it
             col, width = src.rstrip().rfind(focus) + 1, len(focus)
@@ -77,7 +77,7 @@ def syntax_error(e: UnexpectedInput, text: str, source: str) -> TopologyError:
         expected = _accepted(e)
         line, col, width = tok.line, tok.column, max(1, len(tok))
         what = f"keyword {str(tok)!r}" if str(tok) in _STATEMENTS else repr(str(tok))
-        message = f"unexpected {what}; expected {_expected(expected)}"
+        message = f"unexpected {what}; expected {_expected(expected, grammar)}"
         hint = _token_hint(str(tok), tok.type, expected, lines[line - 1], col)
     mac = re.search(r"\bmac\s+([^\s;]+)", lines[line - 1]) if hint == _MAC_HINT else None
     if mac:                               # the whole malformed address

@@ -148,7 +148,7 @@ def parse_topology(text: str | bytes, *, source: str = "<topology>",
     try:
         stmts = _parser().parse(text)
     except UnexpectedInput as e:
-        raise syntax_error(e, text, source) from None
+        raise syntax_error(e, text, source, _parser()) from None
     return _Builder(text, source, catalog).run(stmts)
 
 
@@ -306,9 +306,9 @@ class _Builder:
             raise self.err(f"{str(tok)!r} is not an NF name", _pos(tok),
                            "e.g. `runs ips, dpi`")
         if self.catalog is None:
-            from . import default_catalog
+            from ..p4.catalog import load_default     # lang.default_catalog(), from below
 
-            self.catalog = default_catalog()
+            self.catalog = load_default()
         try:
             return self.catalog.resolve(_text(tok)).name
         except CatalogError as e:

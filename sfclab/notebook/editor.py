@@ -56,7 +56,7 @@ from ..errors import ChainError, ChainValidationError
 from ..ir.model import Chain, ChainSet
 from ..lang import default_catalog, format_chain, parse
 from ..nfinfo import ENDPOINTS, NFCatalog
-from ..style import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
+from ..draw.style import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
 from .editor_layout import DX, free_spot, layered_positions, next_to_last, node_width, place_nodes
 from .editor_text import (
     check_drawing,

@@ -1,13 +1,13 @@
 """Graph widgets of the notebook's views: sfclab's SVG drawings, updated in place.
 
-:class:`Graphs` shows graphs drawn by :mod:`sfclab.drawing` (laid out in
+:class:`Graphs` shows graphs drawn by :mod:`sfclab.draw.chains` (laid out in
 Python, so the browser only paints SVG: a view with twenty chain graphs shows at
 once, and re-running a cell lays nothing out in the browser), all in one widget;
 :class:`GraphView` is one graph.  An update is sent only when a drawing or a
 heading changed, and the front end redraws only those; a view drawn anew (a cell
 run again shows its widget in a new view) draws a screenful of graphs first and the
 rest after that frame.  A click on a node calls the widget's click callbacks with the
-node's data.  The element builders live in :mod:`sfclab.drawing` and are re-exported.
+node's data.  The element builders live in :mod:`sfclab.draw.chains` and are re-exported.
 
 >>> from sfclab.lang import parse
 >>> g = GraphView()
@@ -27,7 +27,7 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from ..drawing import (CSS, SHARE_COLORS, VISITED, Element, automaton_elements, chain_elements,
+from ..draw.chains import (CSS, SHARE_COLORS, VISITED, Element, automaton_elements, chain_elements,
                        edge_label, merged_elements, nf_color, share_color, svg)
 
 __all__ = ["Graphs", "GraphView", "graph_widget", "SHARE_COLORS", "VISITED", "Element", "nf_color",

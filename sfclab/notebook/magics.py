@@ -50,7 +50,7 @@ from traitlets.config import Configurable
 
 from ..compiler import ARCHS
 from ..errors import SfclabError, SourceError, did_you_mean
-from ..lab import Lab
+from ..api.lab import Lab
 from ..nfinfo import OFFLOAD_CLASSES
 
 __all__ = ["SfcMagics", "SfcUsageError", "current_lab", "load_ipython_extension"]
@@ -427,7 +427,7 @@ class SfcMagics(Magics, Configurable):
 
     def _warn_drift(self) -> None:
         """Show first that the target runs other chains than the Lab, if it does."""
-        from ..drift import drift
+        from ..api.drift import drift
         from .runtime_views import drift_output
 
         found = self._call(drift, self.lab)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import html as _html
 from collections.abc import Iterable, Sequence
 
-from ..drawing import nf_color
+from ..draw.chains import nf_color
 from ..nfinfo import NFCatalog
-from ..plots import framed as picture
+from ..draw.plots import framed as picture
 
 __all__ = ["esc", "CELL", "table", "chip", "chips", "note", "more", "bar", "picture", "EMPTY"]
 

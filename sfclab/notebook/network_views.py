@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..ir.values import ValueKinds
-from ..netdrawing import topology_svg, trace_highlight
+from ..draw.topology import topology_svg, trace_highlight
 from .markup import chip, esc, note, table
 from .runtime_views import Rich, TablesView
 from .send_view import PacketTable, timeline_html
@@ -69,7 +69,7 @@ class NetworkPushSummary(Rich):
 
 
 def _color(network: Any, nf: str) -> str:
-    from ..drawing import nf_color
+    from ..draw.chains import nf_color
 
     return nf_color(network.catalog, nf)
 

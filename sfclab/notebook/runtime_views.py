@@ -15,7 +15,7 @@ so JupyterLab does not turn them into links that lead nowhere.
   groups for the switch's ports) and its notes;
 * :class:`Rich`: any text with an HTML form (``%sfc help``: :func:`help_output`);
 * :func:`drift_output`: the warning ``%sfc send``, ``trace`` and ``tables`` show first
-  when the target runs other chains than the Lab (:func:`sfclab.drift.drift`);
+  when the target runs other chains than the Lab (:func:`sfclab.api.drift.drift`);
 * :func:`update_text`: what ``%sfc update`` did.
 
 >>> from sfclab.lab import TableUse
@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..report import log_share, occupancy_text, target_text
+from ..cli.report import log_share, occupancy_text, target_text
 from ..runtime.installed import Installed, installed_beyond
 from .markup import CELL, bar, esc, note, table
 
@@ -199,7 +199,7 @@ class PushSummary(Rich):
 
 def drift_output(drift: Any) -> Rich:
     """The warning shown before a send, trace or tables output when the target runs
-    other chains than the Lab (a :class:`sfclab.drift.Drift`)."""
+    other chains than the Lab (a :class:`sfclab.api.drift.Drift`)."""
     text = f"warning: {drift.message()}"
     html = (f"<div class='sfc-warning sfc-drift' style='background:#fff8e1;color:#5d4037;"
             f"border-left:3px solid #f9a825;padding:4px 8px;margin:4px 0;"

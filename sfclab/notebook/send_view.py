@@ -21,7 +21,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets as t
 
-from ..drawing import VISITED
+from ..draw.chains import VISITED
 from ..ir.values import ValueKinds
 from ..nfinfo import ENDPOINTS, NFCatalog
 from ..targets.timeline import Pass, outcome_text, timeline, timeline_text

@@ -1,9 +1,9 @@
 """The live view's topology tab: the network, where every NF runs, the placement table.
 
 :class:`TopologyPanel` is one tab of :class:`~sfclab.notebook.views.LiveView`
-(it reads the Lab's :class:`~sfclab.labnet.NetworkState` through the view):
+(it reads the Lab's :class:`~sfclab.api.labnet.NetworkState` through the view):
 
-* the topology drawn by :func:`sfclab.netdrawing.topology_svg` — switches with
+* the topology drawn by :func:`sfclab.draw.topology.topology_svg` — switches with
   the NFs placed on them, hosts, servers, links (ports on hover) — laid out as
   the network reads (a fat tree as core / aggregation / edge / hosts);
 * a picker that highlights a chain's route, or one service path's, with the
@@ -24,7 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..errors import SfclabError
-from ..netdrawing import Highlight, chain_highlight, topology_svg
+from ..draw.topology import Highlight, chain_highlight, topology_svg
 from .markup import bar, chip, esc, note, table
 
 __all__ = ["TopologyPanel", "placement_html", "drawing_html", "NO_TOPOLOGY"]
@@ -102,7 +102,7 @@ def _route_html(pl: Any, c: Any, catalog: Any) -> str:
 
 
 def _color(catalog: Any, nf: str) -> str:
-    from ..drawing import nf_color
+    from ..draw.chains import nf_color
 
     return nf_color(catalog, nf)
 
@@ -152,7 +152,7 @@ def error_html(e: SfclabError) -> str:
 class TopologyPanel:
     """The topology tab (a panel of the live view: ``box``, ``content``, ``stale``,
     :meth:`update`); ``network`` is set by the view: a callable giving the Lab's
-    :class:`~sfclab.labnet.NetworkState`, or None (no topology)."""
+    :class:`~sfclab.api.labnet.NetworkState`, or None (no topology)."""
 
     def __init__(self) -> None:
         self.box = widgets.VBox()

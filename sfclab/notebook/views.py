@@ -41,7 +41,7 @@ import ipywidgets as widgets
 import traitlets as t
 
 from ..compiler import ARCHS, CompiledChains
-from ..diagrams import passes_svg, pipelines_svg, placement_svg, throughput_figure
+from ..draw.switch import passes_svg, pipelines_svg, placement_svg, throughput_figure
 from ..errors import SfclabError, did_you_mean
 from ..ir.values import ValueKinds
 from ..nfinfo import NFCatalog

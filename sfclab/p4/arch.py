@@ -22,11 +22,9 @@ Sources (each :class:`ArchFile` names its own):
   (enums, externs; formerly ``tofino.p4``).  It reads ``__TARGET_TOFINO__``
   (1 or 2), which the compiler defines (``bf-p4c``, ``p4test -D``).
 
->>> v1 = ARCH_FILES["v1model.p4"]
->>> v1.externs({})["register"].type_params
-('T',)
->>> v1.externs({"V1MODEL_VERSION": 20200408})["register"].type_params
-('T', 'I')
+What the declarations mean once parsed is :mod:`sfclab.p4.archdecls` (above the parser,
+which reads the type names here).
+
 >>> sorted(DEFINES)
 ['V1MODEL_VERSION', '__TARGET_TOFINO__']
 """
@@ -35,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import MappingProxyType
 
 from . import ast as A
@@ -81,44 +78,6 @@ class ArchFile:
     defines: Mapping[str, int | None] = field(default_factory=dict)  # macro -> default
     includes: tuple[str, ...] = ("core.p4",)
     typedefs: Mapping[str, int] = field(default_factory=dict)   # typedef bit<W> NAME
-
-    def declarations(self, defines: Mapping[str, int]) -> Declarations:
-        """What the file declares when *defines* are set before its ``#include``
-        (the file's defaults for the others)."""
-        values = {**{k: v for k, v in self.defines.items() if v is not None}, **defines}
-        key = tuple(sorted((k, values[k]) for k in self.defines if k in values))
-        return _declarations(self.name, key)
-
-    def externs(self, defines: Mapping[str, int]) -> Mapping[str, A.ExternDecl]:
-        return self.declarations(defines).externs
-
-
-@lru_cache(maxsize=32)
-def _declarations(name: str, defines: tuple[tuple[str, int], ...]) -> Declarations:
-    from .parser import parse_p4            # the parser reads this module's type names
-
-    f = ARCH_FILES[name]
-    env = dict(defines)
-    text = "\n".join(d for cond, d in f.decls if cond is None or cond.holds(env))
-    prog = parse_p4(text, source=f"<{f.source}>", types=f.types | {"_", "T"} | _core_types(f))
-    externs = {d.name: d for d in prog.decls if isinstance(d, A.ExternDecl)}
-    functions: dict[str, tuple[A.MethodDecl, ...]] = {}
-    for d in prog.decls:
-        if isinstance(d, A.MethodDecl):
-            functions[d.name] = functions.get(d.name, ()) + (d,)
-    enums = {d.name: d for d in prog.decls if isinstance(d, A.EnumDecl)}
-    kinds = frozenset(k for d in prog.decls if isinstance(d, A.MatchKindDecl) for k in d.members)
-    values = set(f.values) | {d.name for d in prog.decls if isinstance(d, (A.ConstDecl,
-                                                                            A.ActionDecl))}
-    typedefs = {n: A.BitType(w) for n, w in f.typedefs.items()}
-    errors = frozenset(m for d in prog.decls if isinstance(d, A.ErrorDecl) for m in d.members)
-    return Declarations(MappingProxyType(externs), MappingProxyType(functions),
-                        MappingProxyType(enums), kinds, frozenset(values),
-                        MappingProxyType(typedefs), errors)
-
-
-def _core_types(f: ArchFile) -> frozenset[str]:
-    return ARCH_FILES["core.p4"].types if f.name != "core.p4" else frozenset()
 
 
 # --- core.p4 -------------------------------------------------------------------------------

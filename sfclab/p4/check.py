@@ -34,82 +34,18 @@ register<bit<32>, bit<12>>: Type register has 1 type parameter(s), but it is spe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import P4Error
 from . import ast as A
-from .arch import ARCH_FILES, DEFINES, ArchFile, Declarations
+from .arch import ARCH_FILES, DEFINES
+from .archdecls import declarations
+from .env import Env
 from .parser import include_file, parse_p4_file
 
 __all__ = ["check_program", "Env", "environment", "arch_of"]
-
-
-@dataclass
-class Env:
-    """Everything a program may use, by name, with the architecture it is for."""
-
-    arch: str = ""
-    defines: dict[str, int] = field(default_factory=dict)
-    externs: dict[str, A.ExternDecl] = field(default_factory=dict)
-    functions: dict[str, tuple[A.MethodDecl, ...]] = field(default_factory=dict)
-    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    errors: set[str] = field(default_factory=set)
-    match_kinds: dict[str, str] = field(default_factory=dict)       # kind -> declaring file
-    values: set[str] = field(default_factory=set)
-    types: dict[str, A.Node] = field(default_factory=dict)           # name -> declaration/type
-    files: list[ArchFile] = field(default_factory=list)
-    kinds_from: str = "core.p4"                  # who declares the match kinds, for messages
-    other_forms: dict[str, list[tuple[str, A.ExternDecl]]] = field(default_factory=dict)
-
-    def add_arch(self, f: ArchFile, defines: Mapping[str, int]) -> None:
-        d: Declarations = f.declarations(defines)
-        self.files.append(f)
-        self.externs.update(d.externs)
-        for k, v in d.functions.items():
-            self.functions[k] = self.functions.get(k, ()) + v
-        self.enums.update({k: tuple(m for m, _ in e.members) for k, e in d.enums.items()})
-        self.types.update(d.enums)
-        self.match_kinds.update({k: f.name for k in d.match_kinds})
-        self.errors |= d.errors
-        self.values |= d.values | set(d.functions)
-        self.types.update(d.typedefs)
-        current = {**{k: v for k, v in f.defines.items() if v is not None}, **defines}
-        for cond in {c for c, _ in f.decls if c is not None}:   # forms another value selects
-            if cond.define in current and not cond.holds(current):
-                value = cond.at_least - 1 if cond.otherwise else cond.at_least
-                how = (f"`#define {cond.define} {value}` (or later) before #include <{f.name}>"
-                       if not cond.otherwise else
-                       f"{cond.define} below {cond.at_least} (no #define: the default is "
-                       f"{f.defines[cond.define]})")
-                alt = f.declarations({**defines, cond.define: value}).externs
-                for ext, decl in alt.items():
-                    if decl != d.externs.get(ext):
-                        self.other_forms.setdefault(ext, []).append((how, decl))
-
-    def add_decls(self, decls: Iterable[A.Node]) -> None:
-        """Declarations of an included file or of *extra* programs (all in scope)."""
-        for d in decls:
-            if isinstance(d, (A.ConstDecl, A.ActionDecl, A.Instance)):
-                self.values.add(d.name)
-            if isinstance(d, A.ExternDecl):
-                self.externs[d.name] = d
-            elif isinstance(d, A.MethodDecl):
-                self.functions[d.name] = self.functions.get(d.name, ()) + (d,)
-                self.values.add(d.name)
-            elif isinstance(d, A.EnumDecl):
-                self.enums[d.name] = tuple(m for m, _ in d.members)
-                self.types[d.name] = d
-            elif isinstance(d, A.ErrorDecl):
-                self.errors |= set(d.members)
-            elif isinstance(d, A.MatchKindDecl):
-                self.match_kinds.update({k: "the program" for k in d.members})
-            elif isinstance(d, (A.HeaderDecl, A.StructDecl)):
-                self.types[d.name] = d
-            elif isinstance(d, A.Typedef):
-                self.types[d.name] = d.type
 
 
 def arch_of(prog: A.Program) -> str:
@@ -159,7 +95,7 @@ def environment(prog: A.Program, *, base: Path | None = None,
                             f"(#include <{DEFINES[name]}> does)",
                          f"remove it, or #include <{DEFINES[name]}> after it")
     if portable and not env.arch:
-        kinds = [ARCH_FILES[f].declarations({}).match_kinds for f in ("v1model.p4", "tna.p4")]
+        kinds = [declarations(ARCH_FILES[f], {}).match_kinds for f in ("v1model.p4", "tna.p4")]
         env.match_kinds.update({k: "v1model.p4 and tna.p4" for k in kinds[0] & kinds[1]})
         env.kinds_from = "core.p4 and both v1model.p4 and tna.p4 (an NF runs on either)"
     for p in extra:

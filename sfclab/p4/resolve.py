@@ -1,5 +1,5 @@
 """The walk behind :func:`sfclab.p4.check.check_program`: names in declaration order,
-extern instances, calls and their arguments, against an :class:`~.check.Env`.
+extern instances, calls and their arguments, against an :class:`~.env.Env`.
 
 A scope is a dict from name to the node that declares it (a variable, parameter,
 constant, instance, action, table or extern function; None for names an
@@ -16,7 +16,7 @@ from . import ast as A
 from .printer import expr_p4, type_p4
 
 if TYPE_CHECKING:
-    from .check import Env
+    from .env import Env
 
 __all__ = ["Checker"]
 

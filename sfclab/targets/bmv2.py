@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -39,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import TargetError, did_you_mean
 from .bmv2_events import EventSubscriber, NameMap
+from .pcap import read_pcap, write_pcap
 from .tools import ManagedProcess, find_executable, free_port, require_executable, wait_for_port
 
 __all__ = [
@@ -514,48 +514,3 @@ def _build_files(build: Any) -> tuple[Path | None, Path | None, bytes | None]:
         return path, None, path.read_bytes()
     except OSError as e:
         raise TargetError(f"cannot read the BMv2 JSON {path}: {e.strerror}") from None
-
-
-# -- pcap files (the switch's ports without root) ------------------------------------------------
-
-_PCAP_HEADER = struct.Struct("<IHHiIII")
-_PCAP_RECORD = struct.Struct("<IIII")
-
-
-def write_pcap(path: str | os.PathLike, frames: Iterable[bytes]) -> Path:
-    """A classic pcap file (Ethernet link type) holding *frames*.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     read_pcap(write_pcap(Path(d) / "x.pcap", [b"\\x01" * 60])) == [b"\\x01" * 60]
-    True
-    """
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    data = bytearray(_PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-    for i, frame in enumerate(frames):
-        data += _PCAP_RECORD.pack(i, 0, len(frame), len(frame)) + bytes(frame)
-    out.write_bytes(bytes(data))
-    return out
-
-
-def read_pcap(path: str | os.PathLike) -> list[bytes]:
-    """The frames of a classic pcap file ([] if it does not exist yet)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return []
-    if len(data) < _PCAP_HEADER.size:
-        return []
-    magic = struct.unpack_from("<I", data)[0]
-    order = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    rec = struct.Struct(order + "IIII")
-    frames, off = [], _PCAP_HEADER.size
-    while off + rec.size <= len(data):
-        _, _, incl, _ = rec.unpack_from(data, off)
-        off += rec.size
-        if off + incl > len(data):
-            break
-        frames.append(data[off:off + incl])
-        off += incl
-    return frames

@@ -504,7 +504,7 @@ class EventSubscriber:
         first may take up to *first* seconds (default *quiet*): a switch with pcap-file
         ports starts reading them only ``--use-files`` seconds after its first config is
         committed, so wait for its first event that long, not *quiet*."""
-        from .packet_io import drain
+        from .interfaces import drain
 
         wait = quiet if first is None else first
         head = self._recv_list(wait) if wait > 0 else self.poll()

@@ -222,7 +222,7 @@ class PcapPorts:
                                          "the switch and collects the results")
 
     def poll(self) -> list[tuple[int, bytes]]:
-        from .bmv2 import read_pcap
+        from .pcap import read_pcap
 
         out = []
         for port, path in self.files.items():

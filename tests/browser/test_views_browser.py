@@ -9,7 +9,7 @@
    an error in a ``%%chain`` cell names the line as the editor numbers it.
 3. Speed: editing a 20-chain cell so a new NF enters the set shows it in the live view
    within 200 ms (median; the figures and their kernel and browser shares are printed;
-   README: "Live view speed").
+   docs/benchmarks.md: "Live view speed").
 
 Each test opens a notebook of its own (so a kernel of its own) on the module's
 JupyterLab.  Screenshots go to ``test-artifacts/``; ``SFCLAB_DOCS_SCREENSHOTS=1`` also

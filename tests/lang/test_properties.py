@@ -121,9 +121,9 @@ def test_mutated_fixtures_raise_only_chain_errors(seed: str, data):
 
 def _both(text: str):
     from sfclab.lang.fastparse import fast_parse
-    from sfclab.lang.parser import parse_decls, strip_comments
+    from sfclab.lang.parser import fast_literals, parse_decls, strip_comments
 
-    return fast_parse(strip_comments(text)), parse_decls(text, fast=False)
+    return fast_parse(strip_comments(text), fast_literals()), parse_decls(text, fast=False)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,9 +145,9 @@ def test_fast_path_never_disagrees_with_lark(seed: str, data):
         fast, slow = _both(text)
     except ChainError:
         from sfclab.lang.fastparse import fast_parse
-        from sfclab.lang.parser import strip_comments
+        from sfclab.lang.parser import fast_literals, strip_comments
 
-        assert fast_parse(strip_comments(text)) is None, "the fast path accepted bad text"
+        assert fast_parse(strip_comments(text), fast_literals()) is None, "the fast path accepted bad text"
         return
     assert fast is None or fast == slow
 

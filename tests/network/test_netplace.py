@@ -13,7 +13,7 @@ from sfclab.ir.topology import fat_tree, line
 from sfclab.passes.netplace import (Weights, build_problem, evaluate, place_network, solve,
                                     solve_exact, solve_heuristic)
 
-#: The heuristic's documented bound (README, "Network-wide chains"): on these random
+#: The heuristic's documented bound (docs/network.md): on these random
 #: instances its cost is at most FACTOR × the optimum plus one path's share of traffic.
 FACTOR = 1.5
 

@@ -10,7 +10,7 @@ import pytest
 from heldout import CORE_CAMPUS as CAMPUS
 
 import sfclab
-from sfclab.netdrawing import chain_highlight, topology_svg, trace_highlight
+from sfclab.draw.topology import chain_highlight, topology_svg, trace_highlight
 from sfclab.network import Network
 from sfclab.notebook.network_views import network_row
 

@@ -15,7 +15,7 @@ from sfclab.errors import CompileError
 from sfclab.notebook import LiveView
 from sfclab.notebook.graphs import SHARE_COLORS, GraphView, chain_elements
 from sfclab.notebook.views import TABS, CodeView, highlight_p4, normalize_show
-from sfclab.style import ENDPOINT_COLORS, LAYER_COLORS
+from sfclab.draw.style import ENDPOINT_COLORS, LAYER_COLORS
 from notebook_support import sent_states
 from test_editor import dummy_comm, front_end  # noqa: F401  (fixtures: a dummy comm, browser messages)
 

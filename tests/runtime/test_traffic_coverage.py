@@ -41,7 +41,7 @@ def switch():
 #: Chain sets outside the fixtures folder, and the paths they cannot cover.
 OTHERS = {
     ROOT / "examples" / "web.sfc": {},
-    ROOT / "sfclab" / "demo.sfc": {"core/1": "computed by heavy_hitter"},
+    ROOT / "sfclab" / "cli" / "demo.sfc": {"core/1": "computed by heavy_hitter"},
     ROOT / "tests" / "fixtures" / "codegen" / "loops_digests.sfc": {
         "sr/1": "computed by heavy_hitter",
         "sr/3": "entries never make classifier.class_id in {3} (it sets 0, 1, 2)"},
@@ -128,6 +128,6 @@ def test_a_branch_on_an_earlier_nfs_field_is_covered():
     """demo.sfc's edge chain tests l2fwd.flood_flag after qos, which sets its own
     metadata: the program tests l2fwd's saved flag, so a packet whose destination MAC
     l2fwd does not know takes the flood paths."""
-    gen = generate(sfclab.compile((ROOT / "sfclab" / "demo.sfc").read_text()), options=BINDINGS)
+    gen = generate(sfclab.compile((ROOT / "sfclab" / "cli" / "demo.sfc").read_text()), options=BINDINGS)
     t = class_traffic(gen, "edge", 8)
     assert set(t.covered) == {"edge/0", "edge/1", "edge/2", "edge/3"} and not t.missed

@@ -4,7 +4,7 @@ A program whose paths detour through a server (:mod:`sfclab.codegen.detour`)
 sends those packets out of its server port with the SFC header on.  The
 embedded model and BMv2 have no server there, so the target plays it:
 :class:`ServerLoop` takes what left the server port, runs the server's NFs on it
-(a :class:`~.embedded.ServerStandIn`, as in the embedded network: bytes left as
+(a :class:`~.server.ServerStandIn`, as in the embedded network: bytes left as
 they are, the next-NF index set) and sends it back in on the same port, as
 many times as the packet goes out there.  A packet's visits to the switch and
 the server become one result (:class:`DetourResult`): the outputs of every
@@ -36,7 +36,7 @@ from typing import Any
 from ...codegen import Generated
 from ...errors import TargetError
 from ..trace import Event, Outputs, PacketTrace
-from .embedded import MAX_HOPS, ServerStandIn
+from .server import MAX_HOPS, ServerStandIn
 from .trace import Hop
 
 __all__ = ["ServerLoop", "DetourResult", "server_loop", "check_server_port", "merge_visits",

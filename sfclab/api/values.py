@@ -1,0 +1,28 @@
+"""The values a :class:`~sfclab.Lab` and a :class:`~sfclab.Network` hand back alike, below both.
+
+>>> TableUse("SfcIngress.acl", 3, 12).share
+0.25
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TableUse"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableUse:
+    """One table of the target: entries installed, capacity, and the lookups of the
+    packets a Lab sent (hits and misses)."""
+
+    table: str
+    entries: int
+    size: int
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def share(self) -> float:
+        """Entries / size."""
+        return self.entries / self.size if self.size else 0.0

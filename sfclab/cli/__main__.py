@@ -1,0 +1,7 @@
+"""``python -m sfclab.cli``: the ``sfclab`` command."""
+
+import sys
+
+from .commands import main
+
+sys.exit(main())

@@ -1,0 +1,128 @@
+"""A Lab with a topology (sfclab.api.labnet): its chains run on the network — push every switch,
+send host to host, one switch's tables, updates once pushed — and bad input changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+import sfclab
+from sfclab import Lab
+from sfclab.errors import ChainError, SfclabError, TargetError, TopologyError
+from sfclab.ir.topology import leaf_spine, line
+
+CHAINS = """chain web match tcp.dport == 80 from h1 to h4: firewall -> nat
+chain dns match udp.dport == 53 from h3 to h2: monitor
+"""
+
+
+@pytest.fixture
+def lab():
+    lab = Lab()
+    lab.set_topology("use leaf_spine(2, 2, stages=8)\n")
+    lab.add(CHAINS)
+    yield lab
+    lab.close()
+
+
+def test_a_topology_text_or_object_and_back_to_one_switch():
+    lab = Lab()
+    assert lab.topology is None and lab.network_state() is None
+    with pytest.raises(SfclabError, match="this lab has no topology"):
+        lab.network
+    topo = lab.set_topology(line(3))
+    assert lab.topology is topo and lab.network.topology is topo
+    with pytest.raises(TopologyError, match="unknown node 's9'"):
+        lab.set_topology("switch s1\nlink s1 -- s9\n")
+    assert lab.topology is topo                              # a bad topology changes nothing
+    assert lab.set_topology(None) is None and lab.topology is None
+
+
+def test_push_sends_and_tables_on_the_network(lab):
+    total = lab.push()
+    program = lab.network.program
+    assert total == sum(len(sp.generated.entries) for sp in program.switches.values())
+    sent = lab.send("web", 2)                                # from web's ingress to its egress
+    assert [t.egress for t in sent] == ["h4", "h4"] and sent.src == "h1" and sent.dst == "h4"
+    assert sent.summary() == "2 packets of web from h1 to h4: 2 delivered to h4, 0 dropped"
+    between = lab.send_between("h3", "h2")                   # the chain between them
+    assert between.chain == "dns" and between[0].nfs() == ["monitor"]
+    first = lab.network.placement.chains["web"].route[0]
+    rows = {r.table: r for r in lab.tables(first)}
+    assert rows["SfcIngress.initializer"].hits == 2 and rows["SfcIngress.initializer"].misses == 0
+    with pytest.raises(SfclabError, match="name a switch"):
+        lab.tables()
+    assert len(lab.network.traces) == 3
+
+
+def test_a_changed_chain_waits_for_update(lab):
+    lab.push()
+    lab.add("chain web match tcp.dport == 80 from h1 to h4: firewall")
+    state = lab.network_state()
+    assert state.stale and [c.name for c in state.network.chains] == ["web", "dns"]
+    assert lab.send("web")[0].nfs() == ["firewall", "nat"]  # the network runs what was pushed
+    lab.add("chain ssh match tcp.dport == 22 from h2 to h3: nat")
+    with pytest.raises(SfclabError, match="chain 'ssh' is not on the network yet"):
+        lab.send("ssh")
+    plan = lab.update()
+    assert plan.kind == "entries" and not lab.network_state().stale
+    assert lab.send("web")[0].nfs() == ["firewall"] and lab.send("ssh")[0].egress == "h3"
+
+
+def test_update_before_a_push_pushes(lab):
+    plan = lab.update()
+    assert plan.kind == "reload" and "pushed every switch" in plan.reason
+    assert lab.network.pushed
+
+
+def test_chains_endpoints_are_checked_when_added(lab):
+    before = lab.chains
+    with pytest.raises(ChainError, match="goes to 'h9', which topology 'leaf_spine2x2'") as e:
+        lab.add("chain x from h1 to h9: nat", source="x.sfc")
+    assert e.value.location == "x.sfc:1:20"
+    chain = sfclab.parse("chain y from spine1 to h2: nat")["y"]
+    with pytest.raises(ChainError, match="'spine1' is a switch"):
+        lab.add(chain)
+    assert lab.chains is before
+
+
+def test_the_same_topology_again_keeps_the_network_running(lab):
+    lab.push()
+    net = lab.network
+    lab.set_topology(leaf_spine(2, 2, stages=8))
+    assert lab.network is net and net.pushed
+    lab.set_topology(leaf_spine(2, 2, stages=6))             # another network: stopped
+    assert lab.network is not net and not lab.network.pushed
+
+
+def test_export_writes_one_program_per_switch(lab, tmp_path):
+    paths = lab.export(tmp_path)
+    assert {p.parent.name for p in paths if p.name == "program.p4"} == set(lab.topology.switches)
+
+
+def test_network_targets_by_name(lab):
+    with pytest.raises(TargetError, match="(?s)unknown network target 'modle'.*'model'"):
+        lab.connect("modle")
+    target = lab.connect("model")
+    assert target.kind == "model-network" and lab.network.target is target
+    with pytest.raises(TargetError, match="takes no options"):
+        lab.connect("model?switch=bmv2")
+
+
+def test_one_switch_labs_have_no_switch_to_choose():
+    lab = Lab()
+    lab.add("chain a: nat")
+    with pytest.raises(SfclabError, match="runs on one switch, not a network"):
+        lab.tables("s1")
+    lab.close()
+
+
+def test_set_chains_only_before_a_push():
+    net = sfclab.Network(line(2), "chain a from h1 to h2: nat")
+    net.set_chains("chain b from h1 to h2: firewall")
+    assert net.endpoints("b") == ("h1", "h2") and net.placement.chains["b"]
+    net.push()
+    with pytest.raises(TargetError, match="running: its chains change by update"):
+        net.set_chains("chain a: nat")
+    with pytest.raises(SfclabError, match="no chain 'a' in the network"):
+        net.endpoints("a")
+    net.close()

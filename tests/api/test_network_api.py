@@ -1,0 +1,91 @@
+"""sfclab.Network, the two-step API: chains and a topology in, placement table,
+push, send between hosts, tables of one switch, per-switch outputs, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import sfclab
+from sfclab.errors import SfclabError, TargetError
+from sfclab.ir.topology import leaf_spine, line
+
+CHAINS = """
+chain web match tcp.dport == 80: firewall -> nat
+chain dns match udp.dport == 53: monitor -> qos
+"""
+
+
+@pytest.fixture(scope="module")
+def net():
+    chains = sfclab.parse(CHAINS)
+    chains["dns"].ingress, chains["dns"].egress = "h3", "h1"
+    n = sfclab.Network(leaf_spine(2, 2), chains)
+    yield n
+    n.close()
+
+
+def test_placement_table_says_where_and_which_endpoints_defaulted(net):
+    text = str(net.placement)
+    assert "exact" in text and "heuristic" in text
+    assert "web  h1 -> h4 (default ingress and egress)" in text
+    assert "dns  h3 -> h1  " in text
+
+
+def test_send_between_hosts_picks_the_chain_from_its_endpoints(net):
+    t = net.send("h3", "h1")                     # the chain from h3 to h1: dns
+    assert t.label == "dns" and t.egress == "h1" and t.nfs() == ["monitor", "qos"]
+    ts = net.send("h1", "h4", "web", n=3)
+    assert [x.egress for x in ts] == ["h4"] * 3 and len(net.traces) >= 4
+    with pytest.raises(SfclabError, match="(?s)no chain 'wbe'.*did you mean 'web'"):
+        net.send("h1", "h4", "wbe")
+    with pytest.raises(SfclabError, match="no chain runs from 'h2'"):
+        net.send("h2", "h3")
+
+
+def test_tables_of_a_switch(net):
+    net.send("h1", "h4", "web")
+    first = net.placement.chosen.chains["web"].route[0]
+    occ = {o.table: o for o in net.tables(first)}
+    assert occ["SfcIngress.initializer"].hits >= 1
+    assert all(o.entries <= o.size for o in occ.values())
+
+
+def test_export_writes_one_program_per_switch(net, tmp_path):
+    paths = net.export(tmp_path)
+    for s in net.topology.switches:
+        assert (tmp_path / s / "program.p4").read_text().startswith("/* sfclab")
+    assert tmp_path / "placement.txt" in paths
+
+
+def test_a_network_of_tna_switches_is_not_run_embedded():
+    n = sfclab.Network(line(2, arch="tna"), "chain a: firewall")
+    try:
+        assert n.program.switches["s1"].generated.arch == "tna"
+        with pytest.raises(TargetError, match="runs v1model switches"):
+            n.push()
+    finally:
+        n.close()
+
+
+def test_a_network_targets_url_options_are_checked_and_typed():
+    from sfclab.api.network import open_network_target
+
+    with pytest.raises(TargetError, match="(?s)has no option 'timeuot'.*did you mean 'timeout'"):
+        open_network_target("mininet?timeuot=3", line(2))
+    with pytest.raises(TargetError, match="option timeout='soon' is not a float"):
+        open_network_target("mininet?timeout=soon", line(2))
+    with pytest.raises(TargetError, match="the embedded network takes no options"):
+        open_network_target("model?x=1", line(2))
+
+
+def test_a_chains_packets_come_out_where_its_path_ends_in_output():
+    """The class traffic prefers packets that run the whole path and come out (here l3fwd
+    drops what it has no route for, and the firewall's ACL denies 10/8): a linear chain's
+    packets reach its egress host."""
+    chains = sfclab.parse("chain web match tcp.dport == 80 from h1 to h4: firewall -> nat -> "
+                          "l3fwd")
+    with sfclab.Network(leaf_spine(2, 2, stages=8), chains) as n:
+        for seed in range(3):
+            ts = n.send("h1", "h4", "web", n=3, seed=seed)
+            assert [t.egress for t in ts] == ["h4"] * 3, [t.text() for t in ts]
+            assert all(t.nfs() == ["firewall", "nat", "l3fwd"] for t in ts)
