@@ -404,31 +404,40 @@ class EventSubscriber:
 
     PUB/SUB drops what is sent before the subscription is connected, so open the
     subscriber before sending packets (it dials in the background and reconnects
-    if the switch starts later).
+    if the switch starts later).  A ``tcp://`` address (a switch sfclab starts) is
+    read by sfclab's own subscriber (backend ``sp``, :mod:`.bmv2_sp`: no library, read
+    in bulk); ``ipc://`` with pynng or nnpy.
 
     >>> EventSubscriber("ipc:///tmp/x.ipc", NameMap(), backend="no-such-backend")
     Traceback (most recent call last):
     ...
     sfclab.errors.TargetError: cannot read BMv2's event logger: unknown backend 'no-such-backend'
-    hint: use 'pynng' or 'nnpy'
+    hint: use 'pynng', 'nnpy' or 'sp'
     """
 
     def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
                  device_id: int | None = None) -> None:
-        if backend not in (None, "pynng", "nnpy"):
+        if backend not in (None, "pynng", "nnpy", "sp"):
             raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
-                              hint="use 'pynng' or 'nnpy'")
+                              hint="use 'pynng', 'nnpy' or 'sp'")
         self.address = address
         self.names = names
         self.device_id = device_id
-        self.backend = subscriber_backend(backend)
+        if backend is None and address.startswith("tcp://"):
+            backend = "sp"          # sfclab's own reader (:mod:`.bmv2_sp`), in bulk
+        self.backend = backend if backend == "sp" else subscriber_backend(backend)
         self._sock: Any = None
+        self._ready: list[bytes] = []
         self._timeout_exc: tuple[type[BaseException], ...] = ()
         self._try_again: type[BaseException] = BlockingIOError
         self._open()
 
     def _open(self) -> None:
-        if self.backend == "pynng":
+        if self.backend == "sp":
+            from .bmv2_sp import SpSubscriber
+
+            self._sock = SpSubscriber(self.address)
+        elif self.backend == "pynng":
             import pynng
 
             self._sock = pynng.Sub0(recv_timeout=100, recv_buffer_size=8192)
@@ -453,6 +462,8 @@ class EventSubscriber:
         published before); False if it is not after *timeout* seconds."""
         import time
 
+        if self.backend == "sp":
+            return self._sock.wait_connected(timeout)
         end = time.monotonic() + timeout
         while True:
             pipes = getattr(self._sock, "pipes", None)
@@ -467,6 +478,10 @@ class EventSubscriber:
 
     def recv(self, wait: float = 0.1) -> bytes | None:
         """One message, or None if none came within *wait* seconds."""
+        if self.backend == "sp":
+            if not self._ready:
+                self._ready = self._sock.recv(wait)[::-1]
+            return self._ready.pop() if self._ready else None
         ms = max(1, int(wait * 1000))
         try:
             if self.backend == "pynng":
@@ -488,11 +503,16 @@ class EventSubscriber:
             return None
 
     def fileno(self) -> int | None:
-        """A descriptor that is readable when a message waits (pynng), else None."""
+        """A descriptor that is readable when a message waits (pynng, sp), else None."""
+        if self.backend == "sp":
+            return self._sock.fileno()
         return getattr(self._sock, "recv_fd", None) if self.backend == "pynng" else None
 
     def poll(self) -> list[bytes]:
         """Every message waiting, without blocking."""
+        if self.backend == "sp":
+            out, self._ready = self._ready[::-1], []
+            return out + self._sock.poll()
         out = []
         while (m := self.recv(0.0)) is not None:
             out.append(m)
