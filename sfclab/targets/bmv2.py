@@ -502,10 +502,11 @@ class Bmv2Target:
         return f"<Bmv2Target {self.url} {state}>"
 
 
-def _ipc_path(workdir: Path, what: str, port: int) -> str:
-    """An IPC socket path short enough for ``sun_path`` (108 bytes)."""
+def _ipc_path(workdir: Path, what: str, token: int | str) -> str:
+    """An IPC socket path short enough for ``sun_path`` (108 bytes); *token* (a port,
+    …) makes the fallback under /tmp unique."""
     p = str(workdir.absolute() / f"{what}.ipc")
-    return p if len(p) < 100 else f"/tmp/sfclab-bmv2-{port}-{what}.ipc"
+    return p if len(p) < 100 else f"/tmp/sfclab-bmv2-{token}-{what}.ipc"
 
 
 def _build_files(build: Any) -> tuple[Path | None, Path | None, bytes | None]:
