@@ -1,4 +1,5 @@
-"""The subscriber end of BMv2's event logger, read in bulk: nanomsg's SP protocol by hand.
+"""BMv2's nanomsg sockets from sfclab's side, by hand: the event logger's subscriber, read
+in bulk (:class:`SpSubscriber`), and the peer of the packet-in socket (:class:`SpPair`).
 
 BMv2's event logger is a nanomsg ``NN_PUB`` socket (``--nanolog ADDR``).  nanomsg
 sends each message to a subscriber only if the kernel takes it at once: while the
@@ -40,11 +41,11 @@ from urllib.parse import urlsplit
 
 from ..errors import TargetError
 
-__all__ = ["SpSubscriber", "SP_HEADER_SUB", "SP_HEADER_PUB", "sp_frame", "parse_address",
-           "RCVBUF"]
+__all__ = ["SpSocket", "SpSubscriber", "SpPair", "SP_HEADER_SUB", "SP_HEADER_PUB", "sp_frame",
+           "parse_address", "RCVBUF"]
 
-#: nanomsg's protocol numbers: NN_PUB = 32, NN_SUB = 33 (``src/protocols/pubsub``).
-NN_PUB, NN_SUB = 32, 33
+#: nanomsg's protocol numbers: NN_PAIR = 16, NN_PUB = 32, NN_SUB = 33.
+NN_PAIR, NN_PUB, NN_SUB = 16, 32, 33
 SP_HEADER_SUB = struct.pack(">4sHH", b"\0SP\0", NN_SUB, 0)
 SP_HEADER_PUB = struct.pack(">4sHH", b"\0SP\0", NN_PUB, 0)
 #: The receive buffer asked for a TCP subscriber (where the kernel allows it).
@@ -67,7 +68,7 @@ def parse_address(address: str) -> tuple[str, object]:
                 return "tcp", (parts.hostname, parts.port)
         except ValueError:
             pass
-    raise TargetError(f"cannot read the event logger at {address!r}",
+    raise TargetError(f"cannot reach the nanomsg socket {address!r}",
                       hint="give tcp://HOST:PORT or ipc:///PATH")
 
 
@@ -81,12 +82,14 @@ def sp_frame(transport: str, msg: bytes) -> bytes:
     return (b"\x01" + head if transport == "ipc" else head) + msg
 
 
-class SpSubscriber:
-    """A SUB socket on a nanomsg PUB at *address* (``tcp://`` or ``ipc://``).
+class SpSocket:
+    """The connecting end of a nanomsg socket at *address* (``tcp://`` or ``ipc://``),
+    speaking protocol :attr:`PROTOCOL` to a peer of protocol :attr:`PEER`.
 
-    It connects when made (and again on :meth:`poll` until the publisher listens:
-    :meth:`wait_connected` waits for that); what the publisher sent before the handshake
-    is lost, as with any SUB."""
+    It connects when made (and again on :meth:`poll` until the peer listens:
+    :meth:`wait_connected` waits for that)."""
+
+    PROTOCOL, PEER, WHAT = NN_SUB, NN_PUB, "a nanomsg PUB socket"
 
     def __init__(self, address: str, *, connect: bool = True) -> None:
         self.address = address
@@ -113,7 +116,7 @@ class SpSubscriber:
         try:
             s.settimeout(1.0)
             s.connect(self._where)
-            s.sendall(SP_HEADER_SUB)
+            s.sendall(struct.pack(">4sHH", b"\0SP\0", self.PROTOCOL, 0))
         except OSError:
             s.close()
             return False
@@ -184,10 +187,10 @@ class SpSubscriber:
         self._buf += chunk
         if not self._greeted and len(self._buf) >= 8:
             head = bytes(self._buf[:8])
-            if head[:4] != b"\0SP\0" or head[4:6] != NN_PUB.to_bytes(2, "big"):
+            if head[:4] != b"\0SP\0" or head[4:6] != self.PEER.to_bytes(2, "big"):
                 self._drop()
-                raise TargetError(f"{self.address} is not a nanomsg PUB socket (it greeted "
-                                  f"with {head!r})", hint="is it the switch's --nanolog?")
+                raise TargetError(f"{self.address} is not {self.WHAT} (it greeted with "
+                                  f"{head!r})", hint="is it the switch's address?")
             del self._buf[:8]
             self._greeted = True
 
@@ -233,4 +236,37 @@ class SpSubscriber:
 
     def close(self) -> None:
         self._drop()
+
+
+class SpSubscriber(SpSocket):
+    """A SUB socket on a nanomsg PUB (BMv2's ``--nanolog``); what the publisher sent
+    before the handshake is lost, as with any SUB."""
+
+
+class SpPair(SpSocket):
+    """The peer of a nanomsg PAIR socket (BMv2's ``--packet-in``): :meth:`send` writes a
+    message whole, blocking while the switch does not read (back-pressure), at most
+    *timeout* seconds."""
+
+    PROTOCOL = PEER = NN_PAIR
+    WHAT = "a nanomsg PAIR socket"
+
+    def send(self, msg: bytes, timeout: float = 5.0) -> None:
+        if self._sock is None and not self._connect():
+            raise TargetError(f"nothing listens at {self.address}",
+                              hint="is the switch running, started with --packet-in?")
+        frame = sp_frame(self.transport, msg)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.sendall(frame)
+        except TimeoutError:
+            raise TargetError(f"the switch did not take a packet on {self.address} within "
+                              f"{timeout:g} s", hint="is it running, started with "
+                              "--packet-in?") from None
+        except OSError as e:
+            self._drop()
+            raise TargetError(f"sending to {self.address}: {e.strerror or e}") from None
+        finally:
+            if self._sock is not None:
+                self._sock.setblocking(False)
 
