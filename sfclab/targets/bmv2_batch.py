@@ -21,9 +21,14 @@ The input buffer (1,024 packets) and the packet socket block instead: back-press
 So sfclab keeps at most ``window`` packets inside the switch: the next is sent when
 one is **complete** — its ``PACKET_OUT`` events came and the frames they announce
 arrived (the k-th ``PACKET_OUT`` on a port is the k-th frame out of it), or its
-last event ends a pipeline and nothing followed for ``settle`` seconds, or three
-times the longest wait between two pipelines seen lately (a drop: BMv2 logs
-none; the waits of the last 64 packets count).  Packets are matched to BMv2's
+last event ends a pipeline whose last deciding action was ``mark_to_drop`` (a drop
+for sure: BMv2 logs none; :func:`~.bmv2_events.action_verdict` reads the actions in
+the BMv2 JSON).  When that pipeline's actions do not tell (none set ``egress_spec``,
+or one resubmits or clones), a pipeline end with nothing after it for ``settle``
+seconds, or three times the longest wait between two pipelines seen lately, is
+taken for a drop (the waits of the last 64 packets count); a packet whose pipeline
+forwarded it is waited for however late its egress comes (on a loaded machine an
+egress thread may wait tens of milliseconds), up to ``lost_after``.  Packets are matched to BMv2's
 packet ids by order: BMv2 numbers the packets it receives one after the other, so
 packet k of a batch is the first one's number plus k.  A complete packet whose
 events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
@@ -249,9 +254,14 @@ class BatchTracker:
         quiet = now - p.last_at
         if p.awaited == 0 and p.out_events:
             complete = True
-        elif p.pid is not None and p.awaited == 0 and quiet >= self.settle_time \
+        elif p.pid is not None and p.awaited == 0 \
                 and self.builder.last_step(p.pid) == PIPELINE_DONE:
-            complete = True                  # a pipeline ended and nothing followed: dropped
+            # a pipeline ended: its last deciding action dropped the packet (a drop for
+            # sure), forwarded it (more is coming, however late), or cannot be told (a drop
+            # if nothing follows for the settle time)
+            fate = self.builder.fate(p.pid)
+            complete = (fate == "drop" or quiet >= self.lost_after
+                        or (fate is None and quiet >= self.settle_time))
         else:
             complete = quiet >= self.lost_after
         if complete:

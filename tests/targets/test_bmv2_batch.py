@@ -77,6 +77,56 @@ def test_packets_are_bmv2s_numbers_in_order_and_frames_match_packet_outs():
     assert b.window.losses == 1 and b.next_pid == 53
 
 
+def _fates() -> NameMap:
+    """NAMES, and what p4c's JSON says its actions do: 3 forwards, 4 drops, 5 resubmits."""
+    to = {"type": "field", "value": ["standard_metadata", "egress_spec"]}
+    return NameMap.from_json({
+        "pipelines": [{"name": "ingress", "id": 0, "tables": [{"name": "t", "id": 1,
+                                                                "key": [{}]}],
+                       "conditionals": []},
+                      {"name": "egress", "id": 1, "tables": [], "conditionals": []}],
+        "actions": [{"name": "fwd", "id": 3, "primitives": [{"op": "assign",
+                                                              "parameters": [to, {}]}]},
+                    {"name": "drop", "id": 4, "primitives": [
+                        {"op": "assign", "parameters": [to, {}]},
+                        {"op": "mark_to_drop", "parameters": []}]},
+                    {"name": "again", "id": 5, "primitives": [
+                        {"op": "mark_to_drop", "parameters": []},
+                        {"op": "resubmit_preserving_field_list", "parameters": []}]}]})
+
+
+def _ingress(pid: int, action: int) -> list[bytes]:
+    steps = [(E.PACKET_IN, 1), (E.PARSER_START, 0), (E.PARSER_DONE, 0),
+             (E.PIPELINE_START, 0), (E.TABLE_MISS, 1), (E.ACTION_EXECUTE, action),
+             (E.PIPELINE_DONE, 0)]
+    return [E.pack_message(t, *f, packet_id=pid) for t, *f in steps]
+
+
+def test_the_pipelines_actions_tell_a_drop_from_a_late_egress():
+    """BMv2 logs no drop.  A packet whose ingress last ran mark_to_drop is dropped at
+    once; one whose ingress set egress_spec is waited for however late its egress comes
+    (a descheduled egress thread once made it look dropped); where the actions cannot
+    tell (a resubmit), nothing following for the settle time still means a drop."""
+    b = BatchTracker(_fates(), [(1, b"a"), (1, b"b"), (1, b"c")],
+                     reaches=lambda port: True, settle=0.005)
+    for k in range(3):
+        b.sent(k, now=0.0)
+    for k, action in enumerate((4, 3, 5)):
+        for m in _ingress(10 + k, action):
+            b.event(m, now=0.0)
+    assert [b.done(k, now=0.0) for k in range(3)] == [True, False, False]
+    assert [b.done(k, now=1.0) for k in range(3)] == [True, False, True]
+    late = [(E.PIPELINE_START, 1), (E.PIPELINE_DONE, 1), (E.DEPARSER_START, 0),
+            (E.DEPARSER_DONE, 0), (E.PACKET_OUT, 2)]
+    for t, *f in late:
+        b.event(E.pack_message(t, *f, packet_id=11), now=1.0)
+    b.output(2, b"B", now=1.0)
+    assert b.done(1, now=1.0)
+    r = b.results()
+    assert [x.outputs for x in r] == [[], [(2, b"B")], []]
+    assert r[0].trace.dropped and r[2].trace.dropped and b.window.losses == 0
+
+
 def test_a_drop_is_settled_after_a_quiet_pipeline_end_not_in_mid_pipeline():
     b = tracker([(1, b"a"), (1, b"b")], settle=0.005, lost_after=1.0)
     b.sent(0, now=0.0)
