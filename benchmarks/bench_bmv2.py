@@ -151,7 +151,7 @@ def _bmv2_on(nanolog: str):
         return open_target("bmv2")
     work = Path(tempfile.mkdtemp(prefix="sfclab-bench-"))
     return Bmv2Switch(Bmv2Target.start(ports="packet-in", event_logger=f"ipc://{work}/ev.ipc",
-                                       workdir=work, timeout=30))
+                                       workdir=work, timeout=30, log_level="info"))
 
 
 def main() -> None:
