@@ -7,14 +7,12 @@ BMv2 1.15):
   queue is full, silently.  They fill when the ingress thread outpaces the egress
   threads, or when nobody reads the packet socket: the transmit thread then blocks
   in ``nn_sendmsg``, the 128-packet output buffer fills, the egress threads block;
-* the **event logger** — a nanomsg ``NN_PUB`` socket (``--nanolog ipc://…``): nanomsg
-  drops a message for a subscriber whose connection cannot take it, which on IPC is
-  while the kernel's socket buffer towards it is full — 278 event-sized messages at
-  Linux's default 212,992 bytes (measured: non-blocking ``sendmsg`` of one message
-  each on an ``AF_UNIX`` stream socket nobody reads).  sfclab's subscriber reads in
-  NNG's own threads into an 8,192-message queue, so events are lost only when it is
-  not scheduled for a while (a loaded machine); a lost ``PACKET_OUT`` is repaired or
-  reported (:meth:`BatchTracker._repair`).
+* the **event logger** — a nanomsg ``NN_PUB`` socket (``--nanolog``): nanomsg drops a
+  message for a subscriber whose connection cannot take it at once.  On IPC that is
+  past some 340 messages (~7 packets: each message is a kernel buffer of its own), so a
+  subscriber descheduled for a few milliseconds lost events; a switch sfclab starts
+  logs on TCP, where about 3,000 fit (:mod:`.bmv2_sp`), more than :attr:`Window.max_size`
+  packets log.  A lost ``PACKET_OUT`` is repaired or reported (:meth:`BatchTracker._repair`).
 
 The input buffer (1,024 packets) and the packet socket block instead: back-pressure.
 
