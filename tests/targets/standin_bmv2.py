@@ -65,7 +65,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
 import re
 import signal
 import struct
