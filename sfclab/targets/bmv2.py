@@ -401,7 +401,7 @@ class Bmv2Target:
     def start(cls, build: Bmv2Build | str | os.PathLike | None = None, *,
               ports: PortMap | str | None = None, device_id: int = 0, grpc_port: int | None = None,
               cpu_port: int | None = CPU_PORT, workdir: str | os.PathLike | None = None,
-              event_logger: bool = True, log_level: str | None = None,
+              event_logger: bool | str = True, log_level: str | None = None,
               log_to_file: bool = False, timeout: float = 15.0,
               exe: str | None = None) -> Bmv2Target:
         """Start a ``simple_switch_grpc`` sfclab owns and wait for its gRPC port.
@@ -409,7 +409,8 @@ class Bmv2Target:
         *build* is a :class:`Bmv2Build` or a BMv2 JSON path (kept for
         :meth:`device_config`; the switch starts with ``--no-p4`` either way).
         *ports* is a :class:`PortMap`, or ``"packet-in"`` for BMv2's packet socket at
-        an address in the working directory."""
+        an address in the working directory.  *event_logger*: on (``--nanolog
+        tcp://127.0.0.1:PORT``), off, or the address to give it."""
         exe = exe or require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
         wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         wd.mkdir(parents=True, exist_ok=True)
@@ -428,7 +429,10 @@ class Bmv2Target:
             for p in ports.ports:
                 if not ports.in_pcap(p).exists():
                     write_pcap(ports.in_pcap(p), [])
-        nanolog = f"ipc://{_ipc_path(wd, 'events', grpc_port)}" if event_logger else None
+        # TCP, not IPC: nanomsg drops what the socket cannot take at once, and IPC holds
+        # ~340 event messages, TCP tens of thousands (:mod:`.bmv2_sp`)
+        nanolog = (event_logger if isinstance(event_logger, str) else
+                   f"tcp://127.0.0.1:{free_port()}" if event_logger else None)
         log_file = wd / "bmv2.log" if log_to_file else None
         cmd = switch_command(
             exe, grpc_addr=f"127.0.0.1:{grpc_port}", ports=ports, device_id=device_id,
@@ -498,10 +502,11 @@ class Bmv2Target:
         return f"<Bmv2Target {self.url} {state}>"
 
 
-def _ipc_path(workdir: Path, what: str, port: int) -> str:
-    """An IPC socket path short enough for ``sun_path`` (108 bytes)."""
+def _ipc_path(workdir: Path, what: str, token: int | str) -> str:
+    """An IPC socket path short enough for ``sun_path`` (108 bytes); *token* (a port,
+    …) makes the fallback under /tmp unique."""
     p = str(workdir.absolute() / f"{what}.ipc")
-    return p if len(p) < 100 else f"/tmp/sfclab-bmv2-{port}-{what}.ipc"
+    return p if len(p) < 100 else f"/tmp/sfclab-bmv2-{token}-{what}.ipc"
 
 
 def _build_files(build: Any) -> tuple[Path | None, Path | None, bytes | None]:

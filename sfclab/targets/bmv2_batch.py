@@ -7,23 +7,26 @@ BMv2 1.15):
   queue is full, silently.  They fill when the ingress thread outpaces the egress
   threads, or when nobody reads the packet socket: the transmit thread then blocks
   in ``nn_sendmsg``, the 128-packet output buffer fills, the egress threads block;
-* the **event logger** — a nanomsg ``NN_PUB`` socket (``--nanolog ipc://…``): nanomsg
-  drops a message for a subscriber whose connection cannot take it, which on IPC is
-  while the kernel's socket buffer towards it is full — 278 event-sized messages at
-  Linux's default 212,992 bytes (measured: non-blocking ``sendmsg`` of one message
-  each on an ``AF_UNIX`` stream socket nobody reads).  sfclab's subscriber reads in
-  NNG's own threads into an 8,192-message queue, so events are lost only when it is
-  not scheduled for a while (a loaded machine); a lost ``PACKET_OUT`` is repaired or
-  reported (:meth:`BatchTracker._repair`).
+* the **event logger** — a nanomsg ``NN_PUB`` socket (``--nanolog``): nanomsg drops a
+  message for a subscriber whose connection cannot take it at once.  On IPC that is
+  past some 340 messages (~7 packets: each message is a kernel buffer of its own), so a
+  subscriber descheduled for a few milliseconds lost events; a switch sfclab starts
+  logs on TCP, where about 3,000 fit (:mod:`.bmv2_sp`), more than :attr:`Window.max_size`
+  packets log.  A lost ``PACKET_OUT`` is repaired or reported (:meth:`BatchTracker._repair`).
 
 The input buffer (1,024 packets) and the packet socket block instead: back-pressure.
 
 So sfclab keeps at most ``window`` packets inside the switch: the next is sent when
 one is **complete** — its ``PACKET_OUT`` events came and the frames they announce
 arrived (the k-th ``PACKET_OUT`` on a port is the k-th frame out of it), or its
-last event ends a pipeline and nothing followed for ``settle`` seconds, or three
-times the longest wait between two pipelines seen lately (a drop: BMv2 logs
-none; the waits of the last 64 packets count).  Packets are matched to BMv2's
+last event ends a pipeline whose last deciding action was ``mark_to_drop`` (a drop
+for sure: BMv2 logs none; :func:`~.bmv2_events.action_verdict` reads the actions in
+the BMv2 JSON).  When that pipeline's actions do not tell (none set ``egress_spec``,
+or one resubmits or clones), a pipeline end with nothing after it for ``settle``
+seconds, or three times the longest wait between two pipelines seen lately, is
+taken for a drop (the waits of the last 64 packets count); a packet whose pipeline
+forwarded it is waited for however late its egress comes (on a loaded machine an
+egress thread may wait tens of milliseconds), up to ``lost_after``.  Packets are matched to BMv2's
 packet ids by order: BMv2 numbers the packets it receives one after the other, so
 packet k of a batch is the first one's number plus k.  A complete packet whose
 events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
@@ -249,9 +252,14 @@ class BatchTracker:
         quiet = now - p.last_at
         if p.awaited == 0 and p.out_events:
             complete = True
-        elif p.pid is not None and p.awaited == 0 and quiet >= self.settle_time \
+        elif p.pid is not None and p.awaited == 0 \
                 and self.builder.last_step(p.pid) == PIPELINE_DONE:
-            complete = True                  # a pipeline ended and nothing followed: dropped
+            # a pipeline ended: its last deciding action dropped the packet (a drop for
+            # sure), forwarded it (more is coming, however late), or cannot be told (a drop
+            # if nothing follows for the settle time)
+            fate = self.builder.fate(p.pid)
+            complete = (fate == "drop" or quiet >= self.lost_after
+                        or (fate is None and quiet >= self.settle_time))
         else:
             complete = quiet >= self.lost_after
         if complete:

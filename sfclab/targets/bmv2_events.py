@@ -147,6 +147,8 @@ class NameMap:
     #: Tables p4c synthesised for direct action calls (``tbl_…``, no key).
     synthetic_tables: set[int] = field(default_factory=set)
     ingress: str = "ingress"
+    #: Action id -> what it decides of the packet's fate (:func:`action_verdict`).
+    verdicts: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, cfg: Mapping[str, Any] | str | bytes | os.PathLike) -> NameMap:
@@ -159,6 +161,9 @@ class NameMap:
         for kind in ("header", "parser", "deparser", "action", "checksum", "pipeline"):
             for obj in cfg.get(kind + "s", ()):
                 m.names[(kind, obj["id"])] = obj["name"]
+        for a in cfg.get("actions", ()):
+            if (v := action_verdict(a.get("primitives") or ())) is not None:
+                m.verdicts[a["id"]] = v
         for pipe in cfg.get("pipelines", ()):
             for t in pipe.get("tables", ()):
                 m.names[("table", t["id"])] = t["name"]
@@ -179,6 +184,36 @@ class NameMap:
         return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
 
 
+_FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
+_OTHER_FATES = {"resubmit", "resubmit_preserving_field_list", "recirculate",
+                "recirculate_preserving_field_list", "clone_ingress_pkt_to_egress",
+                "clone_egress_pkt_to_egress", "clone", "clone_preserving_field_list"}
+
+
+def action_verdict(primitives: Iterable[Mapping[str, Any]]) -> str | None:
+    """What an action (its BMv2 JSON ``primitives``) last decides of the packet's fate:
+    ``"drop"`` (``mark_to_drop``), ``"forward"`` (it sets ``egress_spec`` or
+    ``mcast_grp``), ``"other"`` (it resubmits, recirculates or clones: no telling), or
+    None (nothing).  BMv2 logs no drop; a pipeline whose last deciding action dropped
+    the packet is a drop for sure, one that forwarded it is not (:mod:`.bmv2_batch`).
+
+    >>> action_verdict([{"op": "assign", "parameters": [
+    ...     {"type": "field", "value": ["standard_metadata", "egress_spec"]}, {}]},
+    ...     {"op": "mark_to_drop", "parameters": []}])
+    'drop'
+    """
+    out = None
+    for prim in primitives:
+        op = prim.get("op")
+        if op in _OTHER_FATES:
+            return "other"
+        if op == "mark_to_drop":
+            out = "drop"
+        elif op == "assign" and (prim.get("parameters") or [{}])[0].get("value") in _FATE_FIELDS:
+            out = "forward"
+    return out
+
+
 #: The steps every pass of a packet logs in pairs (``simple_switch``'s ingress and egress
 #: threads): a pair left open, or closed without being opened, means events were lost.
 _PAIRS = ((PARSER_START, PARSER_DONE), (DEPARSER_START, DEPARSER_DONE))
@@ -197,6 +232,8 @@ class _State:
     awaiting_action: bool = False
     broken: list[str] = field(default_factory=list)
     last_type: int = -1
+    #: the last deciding action of the current pipeline (:func:`action_verdict`)
+    verdict: str | None = None
 
 
 class TraceBuilder:
@@ -263,6 +300,16 @@ class TraceBuilder:
         st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
         return st.last_type if st is not None else None
 
+    def fate(self, packet_id: int, switch_id: int | None = None) -> str | None:
+        """What the pipeline the packet is in (or just left) decided so far: ``"drop"``,
+        ``"forward"``, or None when it cannot be told (no deciding action, a resubmit or
+        clone, or events missing)."""
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        if st is None or st.verdict not in ("drop", "forward") or st.broken \
+                or st.awaiting_action:
+            return None
+        return st.verdict
+
     def gaps(self, packet_id: int, switch_id: int | None = None) -> list[str]:
         """What the events of a packet show was lost (empty when its log is whole as far as
         its structure tells): steps BMv2 logs in pairs (parser, each pipeline, deparser)
@@ -322,6 +369,9 @@ class TraceBuilder:
             self._add(st, "checksum", n.name("checksum", f[0]), value="updated")
         elif t in (PIPELINE_START, PIPELINE_DONE):
             name = n.name("pipeline", f[0])
+            if t == PIPELINE_START:
+                # in egress, ingress let it through; each ingress decides anew
+                st.verdict = None if name == n.ingress else "forward"
             if name != n.ingress and t == PIPELINE_START:
                 st.egress = True
             self._add(st, "pipeline_start" if t == PIPELINE_START else "pipeline_done", name)
@@ -339,6 +389,9 @@ class TraceBuilder:
                 desc = self.entry_name(table, handle) if self.entry_name else None
                 self._add(st, "table_hit", table, entry=desc or f"entry handle {handle}")
         elif t == ACTION_EXECUTE:
+            v = n.verdicts.get(f[0])
+            if v is not None and st.verdict != "other":
+                st.verdict = v
             self._add(st, "action", n.name("action", f[0]))
 
     def packets(self) -> list[int]:
@@ -404,31 +457,40 @@ class EventSubscriber:
 
     PUB/SUB drops what is sent before the subscription is connected, so open the
     subscriber before sending packets (it dials in the background and reconnects
-    if the switch starts later).
+    if the switch starts later).  A ``tcp://`` address (a switch sfclab starts) is
+    read by sfclab's own subscriber (backend ``sp``, :mod:`.bmv2_sp`: no library, read
+    in bulk); ``ipc://`` with pynng or nnpy.
 
     >>> EventSubscriber("ipc:///tmp/x.ipc", NameMap(), backend="no-such-backend")
     Traceback (most recent call last):
     ...
     sfclab.errors.TargetError: cannot read BMv2's event logger: unknown backend 'no-such-backend'
-    hint: use 'pynng' or 'nnpy'
+    hint: use 'pynng', 'nnpy' or 'sp'
     """
 
     def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
                  device_id: int | None = None) -> None:
-        if backend not in (None, "pynng", "nnpy"):
+        if backend not in (None, "pynng", "nnpy", "sp"):
             raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
-                              hint="use 'pynng' or 'nnpy'")
+                              hint="use 'pynng', 'nnpy' or 'sp'")
         self.address = address
         self.names = names
         self.device_id = device_id
-        self.backend = subscriber_backend(backend)
+        if backend is None and address.startswith("tcp://"):
+            backend = "sp"          # sfclab's own reader (:mod:`.bmv2_sp`), in bulk
+        self.backend = backend if backend == "sp" else subscriber_backend(backend)
         self._sock: Any = None
+        self._ready: list[bytes] = []
         self._timeout_exc: tuple[type[BaseException], ...] = ()
         self._try_again: type[BaseException] = BlockingIOError
         self._open()
 
     def _open(self) -> None:
-        if self.backend == "pynng":
+        if self.backend == "sp":
+            from .bmv2_sp import SpSubscriber
+
+            self._sock = SpSubscriber(self.address)
+        elif self.backend == "pynng":
             import pynng
 
             self._sock = pynng.Sub0(recv_timeout=100, recv_buffer_size=8192)
@@ -453,6 +515,8 @@ class EventSubscriber:
         published before); False if it is not after *timeout* seconds."""
         import time
 
+        if self.backend == "sp":
+            return self._sock.wait_connected(timeout)
         end = time.monotonic() + timeout
         while True:
             pipes = getattr(self._sock, "pipes", None)
@@ -467,6 +531,10 @@ class EventSubscriber:
 
     def recv(self, wait: float = 0.1) -> bytes | None:
         """One message, or None if none came within *wait* seconds."""
+        if self.backend == "sp":
+            if not self._ready:
+                self._ready = self._sock.recv(wait)[::-1]
+            return self._ready.pop() if self._ready else None
         ms = max(1, int(wait * 1000))
         try:
             if self.backend == "pynng":
@@ -488,11 +556,16 @@ class EventSubscriber:
             return None
 
     def fileno(self) -> int | None:
-        """A descriptor that is readable when a message waits (pynng), else None."""
+        """A descriptor that is readable when a message waits (pynng, sp), else None."""
+        if self.backend == "sp":
+            return self._sock.fileno()
         return getattr(self._sock, "recv_fd", None) if self.backend == "pynng" else None
 
     def poll(self) -> list[bytes]:
         """Every message waiting, without blocking."""
+        if self.backend == "sp":
+            out, self._ready = self._ready[::-1], []
+            return out + self._sock.poll()
         out = []
         while (m := self.recv(0.0)) is not None:
             out.append(m)

@@ -7,8 +7,7 @@ Two ways, both documented by BMv2:
   drive it).  The switch binds a nanomsg PAIR socket; a peer sends
   ``PACKET_IN`` messages and receives ``PACKET_OUT`` ones, each a packed
   little-endian ``int type, int port, int length`` header and the frame.  No
-  root and no interfaces are needed; the ``-i`` ports are ignored.  Needs
-  ``pynng`` (``pip install sfclab[bmv2]``).
+  root and no interfaces are needed; the ``-i`` ports are ignored.
 * :class:`VethPorts` — veth pairs: the switch owns one end of each pair
   (``-i 1@veth0``), sfclab sends and receives on the other end with
   ``AF_PACKET`` sockets (root or ``CAP_NET_RAW``).  The peer of an interface is
@@ -95,19 +94,16 @@ class PacketPorts(Protocol):
 
 
 class NanomsgPorts:
-    """The peer of BMv2's ``--packet-in`` PAIR socket (dialled; it reconnects if the
-    switch starts later)."""
+    """The peer of BMv2's ``--packet-in`` PAIR socket (:class:`~.bmv2_sp.SpPair`:
+    nanomsg's protocol by hand, no library; it connects again if the switch starts
+    later).  A packet is one ``sendall`` and what came out one ``recv``, not a library
+    call and a thread hand-off each (0.1-0.4 ms a packet with pynng on a busy machine)."""
 
     def __init__(self, address: str) -> None:
-        try:
-            import pynng
-        except ImportError:
-            raise TargetError("cannot reach BMv2's packet socket: pynng is not installed",
-                              hint="pip install 'sfclab[bmv2]' (or pynng)") from None
+        from .bmv2_sp import SpPair
+
         self.address = address
-        self._pynng = pynng
-        self._sock = pynng.Pair0(recv_timeout=50, send_timeout=5000)
-        self._sock.dial(address, block=False)
+        self._sock = SpPair(address)
 
     def describe(self) -> str:
         return f"packets over BMv2's packet-in socket {self.address}"
@@ -117,35 +113,22 @@ class NanomsgPorts:
 
     def fileno(self) -> int | None:
         """Readable when a message waits."""
-        return self._sock.recv_fd
+        return self._sock.fileno()
 
     def send(self, port: int, frame: bytes) -> None:
-        """Send a packet; blocks while the switch's input buffer is full (back-pressure)."""
-        try:
-            self._sock.send(pack_packet_in(port, frame))
-        except self._pynng.exceptions.Timeout:
-            raise TargetError(f"the switch did not take a packet on {self.address} within 5 s",
-                              hint="is it running, started with --packet-in?") from None
+        """Send a packet; blocks while the switch's input buffer is full (back-pressure),
+        :class:`TargetError` after 5 s."""
+        self._sock.send(pack_packet_in(port, frame))
+
+    @staticmethod
+    def _packets(msgs: list[bytes]) -> list[tuple[int, bytes]]:
+        return [got for m in msgs if (got := unpack_packet_out(m))]
 
     def poll(self) -> list[tuple[int, bytes]]:
-        out = []
-        while True:
-            try:
-                msg = self._sock.recv(block=False)
-            except self._pynng.exceptions.TryAgain:
-                return out
-            got = unpack_packet_out(msg)
-            if got:
-                out.append(got)
+        return self._packets(self._sock.poll())
 
     def _recv(self, wait: float) -> list[tuple[int, bytes]]:
-        self._sock.recv_timeout = max(1, int(wait * 1000))
-        try:
-            msg = self._sock.recv()
-        except self._pynng.exceptions.Timeout:
-            return []
-        got = unpack_packet_out(msg)
-        return [got] if got else []
+        return self._packets(self._sock.recv(wait))
 
     def collect(self, *, quiet: float = 0.15, timeout: float = 3.0) -> list[tuple[int, bytes]]:
         return drain(self._recv, quiet, timeout)

@@ -32,6 +32,7 @@ __all__ = [
     "require_executable",
     "free_port",
     "port_open",
+    "unix_socket_open",
     "wait_for_port",
     "tail_file",
     "ManagedProcess",
@@ -112,26 +113,42 @@ def tail_file(path: str | os.PathLike | None, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def wait_for_port(host: str, port: int, *, timeout: float,
+def unix_socket_open(path: str | os.PathLike, timeout: float = 0.2) -> bool:
+    """Whether a connection to the Unix socket *path* succeeds now."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        try:
+            s.connect(os.fspath(path))
+            return True
+        except OSError:
+            return False
+
+
+def wait_for_port(host: str, port: int | None, *, timeout: float,
                   process: ManagedProcess | None = None, what: str = "the switch",
                   interval: float = 0.05) -> None:
-    """Wait until *host*:*port* accepts TCP connections.
+    """Wait until *host*:*port* accepts TCP connections (*host* ``unix:PATH`` and
+    *port* None: until the Unix socket PATH does).
 
     :class:`TargetError` when *timeout* seconds pass, or when *process* exits
     first; the message ends with the process's last log lines."""
     deadline = time.monotonic() + timeout
+    unix = host.removeprefix("unix:") if port is None else None
+    where = unix or f"{host}:{port}"
     while True:
-        if port_open(host, port, timeout=min(0.5, max(interval, 0.05))):
+        if (unix_socket_open(unix) if unix is not None
+                else port_open(host, port, timeout=min(0.5, max(interval, 0.05)))):
             return
         if process is not None and not process.running:
             raise TargetError(
                 f"{what} exited with status {process.returncode} before its gRPC port "
-                f"{host}:{port} accepted connections" + process.log_excerpt(),
+                f"{where} accepted connections" + process.log_excerpt(),
                 hint=f"command: {process.command_line}")
         if time.monotonic() >= deadline:
             excerpt = process.log_excerpt() if process is not None else ""
             raise TargetError(
-                f"{what} did not open its gRPC port {host}:{port} within {timeout:g} s"
+                f"{what} did not open its gRPC port {where} within "
+                f"{timeout:g} s"
                 + excerpt,
                 hint="see the switch's log; raise the timeout on a slow machine"
                 + (f"; command: {process.command_line}" if process is not None else ""))

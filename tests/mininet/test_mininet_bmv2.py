@@ -49,3 +49,24 @@ def test_bmv2_switches_agree_with_the_embedded_network(networks):
             assert got.nfs() == want.nfs(), got.text()
     out = real.host("h1").cmd("ping -c 2 -i 0.2 -W 2 10.0.0.2")
     assert " 0% packet loss" in out, out
+
+
+def test_each_bmv2_runs_in_a_namespace_of_its_own(networks):
+    """BMv2's Thrift server binds 0.0.0.0:9090: in one namespace the second switch cannot
+    (issue 21), and every one is open on the machine's outside addresses.  Each switch
+    runs in a namespace of its own, which holds its interfaces (and its loopback) only."""
+    import os
+    import socket
+
+    from sfclab.targets.mininet import netns
+
+    _, real = networks
+    spaces = {}
+    for sw, proc in real.emulation.processes.items():
+        assert proc.running, proc.tail()
+        spaces[sw] = os.readlink(f"/proc/{proc.pid}/ns/net")
+        with netns(proc.pid):
+            names = {name for _, name in socket.if_nameindex()}
+        assert names == {"lo", *real.emulation.interfaces(sw).values()}, names
+    assert os.readlink("/proc/self/ns/net") not in spaces.values()
+    assert len(set(spaces.values())) == len(spaces) == 3

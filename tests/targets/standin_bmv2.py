@@ -65,7 +65,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
 import re
 import signal
 import struct
@@ -88,20 +87,6 @@ SWITCH_VERSION = "1.15.5 (sfclab stand-in)"
  INFO_REP) = range(7)
 PACKET_HEADER = struct.Struct("<iii")
 INFO_STATUS_NOT_SUPPORTED = 1
-
-#: The publisher's queue per subscriber.  BMv2's event logger is a nanomsg PUB socket: a
-#: subscriber loses messages while the kernel's socket buffer towards it is full, 278
-#: event-sized messages at Linux's defaults (see sfclab/targets/bmv2_batch.py).  The
-#: stand-in publishes with NNG, whose PUB drops past this many queued messages.  Its events
-#: come from Python, ~20 per packet in one burst on 2 shared cores, and at BMv2's depth it
-#: loses whole packets' events under CI load where BMv2 (C++, ~50 µs a packet) would not:
-#: so it is 1,024 by default, and ``SFCLAB_STANDIN_PUB_QUEUE`` sets another depth
-#: (tests/targets/test_bmv2_batch.py runs sfclab at 278 too: what it cannot place it says).
-PUB_QUEUE = int(os.environ.get("SFCLAB_STANDIN_PUB_QUEUE", "1024"))
-
-#: BMv2's warning when ``--nanolog`` is given to a build without the event logger.
-NO_BMELOG_WARNING = ("Warning: you requested the nanomsg event logger, but bmv2 was compiled "
-                     "without -DBMELOG, and the event logger cannot be activated")
 
 __all__ = [
     "STANDIN_KEY", "COMPILER_NAME", "PACKET_HEADER", "PORT_ADD", "PORT_REMOVE",
@@ -429,7 +414,7 @@ Options:
   --packet-in arg              Enable receiving packet on this (nanomsg) socket.
                                The --interface options will be ignored.
   --thrift-port arg            TCP port on which to run the Thrift runtime
-                               server (accepted, not served)
+                               server (taken on 0.0.0.0, default 9090; not served)
   --device-id arg              Device ID, used to identify the device in IPC
                                messages (default 0)
   --nanolog arg                IPC socket to use for nanomsg pub/sub logs
@@ -522,7 +507,7 @@ def _make_server_class():
         def __init__(self, *, device_id: int, cpu_port: int, log: _Log) -> None:
             super().__init__(device_id=device_id, cpu_port=cpu_port)
             self.log = log
-            self.events = None              # pynng.Pub0, when --nanolog is on
+            self.events = None              # standin_nanopub.NanoPub, when --nanolog is on
             self.datapath = None            # standin_datapath.Datapath
             self.config_loaded = threading.Event()
 
@@ -705,6 +690,29 @@ def _pcap_records(path: Path) -> list[tuple[tuple[int, int], bytes]]:
     return out
 
 
+def _thrift_port(port: int | None, log: _Log):
+    """BMv2's Thrift server takes *port* (9090 by default) on every address, 0.0.0.0;
+    when that port is taken it says so and serves nothing more.  The stand-in takes the
+    port the same way (bound, so that a second switch clashes as BMv2 does) but does not
+    listen: it answers no one.  Returns the socket, or None when the port is taken."""
+    import socket
+
+    port = 9090 if port is None else port
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("0.0.0.0", port))
+    except OSError as e:
+        s.close()
+        log.raw(f"Thrift: TServerSocket::listen() Could not bind to port {port}")
+        log.raw(f"Thrift returned an exception when trying to bind to port {port}")
+        log.raw(f"The exception is: Could not bind: {e.strerror}")
+        log.raw("You may have another process already using this port, maybe another "
+                "instance of bmv2.")
+        return None
+    log(f"Thrift port {port} taken on 0.0.0.0 (not served by the stand-in)")
+    return s
+
+
 def switch_main(argv: list[str]) -> int:
     """``simple_switch_grpc`` with the command line sfclab builds."""
     if "-h" in argv or "--help" in argv:
@@ -761,17 +769,16 @@ def _run_switch(args, targs, log: _Log) -> int:
         signal.signal(sig, lambda *_: stop.set())
 
     server = _make_server_class()(device_id=args.device_id, cpu_port=cpu_port, log=log)
+    thrift = None
     ports: _PacketIn | _PcapPorts | None = None
     datapath = None
     try:
         if args.nanolog:
-            if pynng is None:
-                log.raw(NO_BMELOG_WARNING)
-            else:
-                # NNG's PUB: a subscriber that falls behind loses messages (see PUB_QUEUE)
-                server.events = pynng.Pub0(send_buffer_size=PUB_QUEUE)
-                server.events.listen(args.nanolog)
-                log(f"event logger on {args.nanolog}")
+            from standin_nanopub import NanoPub
+
+            # nanomsg's PUB: a subscriber that falls behind loses messages
+            server.events = NanoPub(args.nanolog)
+            log(f"event logger on {args.nanolog}")
         interfaces = {}
         for spec in args.interface:
             port, _, name = spec.partition("@")
@@ -795,8 +802,15 @@ def _run_switch(args, targs, log: _Log) -> int:
         datapath = server.datapath = Datapath(
             server, publish=server.publish, log=log,
             transmit=ports.transmit if ports is not None else None)
-        if args.thrift_port is not None:
-            log(f"--thrift-port {args.thrift_port}: no Thrift server in the stand-in")
+        thrift = _thrift_port(args.thrift_port, log)
+        if thrift is None:
+            # BMv2 1.15.5 then never serves P4Runtime: it hangs (seen with -i interfaces)
+            # or dies of a segmentation fault (most often, seen without)
+            if not interfaces:
+                os.kill(os.getpid(), signal.SIGSEGV)
+            while not stop.wait(0.2):
+                pass
+            return 0
         if args.notifications_addr:
             log(f"--notifications-addr {args.notifications_addr}: no notifications are sent")
         try:
@@ -805,6 +819,9 @@ def _run_switch(args, targs, log: _Log) -> int:
             log(f"cannot serve P4Runtime on {targs.grpc_server_addr}: {e}")
             return 1
         log(f"serving P4Runtime on {address} (device {args.device_id}, CPU port {cpu_port})")
+        # BMv2 prints this with std::cout, block-buffered when stdout is not a terminal:
+        # it shows when something flushes later, if ever (wait for the port, not for it)
+        print(f"Server listening on {targs.grpc_server_addr}")
         while not stop.is_set() and not server.config_loaded.wait(0.2):
             pass
         if server.config_loaded.is_set():
@@ -819,6 +836,8 @@ def _run_switch(args, targs, log: _Log) -> int:
         log(f"error: {e}")
         return 1
     finally:
+        if thrift is not None:
+            thrift.close()
         server.stop()
         if datapath is not None:
             datapath.stop()

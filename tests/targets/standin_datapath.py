@@ -19,9 +19,8 @@ sfclab's batching meets the same limits it meets on a real switch:
   socket (``nn_sendmsg`` blocks while the peer does not read), to a pcap file, or
   — for the CPU port — to the P4Runtime client.
 
-Events are published on an NNG PUB socket (``standin_bmv2.PUB_QUEUE`` messages
-per subscriber): a subscriber that does not keep up loses messages, as with a real
-BMv2's nanomsg PUB.  Not
+Events are published on nanomsg's PUB as BMv2 has it (``standin_nanopub.py``): a
+subscriber that does not keep up loses messages, as with a real BMv2.  Not
 modelled: a recirculated pass re-entering the input buffer (the model runs all
 passes at ingress; the events of the later passes leave with the egress part), a
 packet dropped in egress (its events all leave at ingress) and per-copy egress

@@ -6,8 +6,10 @@ topology's address and MAC; every link is a veth pair (a ``TCLink`` with the
 link's latency and bandwidth, checksum offload off as Mininet's ``TCULink``
 does for software switches); every switch is a Mininet switch node in the root
 namespace whose data plane is a process sfclab starts on the node's interfaces
-(``sfclab model-switch --iface 1@s1-eth1 …``, or ``simple_switch_grpc -i
-1@s1-eth1 …``: :mod:`.switches`).  IPv6 is off on every interface before it
+(``sfclab model-switch --iface 1@s1-eth1 …``: :mod:`.switches`), or, with
+*switch_namespaces*, a node in a network namespace of its own holding its interfaces,
+where its process runs (``simple_switch_grpc -i 1@s1-eth1 …``: BMv2's Thrift server
+binds 0.0.0.0:9090, and there it is alone and on no outside address).  IPv6 is off on every interface before it
 comes up, so no kernel chatter (neighbour discovery, MLD) reaches a switch;
 hosts know each other's MACs (static ARP), so traffic needs no broadcast.
 
@@ -220,7 +222,8 @@ class MininetEmulation:
     :class:`~sfclab.targets.tools.ManagedProcess`); *workdir* holds logs."""
 
     def __init__(self, topology: Topology, launch: Callable[[str, dict[int, str]], Any], *,
-                 prefix: str = "", workdir: str | os.PathLike | None = None) -> None:
+                 prefix: str = "", workdir: str | os.PathLike | None = None,
+                 switch_namespaces: bool = False) -> None:
         why = missing_mininet()
         if why:
             raise TargetError(f"cannot build a Mininet network: {why}",
@@ -230,6 +233,8 @@ class MininetEmulation:
         for s in topology.switches:                 # every name fits, before anything is made
             self.interfaces(s)
         self.launch = launch
+        #: each switch node in a network namespace of its own (its process started there)
+        self.switch_namespaces = switch_namespaces
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="sfclab-mininet-")).absolute()
         self._own_workdir = workdir is None
         self.notes: list[str] = []
@@ -304,12 +309,24 @@ class MininetEmulation:
         cls = _switch_class()
         for i, name in enumerate(self.topology.switches, 1):
             self.net.addSwitch(self.node_name(name), cls=cls, dpid=f"{i:x}",
-                               start_process=self._start_switch(name))
+                               start_process=self._start_switch(name),
+                               inNamespace=self.switch_namespaces)
 
     def _start_switch(self, name: str) -> Callable[[], None]:
         def start() -> None:
-            self.processes[name] = self.launch(name, self.interfaces(name))
+            with self.in_node(name):       # a process forked here is in the node's namespace
+                self.processes[name] = self.launch(name, self.interfaces(name))
         return start
+
+    def in_node(self, name: str) -> contextlib.AbstractContextManager:
+        """The block runs (this thread only) in node *name*'s network namespace."""
+        node = self.node(name)
+        return netns(node.pid) if node.inNamespace else contextlib.nullcontext()
+
+    def netns_pid(self, name: str) -> int | None:
+        """A process in node *name*'s network namespace (None: the root namespace)."""
+        node = self.node(name)
+        return node.pid if node.inNamespace else None
 
     def _add_links(self) -> None:
         from mininet.link import Link
@@ -353,8 +370,9 @@ class MininetEmulation:
                 continue
             sw = link.a if self.topology.kind(link.a) == "switch" else link.b
             name = interface_name(self.node_name(sw), link.port_of(sw))
-            shown = subprocess.run(["tc", "qdisc", "show", "dev", name], capture_output=True,
-                                   text=True, check=False).stdout
+            with self.in_node(sw):
+                shown = subprocess.run(["tc", "qdisc", "show", "dev", name],
+                                       capture_output=True, text=True, check=False).stdout
             if "netem" not in shown:
                 self.notes.append(f"link {link}: its latency is not emulated (this kernel has "
                                   f"no tc netem: modprobe sch_netem)")

@@ -168,6 +168,7 @@ class MininetNetwork:
         except SfclabError:
             self.emulation.stop()                   # its working directory
             raise
+        self.emulation.switch_namespaces = self.switch_kind.namespace
         self._walker = None
         self.views: dict[str, _SwitchView] = {}
         self._hosts: dict[str, Any] = {}
@@ -203,7 +204,8 @@ class MininetNetwork:
                 ports = tuple(sorted(ifaces))
                 session = Session(client, kind.device_config(sw), grace=0.05,
                                   ports=lambda ports=ports: ports)
-                view = _SwitchView(sw, session, client, kind.records(sw, ifaces), self.timeout)
+                records = kind.records(sw, ifaces, netns_pid=self.emulation.netns_pid(sw))
+                view = _SwitchView(sw, session, client, records, self.timeout)
                 self.views[sw] = view
             for name in [*self.topology.hosts, *self.topology.servers]:
                 self._hosts[name] = self.emulation.host_ports(name)

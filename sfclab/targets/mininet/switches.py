@@ -11,7 +11,14 @@ how to read what it did with each packet (:class:`~sfclab.targets.model.process.
   ``p4c-bm2-ss``; its records are assembled from what crossed its interfaces
   (:mod:`.wire`) and its event logger.
 
-Both serve P4Runtime on 127.0.0.1 at a port chosen when they start.
+The model's processes serve P4Runtime on 127.0.0.1 at a port chosen when they
+start.  Each BMv2 runs in a network namespace of its own that holds its interfaces
+(:attr:`SwitchProcesses.namespace`): BMv2's Thrift server binds 0.0.0.0:9090 (or
+``--thrift-port``) with no way to say 127.0.0.1, so two switches in one namespace clash
+there and every one is open to the machine's outside addresses; in its own namespace
+each has port 9090 to itself, on no address but its loopback.  Its P4Runtime server is
+on a Unix socket in the working directory (``--grpc-server-addr unix:…``; a file, seen
+from every namespace), as is its event logger.
 
 >>> kind = ModelSwitches("/tmp/w")
 >>> kind.command("s1", {1: "s1-eth1", 2: "s1-eth2"}, 50001)[3:]
@@ -44,6 +51,9 @@ class SwitchProcesses:
     program = ""
     device_id = 0
     cpu_port = 255
+    #: Whether each switch runs in a network namespace of its own (its node's, holding
+    #: its interfaces): :class:`~.emulator.MininetEmulation` starts it there.
+    namespace = False
 
     def __init__(self, workdir: str | os.PathLike) -> None:
         self.workdir = Path(workdir)
@@ -111,7 +121,7 @@ class ModelSwitches(SwitchProcesses):
         """What the session pushes as ``p4_device_config``: the program's text."""
         return lambda gen: gen.program.text.encode()
 
-    def records(self, switch: str, interfaces: dict[int, str]):
+    def records(self, switch: str, interfaces: dict[int, str], *, netns_pid: int | None = None):
         """The source of *switch*'s :class:`SwitchRecord` s (``read()``)."""
         return RecordReader(self.trace_log(switch))
 
@@ -122,6 +132,7 @@ class Bmv2Switches(SwitchProcesses):
     kind = "bmv2"
     program = "simple_switch_grpc"
     device_id = 0
+    namespace = True
 
     def __init__(self, workdir: str | os.PathLike) -> None:
         from ..bmv2 import BMV2_ENV, INSTALL_BMV2, SWITCH
@@ -132,15 +143,38 @@ class Bmv2Switches(SwitchProcesses):
         self.names: dict[str, object] = {}
         self._sources: dict[str, object] = {}
 
-    def nanolog(self, switch: str) -> str:
+    def _socket(self, switch: str, what: str) -> str:
         from ..bmv2 import _ipc_path
 
-        return f"ipc://{_ipc_path(self.workdir, f'{switch}.events', self.grpc_ports[switch])}"
+        return _ipc_path(self.workdir, f"{switch}.{what}", f"{os.getpid()}-{id(self):x}")
 
-    def command(self, switch: str, interfaces: dict[int, str], grpc_port: int) -> list[str]:
+    def nanolog(self, switch: str) -> str:
+        return f"ipc://{self._socket(switch, 'events')}"
+
+    def address(self, switch: str) -> str:
+        """``unix:PATH``: the switch's P4Runtime socket (it is in a namespace of its own)."""
+        return f"unix:{self._socket(switch, 'grpc')}"
+
+    def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
+        """Start *switch*'s BMv2 (in the caller's network namespace: its node's)."""
+        path = self._socket(switch, "grpc")
+        if os.path.exists(path):
+            os.unlink(path)
+        return ManagedProcess.start(self.command(switch, interfaces, None),
+                                    log_path=self.workdir / f"{switch}.log", cwd=self.workdir,
+                                    name=f"{self.program} {switch}")
+
+    def wait(self, switch: str, process: ManagedProcess, timeout: float) -> None:
+        wait_for_port(self.address(switch), None, timeout=timeout, process=process,
+                      what=f"{self.program} {switch}")
+
+    def command(self, switch: str, interfaces: dict[int, str], grpc_port: int | None
+                ) -> list[str]:
+        """The switch's command line (P4Runtime on its Unix socket; *grpc_port* is
+        not used)."""
         from ..bmv2 import PortMap, switch_command
 
-        return switch_command(self.exe, grpc_addr=f"127.0.0.1:{grpc_port}",
+        return switch_command(self.exe, grpc_addr=self.address(switch),
                               ports=PortMap.veth(interfaces), device_id=self.device_id,
                               cpu_port=self.cpu_port, nanolog=self.nanolog(switch))
 
@@ -160,12 +194,14 @@ class Bmv2Switches(SwitchProcesses):
             return build.device_config(), compiler_p4info(build.p4info_path)
         return config
 
-    def records(self, switch: str, interfaces: dict[int, str]):
+    def records(self, switch: str, interfaces: dict[int, str], *, netns_pid: int | None = None):
+        """Its wires (sniffed in the namespace of process *netns_pid*, the switch's node)
+        and its event logger."""
         from ..bmv2_events import NameMap
         from .wire import Bmv2Records
 
         src = Bmv2Records(interfaces, self.nanolog(switch), self.names.get(switch) or NameMap(),
-                          device_id=self.device_id)
+                          device_id=self.device_id, netns_pid=netns_pid)
         self._sources[switch] = src
         return src
 

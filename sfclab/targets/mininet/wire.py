@@ -31,6 +31,7 @@ from ..model.process import SwitchRecord
 from ..interfaces import InterfacePorts
 from ..packet_io import outputs_trace
 from ..trace import PacketTrace
+from .emulator import netns
 
 __all__ = ["Bmv2Records", "assemble"]
 
@@ -81,8 +82,11 @@ class Bmv2Records:
     event logger subscribed; records come out once it was quiet *quiet* seconds."""
 
     def __init__(self, interfaces: dict[int, str], nanolog: str | None, names: NameMap, *,
-                 device_id: int = 0, cpu_port: int = 255, quiet: float = 0.1) -> None:
+                 device_id: int = 0, cpu_port: int = 255, quiet: float = 0.1,
+                 netns_pid: int | None = None) -> None:
         self.interfaces = dict(interfaces)
+        #: the interfaces are in the network namespace of this process (None: ours)
+        self.netns_pid = netns_pid
         self.names = names
         self.device_id = device_id
         self.cpu_port = cpu_port
@@ -104,7 +108,11 @@ class Bmv2Records:
     def wires(self) -> InterfacePorts:
         """The switch's interfaces, opened when first read (they exist by then)."""
         if self._wires is None:
-            self._wires = InterfacePorts(self.interfaces)
+            if self.netns_pid is None:
+                self._wires = InterfacePorts(self.interfaces)
+            else:
+                with netns(self.netns_pid):     # raw sockets stay in the namespace
+                    self._wires = InterfacePorts(self.interfaces)
         return self._wires
 
     def read(self) -> list[SwitchRecord]:
