@@ -52,7 +52,10 @@ _BAREFOOT_MESSAGES = {
     "DirectRegister": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False),
                        ("data_field_name", 2, "string", False)],
     "Digest": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False)],
+    # p4c-barefoot 9.13 names the hashed fields (DynHash.field_infos); sfclab writes none
+    "DynHashFieldInfo": [("field_name", 1, "string", False)],
     "DynHash": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False),
+                ("field_infos", 2, ".barefoot.DynHashFieldInfo", True),
                 ("hash_width", 3, "int32", False)],
 }
 _SPEC_ENUMS = {"CounterSpec": {"Unit": ["UNSPECIFIED", "BYTES", "PACKETS", "PACKETS_AND_BYTES"]},
