@@ -34,6 +34,7 @@ from ..errors import CompileError, P4Error
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition
 from ..p4.paths import PORTABLE, check_one_access
+from ..p4.tofino_rules import check_tofino
 from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, core_locals
 from .emitter import EmittedProgram, P4Emitter, Use
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
@@ -107,6 +108,7 @@ class TnaEmitter(P4Emitter):
         self._hdr, self._sfc = (p.name for p in control.params[:2])
         try:
             check_one_access(control, nf.program, PORTABLE, what=f"NF {nf.name!r}")
+            check_tofino(control, what=f"NF {nf.name!r}", lowered=False)
         except P4Error as e:
             raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
                                hint=e.hint) from None
