@@ -171,11 +171,12 @@ class V1ModelEmitter(P4Emitter):
 
         def fix(l4: str) -> list[A.Node]:
             csum = A.Member(A.Member(A.Name(hdr), l4), "checksum")
-            fold = A.Assign(total, A.Binary("+", A.Binary("&", total, A.Const(0xffff, base=16, text="0xffff")),
-                                            A.Binary(">>", total, A.Const(16))))
+            low = A.Binary("&", total, A.Const(0xffff, base=16, text="0xffff"))
+            fold = A.Assign(total, A.Binary("+", low, A.Binary(">>", total, A.Const(16))))
             return [A.Assign(total, A.Binary("+", A.Cast(A.BitType(32), A.Unary("~", csum)),
                                               delta)),
-                    fold, fold, A.Assign(csum, A.Unary("~", A.Slice(total, A.Const(15), A.Const(0))))]
+                    fold, fold,
+                    A.Assign(csum, A.Unary("~", A.Slice(total, A.Const(15), A.Const(0))))]
 
         udp_csum = A.Member(A.Member(A.Name(hdr), "udp"), "checksum")
         udp = A.If(A.Binary("!=", udp_csum, A.Const(0)), A.Block(tuple(fix("udp") + [

@@ -270,7 +270,7 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
     return TnaBuild.from_dir(out / "tofino", out / "p4info.p4c.txt")
 
 
-# -- the stages the compiler used -------------------------------------------------------------------
+# -- the stages the compiler used ------------------------------------------------------------------
 
 _BFA_STAGE = re.compile(r"^stage (\d+) (ingress|egress):")
 _BFA_TABLE = re.compile(r"^  ([a-z_]+) (\S+) \d+:")
