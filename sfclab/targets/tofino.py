@@ -272,6 +272,8 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
 
 # -- the stages the compiler used ------------------------------------------------------------------
 
+#: Match-action stages per pipe of a Tofino 1.
+TOFINO1_STAGES = 12
 _BFA_STAGE = re.compile(r"^stage (\d+) (ingress|egress):")
 _BFA_TABLE = re.compile(r"^  ([a-z_]+) (\S+) \d+:")
 _SLOT_NAME = re.compile(r"^slot(\d+)_(?!save\b|branch\b|loop\b)")
@@ -360,8 +362,10 @@ def stage_table(rows: Sequence[SlotStages], total: int | None = None) -> str:
         flag = "" if r.span <= r.estimate else "  (more than the estimate)"
         lines.append(f"{r.slot:<6}{r.nf:<20}{used:<16}{r.span:>5}{r.estimate:>10}{flag}")
     if total is not None:
-        lines.append(f"the program uses {total} of 12 ingress stages; the slots' estimates "
-                     f"add up to {sum(r.estimate for r in rows)}")
+        over = (" (more than a Tofino 1 pipe has: the compiler placed tables in stages the "
+                "chip does not have)" if total > TOFINO1_STAGES else "")
+        lines.append(f"the program uses {total} of {TOFINO1_STAGES} ingress stages{over}; the "
+                     f"slots' estimates add up to {sum(r.estimate for r in rows)}")
     return "\n".join(lines)
 
 

@@ -431,3 +431,5 @@ def test_slot_stages_reads_the_bfa():
     assert "0     lb                  2-4                 3         3" in table
     assert "(more than the estimate)" in table.splitlines()[2]
     assert "the program uses 9 of 12 ingress stages; the slots' estimates add up to 6" in table
+    assert "the program uses 15 of 12 ingress stages (more than a Tofino 1 pipe has" \
+        in stage_table([row], 15)
