@@ -216,7 +216,9 @@ def _run_p4c(gen, out: Path) -> int:
     res = run_p4c(out / "program.p4", gen.arch, out, gen.program.program)
     print(f"$ {' '.join(res.command)}")
     if not res.ok:
-        for m in res.messages or (res.output.strip(),):
+        crash = [line for line in res.output.splitlines()     # an assertion in the compiler
+                 if "Compiler Bug" in line or line.startswith("terminate called")]
+        for m in [*res.messages, *crash] or [res.output.strip()]:
             print(m, file=sys.stderr)
         return 1
     print(f"{Path(res.command[0]).name}: OK")
