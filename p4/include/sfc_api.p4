@@ -71,6 +71,23 @@ extern SfcHash<O> {
     O get<D>(in D data);
 }
 
+/* The TCP/UDP checksum kept right when the NF rewrites 16-bit words it covers
+ * (the IPv4 addresses of the pseudo-header, the ports), RFC 1624's incremental
+ * update:
+ *   c.update({old_w1, old_w2, ...}, {new_w1, new_w2, ...});
+ * every element a 16-bit word (slice an address: a[31:16], a[15:0]), the old
+ * and the new value of each word in the same place.  It updates the checksum of
+ * the TCP or UDP header that is valid; a UDP checksum of 0 (none) stays 0, and
+ * one that comes out 0 is sent as 0xffff.  On v1model the NF computes it
+ * (ones'-complement sums in the NF); on TNA the ingress deparser does, with
+ * `Checksum`: the parser takes the old IPv4 addresses, ports and checksum out, the
+ * deparser adds the new ones in when an NF of the pass called `update` (so on
+ * TNA the words must be IPv4 addresses or TCP/UDP ports). */
+extern SfcL4Checksum {
+    SfcL4Checksum();
+    void update<T>(in T old_words, in T new_words);
+}
+
 /* Sends `data` (a struct of fields) to the controller as a P4Runtime digest
  * named after the NF instance.      d.pack({f1, f2, ...}); */
 extern SfcDigest<T> {

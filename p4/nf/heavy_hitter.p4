@@ -47,10 +47,34 @@ control heavy_hitter(inout headers_t hdr, inout sfc_meta_t sfc) {
     bit<10> idx1 = 0;
     bit<10> idx2 = 0;
     bit<32> cnt0 = 0;
-    bit<32> cnt1 = 0;
-    bit<32> cnt2 = 0;
+    bit<32> min01 = 0;
     bit<32> estimate = 0;
     bit<32> threshold = HH_THRESHOLD;
+
+    /* Rows 1 and 2 add 1 to their cell and give the minimum of the new count
+     * and the estimate so far, in the same access (on Tofino the comparison
+     * runs in the register's stateful ALU: a gateway compares a field with a
+     * constant only). */
+    SfcRegisterAction<bit<32>, bit<10>, bit<32>>(sketch_row1) row1_min = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            value = value + 1;
+            if (value < cnt0) {
+                rv = value;
+            } else {
+                rv = cnt0;
+            }
+        }
+    };
+    SfcRegisterAction<bit<32>, bit<10>, bit<32>>(sketch_row2) row2_min = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            value = value + 1;
+            if (value < min01) {
+                rv = value;
+            } else {
+                rv = min01;
+            }
+        }
+    };
 
     action set_threshold(bit<32> packets) {
         threshold = packets;
@@ -85,16 +109,8 @@ control heavy_hitter(inout headers_t hdr, inout sfc_meta_t sfc) {
                                   hdr.ipv4.src_addr, 32w0x9e3779b9});
 
             cnt0 = sketch_row0.add(idx0, 1);
-            cnt1 = sketch_row1.add(idx1, 1);
-            cnt2 = sketch_row2.add(idx2, 1);
-
-            estimate = cnt0;
-            if (cnt1 < estimate) {
-                estimate = cnt1;
-            }
-            if (cnt2 < estimate) {
-                estimate = cnt2;
-            }
+            min01 = row1_min.execute(idx1);     /* min(row 0, row 1) */
+            estimate = row2_min.execute(idx2);  /* min(row 0, row 1, row 2) */
             sfc.metadata = estimate;
             thresholds.apply();
             if (estimate == threshold) {

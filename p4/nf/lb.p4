@@ -3,8 +3,8 @@
  * virtual IP (exact on the destination address) and a range of buckets to a
  * backend: `set_backend` rewrites the destination address to the backend's
  * and sets backend = its id (ids start at 1; 0: not load-balanced).  The
- * TCP/UDP checksum is updated incrementally (RFC 1624); the IPv4 header
- * checksum by the deparser.  Flows stay on one backend as long as the bucket
+ * TCP/UDP checksum is updated incrementally (RFC 1624, SfcL4Checksum); the
+ * IPv4 header checksum by the deparser.  Flows stay on one backend as long as the bucket
  * ranges do not change.  Entries need a priority (range key). */
 #include <core.p4>
 #include "../include/sfc_headers.p4"
@@ -12,13 +12,12 @@
 
 control lb(inout headers_t hdr, inout sfc_meta_t sfc) {
     SfcHash<bit<8>>(SfcHashAlgorithm.CRC16) flow_hash;
+    SfcL4Checksum() l4_checksum;
 
     bit<16> l4_sport = 0;
     bit<16> l4_dport = 0;
     bit<8> bucket = 0;
     ipv4_addr_t old_dst = 0;
-    bit<32> csum_delta = 0;
-    bit<32> csum = 0;
 
     action set_backend(ipv4_addr_t backend_ip, bit<16> backend_id) {
         hdr.ipv4.dst_addr = backend_ip;
@@ -53,25 +52,8 @@ control lb(inout headers_t hdr, inout sfc_meta_t sfc) {
                                     l4_sport, l4_dport});
             old_dst = hdr.ipv4.dst_addr;
             if (backends.apply().hit) {
-                /* ~old + new for the two rewritten 16-bit words (RFC 1624, eqn. 3). */
-                csum_delta = (bit<32>) (~old_dst[31:16]) + (bit<32>) (~old_dst[15:0])
-                           + (bit<32>) hdr.ipv4.dst_addr[31:16] + (bit<32>) hdr.ipv4.dst_addr[15:0];
-                if (hdr.tcp.isValid()) {
-                    csum = (bit<32>) (~hdr.tcp.checksum) + csum_delta;
-                    csum = (csum & 0xffff) + (csum >> 16);
-                    csum = (csum & 0xffff) + (csum >> 16);
-                    hdr.tcp.checksum = ~csum[15:0];
-                } else if (hdr.udp.isValid()) {
-                    if (hdr.udp.checksum != 0) {
-                        csum = (bit<32>) (~hdr.udp.checksum) + csum_delta;
-                        csum = (csum & 0xffff) + (csum >> 16);
-                        csum = (csum & 0xffff) + (csum >> 16);
-                        hdr.udp.checksum = ~csum[15:0];
-                        if (hdr.udp.checksum == 0) {
-                            hdr.udp.checksum = 0xffff;   /* 0 means "no checksum" */
-                        }
-                    }
-                }
+                l4_checksum.update({old_dst[31:16], old_dst[15:0]},
+                                   {hdr.ipv4.dst_addr[31:16], hdr.ipv4.dst_addr[15:0]});
             }
         }
     }

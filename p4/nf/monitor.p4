@@ -26,7 +26,7 @@ control monitor(inout headers_t hdr, inout sfc_meta_t sfc) {
             hdr.ipv4.src_addr : ternary;
             hdr.ipv4.dst_addr : ternary;
         }
-        actions = { count_flow; NoAction; }
+        actions = { count_flow; @defaultonly NoAction; }
         default_action = NoAction();
         counters = flow_counters;
         size = 1024;

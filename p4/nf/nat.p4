@@ -3,7 +3,7 @@
  * source port (TCP or UDP; 0 for other protocols).  `translate` rewrites the
  * source address, `translate_port` the address and the source port; both set
  * translated = 1 (0 when no entry matches).  The TCP/UDP checksum is updated
- * incrementally (RFC 1624) for the rewritten pseudo-header and port; a UDP
+ * incrementally (RFC 1624, SfcL4Checksum) for the rewritten pseudo-header and port; a UDP
  * checksum of 0 (none) is left alone.  The IPv4 header checksum is
  * recomputed by the deparser.  Entries need a priority (ternary key). */
 #include <core.p4>
@@ -11,11 +11,11 @@
 #include "../include/sfc_api.p4"
 
 control nat(inout headers_t hdr, inout sfc_meta_t sfc) {
+    SfcL4Checksum() l4_checksum;
+
     bit<16> l4_sport = 0;
     ipv4_addr_t old_src = 0;
     bit<16> old_sport = 0;
-    bit<32> csum_delta = 0;
-    bit<32> csum = 0;
 
     action translate(ipv4_addr_t new_src) {
         hdr.ipv4.src_addr = new_src;
@@ -53,29 +53,13 @@ control nat(inout headers_t hdr, inout sfc_meta_t sfc) {
             old_src = hdr.ipv4.src_addr;
             old_sport = l4_sport;
             if (src_nat.apply().hit) {
-                /* ~old + new for each rewritten 16-bit word (RFC 1624, eqn. 3). */
-                csum_delta = (bit<32>) (~old_src[31:16]) + (bit<32>) (~old_src[15:0])
-                           + (bit<32>) (~old_sport)
-                           + (bit<32>) hdr.ipv4.src_addr[31:16] + (bit<32>) hdr.ipv4.src_addr[15:0]
-                           + (bit<32>) l4_sport;
                 if (hdr.tcp.isValid()) {
                     hdr.tcp.src_port = l4_sport;
-                    csum = (bit<32>) (~hdr.tcp.checksum) + csum_delta;
-                    csum = (csum & 0xffff) + (csum >> 16);
-                    csum = (csum & 0xffff) + (csum >> 16);
-                    hdr.tcp.checksum = ~csum[15:0];
                 } else if (hdr.udp.isValid()) {
                     hdr.udp.src_port = l4_sport;
-                    if (hdr.udp.checksum != 0) {
-                        csum = (bit<32>) (~hdr.udp.checksum) + csum_delta;
-                        csum = (csum & 0xffff) + (csum >> 16);
-                        csum = (csum & 0xffff) + (csum >> 16);
-                        hdr.udp.checksum = ~csum[15:0];
-                        if (hdr.udp.checksum == 0) {
-                            hdr.udp.checksum = 0xffff;   /* 0 means "no checksum" */
-                        }
-                    }
                 }
+                l4_checksum.update({old_src[31:16], old_src[15:0], old_sport},
+                                   {hdr.ipv4.src_addr[31:16], hdr.ipv4.src_addr[15:0], l4_sport});
             }
         }
     }

@@ -11,7 +11,8 @@
  * Each register is touched once per packet, by one read-modify-write
  * (SfcRegisterAction, Tofino's RegisterAction): `roll_window` moves the start
  * to now when the window has passed and says so; `count_packet` restarts the
- * count at 1 in a new window, else adds 1, and gives the count.
+ * count at 1 in a new window, else adds 1, and says whether the count
+ * exceeds the limit.
  *
  * The limit comes from the `limits` table (ternary on source/destination, so
  * it can be set per host or per subnet), else SFW_DEFAULT_LIMIT packets per
@@ -35,8 +36,8 @@ control stateful_firewall(inout headers_t hdr, inout sfc_meta_t sfc) {
     bit<12> flow_idx = 0;
     bit<32> now = 0;
     bit<1> new_window = 0;
-    bit<32> pkt_count = 0;
     bit<32> pkt_limit = SFW_DEFAULT_LIMIT;
+    bit<1> over_limit = 0;
 
     /* 1 when the packet opens a new window (the cell then holds now). */
     SfcRegisterAction<bit<32>, bit<12>, bit<1>>(window_start) roll_window = {
@@ -49,15 +50,21 @@ control stateful_firewall(inout headers_t hdr, inout sfc_meta_t sfc) {
         }
     };
 
-    /* The packets of the current window, this one included. */
-    SfcRegisterAction<bit<32>, bit<12>, bit<32>>(window_count) count_packet = {
-        void apply(inout bit<32> value, out bit<32> rv) {
+    /* Counts the packet in the current window; 1 when the count (this packet
+     * included) exceeds the limit.  The comparison runs in the register's
+     * stateful ALU on Tofino, where a gateway compares a field with a
+     * constant only. */
+    SfcRegisterAction<bit<32>, bit<12>, bit<1>>(window_count) count_packet = {
+        void apply(inout bit<32> value, out bit<1> rv) {
             if (new_window == 1) {
                 value = 1;
             } else {
                 value = value + 1;
             }
-            rv = value;
+            rv = 0;
+            if (value > pkt_limit) {
+                rv = 1;
+            }
         }
     };
 
@@ -90,8 +97,8 @@ control stateful_firewall(inout headers_t hdr, inout sfc_meta_t sfc) {
                                       l4_sport, l4_dport});
             now = sfc.timestamp[31:0];
             new_window = roll_window.execute(flow_idx);
-            pkt_count = count_packet.execute(flow_idx);
-            if (pkt_count > pkt_limit) {
+            over_limit = count_packet.execute(flow_idx);
+            if (over_limit == 1) {
                 sfc.metadata = 1;
                 sfc.drop = 1;
             }

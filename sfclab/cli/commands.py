@@ -216,11 +216,28 @@ def _run_p4c(gen, out: Path) -> int:
     res = run_p4c(out / "program.p4", gen.arch, out, gen.program.program)
     print(f"$ {' '.join(res.command)}")
     if not res.ok:
-        for m in res.messages or (res.output.strip(),):
+        crash = [line for line in res.output.splitlines()     # an assertion in the compiler
+                 if "Compiler Bug" in line or line.startswith("terminate called")]
+        for m in [*res.messages, *crash] or [res.output.strip()]:
             print(m, file=sys.stderr)
         return 1
     print(f"{Path(res.command[0]).name}: OK")
+    if gen.arch == "tna":
+        _print_stages(gen, out)
     return _check_p4info(gen, out / "p4info.p4c.txt")
+
+
+def _print_stages(gen, out: Path) -> None:
+    """The stages the Tofino compiler gave each NF slot, next to the catalogue's estimates."""
+    from .targets.tofino import ingress_stages, slot_stages, stage_table
+
+    bfa = next(iter(sorted((out / "tofino").glob("**/*.bfa"))), None)
+    if bfa is None:
+        print("(the Tofino compiler wrote no .bfa: no stage table)")
+        return
+    text = bfa.read_text()
+    print(f"stages per NF slot ({bfa.relative_to(out)}) and the catalogue's estimates:")
+    print(stage_table(slot_stages(text, gen), ingress_stages(text)))
 
 
 def _check_p4info(gen, theirs_path: Path) -> int:

@@ -25,7 +25,7 @@ from ..errors import TargetError
 from ..p4 import ast as A
 from .locate import locate
 
-__all__ = ["COMPILERS", "find_compiler", "P4cResult", "run_p4c", "compile_program", "check_arch",
+__all__ = ["COMPILERS", "P4C_BAREFOOT", "find_compiler", "tna_include", "P4cResult", "run_p4c", "compile_program", "check_arch",
            "locate", "compiler_p4info"]
 
 #: Architecture -> (environment variable, executable name, what to install).
@@ -39,10 +39,33 @@ COMPILERS = {
 _ERR = re.compile(r"^(?P<file>[^:()\s]+)\((?P<line>\d+)\):?\s*(?P<kind>\[?\w*\]?\s*\w*):?\s*(?P<msg>.*)$")
 
 
+#: p4c's open Tofino back end, run without the SDE's ``bf-p4c`` driver: it needs
+#: ``tna.p4``'s directory (``-I``) and ``__TARGET_TOFINO__`` defined.
+P4C_BAREFOOT = "p4c-barefoot"
+
+
 def find_compiler(arch: str) -> str | None:
-    """The compiler for *arch*: its environment variable, else ``PATH``; None if absent."""
+    """The compiler for *arch*: its environment variable, else ``PATH`` (for TNA
+    ``bf-p4c``, else ``p4c-barefoot``); None if absent."""
     env, exe, _ = COMPILERS[arch]
-    return os.environ.get(env) or shutil.which(exe)
+    found = os.environ.get(env) or shutil.which(exe)
+    if found is None and arch == "tna":
+        found = shutil.which(P4C_BAREFOOT)
+    return found
+
+
+def tna_include(exe: str) -> Path | None:
+    """The directory holding ``tna.p4`` for *exe* (``p4c-barefoot``):
+    ``SFCLAB_TNA_INCLUDE``, else ``tna-include`` or ``share/p4c/p4include`` next to
+    the executable's ``bin``; None when there is none."""
+    given = os.environ.get("SFCLAB_TNA_INCLUDE")
+    if given:
+        return Path(given)
+    root = Path(exe).resolve().parent.parent
+    for cand in (root / "tna-include", root / "share" / "p4c" / "p4include"):
+        if (cand / "tna.p4").is_file():
+            return cand
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +96,13 @@ def run_p4c(program_file: Path, arch: str, out_dir: Path, prog: A.Program | None
         cmd = [exe, "--arch", "v1model", "--std", "p4-16", "-o", str(out_dir / "program.json"),
                "--p4runtime-files", str(out_dir / "p4info.p4c.txt"), str(program_file)]
     else:
+        (out_dir / "tofino").mkdir(parents=True, exist_ok=True)
         cmd = [exe, "--arch", "tna", "--target", "tofino", "--std", "p4-16", "-o",
                str(out_dir / "tofino"), "--bf-rt-schema", str(out_dir / "tofino" / "bfrt.json"),
                "--p4runtime-files", str(out_dir / "p4info.p4c.txt"), str(program_file)]
+        if Path(exe).name.startswith(P4C_BAREFOOT):
+            inc = tna_include(exe)
+            cmd[1:1] = [*(("-I", str(inc)) if inc else ()), "-D__TARGET_TOFINO__=1"]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:

@@ -34,6 +34,7 @@ from ..errors import CompileError, P4Error
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition
 from ..p4.paths import PORTABLE, check_one_access
+from ..p4.tofino_rules import check_tofino
 from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, core_locals
 from .emitter import EmittedProgram, P4Emitter, Use
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
@@ -63,6 +64,7 @@ class TnaEmitter(P4Emitter):
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
         "SfcHash": "hash_decl", "SfcHash.get": "keep_use",
         "SfcDigest": "digest_decl", "SfcDigest.pack": "digest_pack",
+        "SfcL4Checksum": "l4_checksum_decl", "SfcL4Checksum.update": "l4_checksum_update",
     }
     ENUMS: ClassVar[dict[tuple[str, str], str]] = {
         **{("SfcHashAlgorithm", k): f"HashAlgorithm_t.{v}" for k, v in _HASH.items()},
@@ -79,6 +81,7 @@ class TnaEmitter(P4Emitter):
         self._adds: dict[str, list[A.Node]] = {}        # register -> added deltas
         self._reads: set[str] = set()                   # registers read
         self._actions: list[A.Instance] = []            # register actions sfclab adds
+        self._l4_checksum = False                       # an NF updates the TCP/UDP checksum
 
     # -- lowering the state API ----------------------------------------------------------------
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
@@ -102,8 +105,10 @@ class TnaEmitter(P4Emitter):
                         deltas.append(n.args[1])
         self._reads = reads
         self._actions = []
+        self._hdr, self._sfc = (p.name for p in control.params[:2])
         try:
             check_one_access(control, nf.program, PORTABLE, what=f"NF {nf.name!r}")
+            check_tofino(control, what=f"NF {nf.name!r}", lowered=False)
         except P4Error as e:
             raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
                                hint=e.hint) from None
@@ -179,8 +184,11 @@ class TnaEmitter(P4Emitter):
         col = use.lhs
         got = A.Cast(A.BitType(2), A.Call(A.Member(A.Name(use.inst.name), "execute"),
                                           use.call.args))
-        one = A.Binary("&", A.Binary("&", A.Binary(">>", col, A.Const(1)), col), A.Const(1))
-        return (A.Assign(col, got, use.stmt.pos), A.Assign(col, A.Binary("-", col, one)))
+        # TNA's RED is 3: mapped by a comparison with a constant (a gateway), not by
+        # arithmetic on the colour, which Tofino cannot chain in one action.
+        red = A.If(A.Binary("==", col, A.Const(3)),
+                   A.Block((A.Assign(col, A.Name("SFC_RED")),)))
+        return (A.Assign(col, got, use.stmt.pos), red)
 
     def hash_decl(self, use: Use):
         (algo,) = use.inst.args
@@ -196,6 +204,27 @@ class TnaEmitter(P4Emitter):
         packs it (``digest_type`` says which)."""
         return (self.digest_copy(use),
                 A.Assign(A.Member(A.Name("dg"), f"{use.inst.name}_valid"), A.Const(1)))
+
+    def l4_checksum_decl(self, use: Use):
+        """No instance in the NF: the ingress parser and deparser hold the ``Checksum``s."""
+        self._l4_checksum = True
+        return self.remove()
+
+    def l4_checksum_update(self, use: Use):
+        """Raise the pass's flag; the ingress deparser updates the valid TCP/UDP checksum
+        from the parser's residual (a UDP checksum of 0 stays 0).  Tofino computes no
+        ones'-complement sums in an action (it would chain dependent ALU operations)."""
+        old, new = use.call.args
+        if not (isinstance(old, A.ListExpr) and isinstance(new, A.ListExpr)
+                and len(old.items) == len(new.items) and old.items):
+            self.unsupported("an L4 checksum update whose arguments are not two lists of "
+                             "16-bit words of the same length", use.stmt, nf=use.nf)
+        flag = A.Block((A.Assign(A.Member(A.Name(self._sfc), "l4_checksum"), A.Const(1)),))
+        h = self._hdr
+        valid = lambda x: A.Call(A.Member(A.Member(A.Name(h), x), "isValid"))  # noqa: E731
+        udp_on = A.If(A.Binary("!=", A.Member(A.Member(A.Name(h), "udp"), "checksum"),
+                               A.Const(0)), flag)
+        return A.If(valid("tcp"), flag, A.If(valid("udp"), A.Block((udp_on,))), use.stmt.pos)
 
     def lower_control(self, control: A.ControlDecl, nf: NFDefinition) -> A.ControlDecl:
         return _count_direct(_place_actions(super().lower_control(control, nf), self._actions))
@@ -217,7 +246,8 @@ class TnaEmitter(P4Emitter):
         parts.append(self.print_decls(self.api_consts()))
         parts.append(self.print_decls(nf) if nf else "")
         parts.append(_TYPES.format(cpu=self.cpu_port, recirc=comp.options.recirc_port,
-                                   dg=self.digest_meta_fields(),
+                                   dg=self.digest_meta_fields()
+                                   + ("    bit<16> l4_residual;\n" if self._l4_checksum else ""),
                                    **{f"T_{k}": v for k, v in TERMINALS.items()}))
         parts.append(self._ingress_parser())
         parts.append(self._ingress(digests))
@@ -249,6 +279,9 @@ class TnaEmitter(P4Emitter):
                                           A.Field(A.NamedType("packet_in_t"), "packet_in"),
                                           A.Field(A.NamedType("packet_out_t"), "packet_out"))
                                  + d.fields, d.annotations, d.pos)
+            if isinstance(d, A.StructDecl) and d.name == "sfc_meta_t" and self._l4_checksum:
+                d = A.StructDecl(d.name, d.fields + (A.Field(A.BitType(1), "l4_checksum"),),
+                                 d.annotations, d.pos)
             out.append(d)
         return out
 
@@ -256,7 +289,8 @@ class TnaEmitter(P4Emitter):
         init = "\n".join(f"        meta.{f} = 0;" for f in (
             "sfc.metadata", "sfc.counter", "sfc.path_id", "sfc.drop", "sfc.to_cpu",
             "sfc.egress_valid", "sfc.egress_port", "sfc.mcast_grp", "ctl.recirculate",
-            "ctl.terminal", "ctl.out_port"))
+            "ctl.terminal", "ctl.out_port")
+            + (("sfc.l4_checksum", "l4_residual") if self._l4_checksum else ()))
         init += "".join(f"\n        meta.{s.instance}_dg.{i.name}_valid = 0;"
                         for _, s, i in self.digest_slots())
         lines = ["parser SfcIngressParser(packet_in pkt, out headers_t hdr, out meta_t meta, "
@@ -267,8 +301,11 @@ class TnaEmitter(P4Emitter):
                  "            CPU_PORT : parse_packet_out;", "            default : parse_ethernet;",
                  "        }", "    }", "    state parse_packet_out {",
                  "        pkt.extract(hdr.packet_out);", "        transition parse_ethernet;", "    }"]
-        lines += parser_states(set(self.comp.headers), "pkt", "hdr")
-        return "\n".join(lines) + "\n}\n"
+        states = parser_states(set(self.comp.headers), "pkt", "hdr")
+        if self._l4_checksum:
+            lines.insert(1, "    Checksum() l4_checksum;")
+            states = _subtract_l4(states)
+        return "\n".join(lines + states) + "\n}\n"
 
     def _egress_parser(self) -> str:
         lines = ["parser SfcEgressParser(packet_in pkt, out headers_t hdr, out eg_meta_t meta, "
@@ -301,6 +338,12 @@ class TnaEmitter(P4Emitter):
                   "hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, "
                   "hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});\n        }\n"
                   if csum else "")
+        if self._l4_checksum:
+            decl += "    Checksum() tcp_checksum;\n    Checksum() udp_checksum;\n"
+            update += "        if (meta.sfc.l4_checksum == 1) {\n" + "".join(
+                f"            hdr.{h}.checksum = {h}_checksum.update({{hdr.ipv4.src_addr, "
+                f"hdr.ipv4.dst_addr, hdr.{h}.src_port, hdr.{h}.dst_port, meta.l4_residual}}"
+                f"{', true' if h == 'udp' else ''});\n" for h in ("tcp", "udp")) + "        }\n"
         return self._deparser("SfcIngressDeparser", "inout headers_t hdr, in meta_t meta, "
                               "in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
                               ("bridge", *PARSER_GRAPH), decl + csum, update + packs)
@@ -310,6 +353,23 @@ class TnaEmitter(P4Emitter):
         emits = "".join(f"        pkt.emit(hdr.{h});\n" for h in headers)
         return (f"control {name}(packet_out pkt, {params}) {{\n{decls}"
                 f"    apply {{\n{body}{emits}    }}\n}}\n")
+
+
+def _subtract_l4(states: list[str]) -> list[str]:
+    """The ingress parser's states with the TCP/UDP checksum's residual taken: the old IPv4
+    addresses where they are extracted, the old ports and checksum with the TCP or UDP
+    header (TNA's ``Checksum`` subtracts fields in the state that extracts them)."""
+    out: list[str] = []
+    for line in states:
+        out.append(line)
+        h = line.strip().removeprefix("pkt.extract(hdr.").removesuffix(");")
+        if h == "ipv4":
+            out.append("        l4_checksum.subtract({hdr.ipv4.src_addr, hdr.ipv4.dst_addr});")
+        elif h in ("tcp", "udp"):
+            out += [f"        l4_checksum.subtract({{hdr.{h}.src_port, hdr.{h}.dst_port, "
+                    f"hdr.{h}.checksum}});",
+                    "        l4_checksum.subtract_all_and_deposit(meta.l4_residual);"]
+    return out
 
 
 def _place_actions(control: A.ControlDecl, actions: list[A.Instance]) -> A.ControlDecl:

@@ -60,6 +60,7 @@ class V1ModelEmitter(P4Emitter):
         "SfcMeter": "meter_decl", "SfcMeter.execute": "meter_execute",
         "SfcHash": "drop_decl", "SfcHash.get": "hash_get",
         "SfcDigest": "digest_decl", "SfcDigest.pack": "digest_pack",
+        "SfcL4Checksum": "l4_checksum_decl", "SfcL4Checksum.update": "l4_checksum_update",
     }
     ENUMS: ClassVar[dict[tuple[str, str], str]] = {
         **{("SfcHashAlgorithm", k): f"HashAlgorithm.{v}" for k, v in _V1_HASH.items()},
@@ -81,6 +82,7 @@ class V1ModelEmitter(P4Emitter):
         """Which register actions need their index kept in a variable: one that is not
         a plain name or constant, or that the action's body assigns."""
         self._index_temp = set()
+        self._hdr = control.params[0].name
         for n in A.walk(control):
             if (isinstance(n, A.Call) and isinstance(n.func, A.Member)
                     and isinstance(n.func.expr, A.Name) and n.func.name == "execute"
@@ -144,6 +146,46 @@ class V1ModelEmitter(P4Emitter):
         if use.lhs is not None:
             out.append(A.Assign(use.lhs, A.Name(f"{ra.name}_rv")))
         return tuple(out)
+
+    def l4_checksum_decl(self, use: Use):
+        """The update's two sums, as variables of the NF's control."""
+        return (A.VarDecl(A.BitType(32), f"{use.inst.name}_delta", None, (), use.inst.pos),
+                A.VarDecl(A.BitType(32), f"{use.inst.name}_sum"))
+
+    def l4_checksum_update(self, use: Use):
+        """RFC 1624 eqn. 3 in the NF: ``HC' = ~(~HC + ~m + m')`` for the valid TCP or UDP
+        header, ones'-complement sums folded twice (a UDP checksum of 0 stays 0, one that
+        comes out 0 is sent as 0xffff)."""
+        old, new = use.call.args
+        if not (isinstance(old, A.ListExpr) and isinstance(new, A.ListExpr)
+                and len(old.items) == len(new.items) and old.items):
+            self.unsupported("an L4 checksum update whose arguments are not two lists of "
+                             "16-bit words of the same length", use.stmt, nf=use.nf)
+        hdr = self._hdr
+        delta, total = A.Name(f"{use.inst.name}_delta"), A.Name(f"{use.inst.name}_sum")
+        terms = [A.Cast(A.BitType(32), A.Unary("~", w)) for w in old.items]
+        terms += [A.Cast(A.BitType(32), w) for w in new.items]
+        expr = terms[0]
+        for t in terms[1:]:
+            expr = A.Binary("+", expr, t)
+
+        def fix(l4: str) -> list[A.Node]:
+            csum = A.Member(A.Member(A.Name(hdr), l4), "checksum")
+            low = A.Binary("&", total, A.Const(0xffff, base=16, text="0xffff"))
+            fold = A.Assign(total, A.Binary("+", low, A.Binary(">>", total, A.Const(16))))
+            return [A.Assign(total, A.Binary("+", A.Cast(A.BitType(32), A.Unary("~", csum)),
+                                              delta)),
+                    fold, fold,
+                    A.Assign(csum, A.Unary("~", A.Slice(total, A.Const(15), A.Const(0))))]
+
+        udp_csum = A.Member(A.Member(A.Name(hdr), "udp"), "checksum")
+        udp = A.If(A.Binary("!=", udp_csum, A.Const(0)), A.Block(tuple(fix("udp") + [
+            A.If(A.Binary("==", udp_csum, A.Const(0)),
+                 A.Block((A.Assign(udp_csum, A.Const(0xffff, base=16, text="0xffff")),)))])))
+        valid = lambda h: A.Call(A.Member(A.Member(A.Name(hdr), h), "isValid"))  # noqa: E731
+        return (A.Assign(delta, expr, use.stmt.pos),
+                A.If(valid("tcp"), A.Block(tuple(fix("tcp"))),
+                     A.If(valid("udp"), A.Block((udp,)))))
 
     def drop_decl(self, use: Use):
         return self.remove()

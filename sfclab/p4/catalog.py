@@ -51,6 +51,7 @@ API_EXTERNS: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "SfcMeter": {"execute": "expr"},
     "SfcHash": {"get": "expr"},
     "SfcDigest": {"pack": "stmt"},
+    "SfcL4Checksum": {"update": "stmt"},
 })
 #: Names an NF must not touch: architecture metadata and externs.
 _ARCH_NAMES = frozenset({"standard_metadata", "ig_intr_md", "ig_md", "eg_intr_md", "ig_dprsr_md",

@@ -16,7 +16,8 @@ declare, and raises :class:`~sfclab.errors.P4Error` at the first of:
 * a name used before its declaration (P4_16 requires declaration before use;
   p4c says ``now: declaration not found``);
 * on TNA, a register one packet may access more than once (:mod:`.paths`), which
-  ``bf-p4c`` refuses.
+  ``bf-p4c`` refuses, and Tofino's action, gateway and direct-resource rules
+  (:mod:`.tofino_rules`).
 
 Type arguments and types are compared as far as they are known here (widths of
 ``bit<W>``, typedefs, headers, structs, enums); what cannot be told is let through.
@@ -144,9 +145,11 @@ def check_program(prog: A.Program, *, base: Path | str | None = None,
         Checker(env).program(prog)
         if env.arch == "tna":
             from .paths import TNA, check_one_access
+            from .tofino_rules import check_tofino
 
             for c in prog.controls():
                 check_one_access(c, prog, TNA)
+                check_tofino(c)
     except P4Error as e:
         if not e.text and text and (not e.source or e.source == prog.source):
             e.text = text

@@ -177,7 +177,7 @@ def test_tna_stateful_firewall_touches_each_register_once_per_packet():
     control = text[text.index("control stateful_firewall"):text.index("control l3fwd")]
     executes = [line.strip() for line in control.splitlines() if ".execute(" in line]
     assert executes == ["new_window = roll_window.execute(flow_idx);",
-                        "pkt_count = count_packet.execute(flow_idx);"]
+                        "over_limit = count_packet.execute(flow_idx);"]
     assert "RegisterAction<bit<32>, bit<12>, bit<1>>(window_start) roll_window = {" in control
     assert control.index("bit<32> now = 0;") < control.index("roll_window = {")
     assert control.index("bit<1> new_window = 0;") < control.index("count_packet = {")

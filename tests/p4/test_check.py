@@ -112,12 +112,96 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("pre, body, apply, message", WRONG,
-                         ids=[f"{i}" for i in range(len(WRONG))])
+# Tofino's rules that p4c-barefoot 9.13.4 enforced on sfclab's programs before issue 24, with
+# the compiler's words in the comment; the control's parameter is `inout bit<8> x`.
+TOFINO_WRONG = [
+    # lb / nat: `add: action spanning multiple stages … require multiple stages for a single
+    # action` (the incremental checksum folded with &, >>, + in one assignment)
+    (TNA, "bit<32> c = 0;", "c = (c & 0xffff) + (c >> 16);",
+     "action spanning multiple stages: `c = (c & 0xffff) + (c >> 16)` needs 3 dependent ALU "
+     "operations on one field"),
+    (TNA, "bit<16> a = 0; bit<16> b = 0; bit<32> d = 0;",
+     "d = (bit<32>) ~a + (bit<32>) ~b + (bit<32>) a;", "needs 4 dependent ALU operations"),
+    # qos (the TNA meter colour): `and: action spanning multiple stages … operand 2`
+    (TNA, "bit<2> col = 0;", "col = col - ((col >> 1) & col & 1);",
+     "action spanning multiple stages: `col = col - (col >> 1 & col & 1)`"),
+    # one action: a computed field read again by a later instruction of the same action
+    (TNA, "bit<8> y = 0; action a() { y = x + 1; x = y + 2; } "
+          "table t { key = { x : exact; } actions = { a; } size = 4; }", "t.apply();",
+     "action 'a': action spanning multiple stages: `y` is written (line 4) and then read in "
+     "the same action"),
+    # heavy_hitter / stateful_firewall: `condition too complex, one operand of … must be
+    # constant`
+    (TNA, "bit<32> c0 = 0; bit<32> c1 = 0;", "if (c1 < c0) { x = 1; }",
+     "condition too complex, one operand of `c1 < c0` must be constant"),
+    (TNA, "bit<32> n = 0; bit<32> lim = 0;", "if (x == 1 && n > lim) { x = 2; }",
+     "one operand of `n > lim` must be constant"),
+    # monitor: `Attached object … flow_counters in table … is executed in some actions and not
+    # executed in others … direct attached objects must be enabled in all hit actions`
+    (TNA, "DirectCounter<bit<32>>(CounterType_t.PACKETS) d; action a() { d.count(); } "
+          "table t { key = { x : exact; } actions = { a; NoAction; } default_action = NoAction(); "
+          "counters = d; size = 4; }", "t.apply();",
+     "table 't': its direct counter 'd' is not used in action 'NoAction'"),
+    (TNA, "DirectCounter<bit<32>>(CounterType_t.PACKETS) d; action a() { } "
+          "table t { key = { x : exact; } actions = { a; } counters = d; size = 4; }", "t.apply();",
+     "its direct counter 'd' is not used in action 'a'"),
+]
+
+
+@pytest.mark.parametrize("pre, body, apply, message", WRONG + TOFINO_WRONG,
+                         ids=[f"{i}" for i in range(len(WRONG))]
+                         + [f"tofino{i}" for i in range(len(TOFINO_WRONG))])
 def test_wrong_uses_of_the_architecture_are_refused(pre, body, apply, message):
     err = _refused(_control(pre, body, apply))
     assert message in err.message
     assert err.line >= 3 and err.hint
+    assert "^" in str(err)                     # the line, with a caret
+
+
+TOFINO_RIGHT = [
+    # one operation per field, a copy propagated, a constant comparison, @defaultonly NoAction,
+    # a comparison inside a RegisterAction
+    (TNA, "bit<32> c = 0; bit<16> w = 0; DirectCounter<bit<32>>(CounterType_t.PACKETS) d; "
+          "Register<bit<32>, bit<4>>(16) r; bit<32> lim = 0; "
+          "RegisterAction<bit<32>, bit<4>, bit<1>>(r) over = { void apply(inout bit<32> v, "
+          "out bit<1> rv) { v = v + 1; rv = 0; if (v > lim) { rv = 1; } } }; "
+          "action a() { c = (bit<32>) w; x = c[7:0]; d.count(); } "
+          "table t { key = { x : exact; } actions = { a; @defaultonly NoAction; } "
+          "default_action = NoAction(); counters = d; size = 4; }",
+     "t.apply(); c = c + 1; w = ~w & 0xff; if (c > 10) { x = over.execute(4w1) ++ 7w0; }"),
+]
+
+
+@pytest.mark.parametrize("pre, body, apply", TOFINO_RIGHT)
+def test_tofino_rules_let_the_tofino_forms_through(pre, body, apply):
+    assert check_program(parse_p4(_control(pre, body, apply))).arch == "tna"
+
+
+def test_tna_emitter_refuses_an_nf_breaking_a_tofino_rule_with_its_line(tmp_path):
+    """An NF in the portable API that compiles for v1model but not for Tofino: `sfclab
+    compile --arch tna` names the NF, the rule and the line in the NF's file."""
+    from sfclab.codegen import generate
+    from sfclab.errors import CompileError
+    from sfclab.p4.catalog import load_default
+
+    nf = tmp_path / "p4" / "nf"
+    nf.mkdir(parents=True)
+    (tmp_path / "p4" / "include").symlink_to(ROOT / "p4" / "include")
+    src = (ROOT / "p4" / "nf" / "firewall.p4").read_text().replace("control firewall(",
+                                                                   "control cmp_fw(")
+    src = src.replace("    apply {", "    bit<32> a = 0;\n    bit<32> b = 0;\n\n    apply {\n"
+                                      "        if (a < b) { sfc.metadata = 1; }", 1)
+    (nf / "cmp_fw.p4").write_text(src)
+    cat = load_default().copy()
+    cat.add_path(nf)
+    line = src.splitlines().index("        if (a < b) { sfc.metadata = 1; }") + 1
+    text = "chain c { input => cmp_fw => output; }"
+    generate(sfclab.compile(text, catalog=cat))                    # v1model: fine
+    with pytest.raises(CompileError) as err:
+        generate(sfclab.compile(text, arch="tna", catalog=cat))
+    assert "NF 'cmp_fw': condition too complex, one operand of `a < b` must be constant" \
+        in err.value.message
+    assert f"{nf / 'cmp_fw.p4'}:{line}:" in err.value.message
 
 
 def test_the_refusal_says_which_define_selects_the_form_used():

@@ -32,10 +32,37 @@ def p4info_from_text(text: str) -> p4info_pb2.P4Info:
     """Parse a text-format P4Info (ours or p4c's); raises :class:`CompileError` if bad."""
     info = p4info_pb2.P4Info()
     try:
-        text_format.Parse(text, info, descriptor_pool=_barefoot_pool())
+        text_format.Parse(_without_compiler_externs(text), info,
+                          descriptor_pool=_barefoot_pool())
     except text_format.ParseError as e:
         raise CompileError(f"not a text-format P4Info: {e}") from None
     return info
+
+
+#: Externs the Tofino compiler describes for its own tools (the port metadata the parser
+#: skips, snapshot fields); no program sfclab writes declares them.
+_COMPILER_EXTERNS = ("PortMetadata", "Snapshot")
+
+
+def _without_compiler_externs(text: str) -> str:
+    """*text* without its top-level ``externs { … }`` blocks of :data:`_COMPILER_EXTERNS`."""
+    if not any(f'extern_type_name: "{n}"' in text for n in _COMPILER_EXTERNS):
+        return text
+    out, i = [], 0
+    while (start := text.find("\nexterns {", i)) >= 0:
+        depth, j = 0, start + 1
+        while j < len(text):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+            if depth == 0 and text[j - 1] == "}":
+                break
+        block = text[start:j]
+        out.append(text[i:start])
+        if not any(f'extern_type_name: "{n}"' in block for n in _COMPILER_EXTERNS):
+            out.append(block)
+        i = j
+    out.append(text[i:])
+    return "".join(out)
 
 
 # --- comparing two P4Infos ------------------------------------------------------------------

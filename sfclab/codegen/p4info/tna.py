@@ -52,7 +52,10 @@ _BAREFOOT_MESSAGES = {
     "DirectRegister": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False),
                        ("data_field_name", 2, "string", False)],
     "Digest": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False)],
+    # p4c-barefoot 9.13 names the hashed fields (DynHash.field_infos); sfclab writes none
+    "DynHashFieldInfo": [("field_name", 1, "string", False), ("is_constant", 2, "bool", False)],
     "DynHash": [("type_spec", 1, ".p4.config.v1.P4DataTypeSpec", False),
+                ("field_infos", 2, ".barefoot.DynHashFieldInfo", True),
                 ("hash_width", 3, "int32", False)],
 }
 _SPEC_ENUMS = {"CounterSpec": {"Unit": ["UNSPECIFIED", "BYTES", "PACKETS", "PACKETS_AND_BYTES"]},
@@ -61,7 +64,8 @@ _SPEC_ENUMS = {"CounterSpec": {"Unit": ["UNSPECIFIED", "BYTES", "PACKETS", "PACK
 _SCALARS = {"uint32": descriptor_pb2.FieldDescriptorProto.TYPE_UINT32,
             "int64": descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
             "int32": descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
-            "string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING}
+            "string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+            "bool": descriptor_pb2.FieldDescriptorProto.TYPE_BOOL}
 
 
 def _add_field(msg: descriptor_pb2.DescriptorProto, name: str, number: int, ftype: str,

@@ -1,0 +1,77 @@
+"""How long the Tofino compiler takes on the programs the test suite compiles for TNA.
+
+    python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples]
+
+Generates every library NF alone and mid-chain and every example in every pipeline mode
+(``tests/targets/tofino_programs.py``), compiles each distinct program once with
+``p4c-barefoot`` (or ``bf-p4c``), N at a time (default 2), and prints a markdown table:
+per program its wall time and, in total, the compiler's CPU seconds (``os.times`` of the
+child processes), from which the time on an unloaded machine with N cores follows
+(CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"))
+
+from tofino_programs import (EXAMPLE_FILES, NFS, TofinoBuilds,  # noqa: E402
+                             example_programs, nf_programs, tofino_compiler)
+
+from sfclab.targets.tofino import ingress_stages, slot_stages  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", choices=("nfs", "examples"))
+    args = ap.parse_args()
+    exe = tofino_compiler()
+    if exe is None:
+        print("no Tofino compiler (bf-p4c / p4c-barefoot) on PATH", file=sys.stderr)
+        return 1
+    programs: dict[str, object] = {}
+    if args.only in (None, "nfs"):
+        for nf in NFS:
+            programs.update(nf_programs(nf))
+    if args.only in (None, "examples"):
+        for p in EXAMPLE_FILES:
+            programs.update(example_programs(p))
+    print(f"compiler: {exe}; {len(programs)} programs; load {os.getloadavg()[0]:.1f}",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        builds = TofinoBuilds(Path(tmp), exe, jobs=args.jobs)
+        t0, c0 = time.perf_counter(), os.times()
+        futures = {what: builds.submit(g) for what, g in programs.items()}
+        print("| program | result | wall s | ingress stages | slots: stages used / estimate |")
+        print("|---|---|---:|---:|---|")
+        seen = set()
+        for what, f in futures.items():
+            b = f.result()
+            first = id(f) not in seen
+            seen.add(id(f))
+            bfa = b.out / "tofino" / "pipe" / "program.bfa"
+            text = bfa.read_text() if bfa.is_file() else ""
+            slots = ", ".join(f"{r.nf} {r.span}/{r.estimate}"
+                              for r in slot_stages(text, programs[what])) if text else ""
+            print(f"| {what} | {'ok' if b.result.ok else 'REFUSED'} | "
+                  f"{b.wall:.1f}{'' if first else ' (same program)'} | "
+                  f"{ingress_stages(text) if text else '-'} | {slots} |", flush=True)
+        builds.close()
+        wall, c1 = time.perf_counter() - t0, os.times()
+    cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+    print(f"\n{len(builds.futures)} distinct programs compiled in {wall:.0f} s wall, "
+          f"{cpu:.0f} s of compiler CPU ({cpu / max(len(builds.futures), 1):.1f} s each): "
+          f"{cpu / args.jobs:.0f} s on {args.jobs} unloaded cores; load now "
+          f"{os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

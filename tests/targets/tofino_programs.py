@@ -1,0 +1,104 @@
+"""The TNA programs the Tofino-compiler tests and ``benchmarks/bench_tofino.py`` compile:
+each library NF alone and mid-chain, every example in every pipeline mode; and a runner
+that compiles each distinct program once (keyed by its text's hash), a few at a time,
+timing each compile (wall and CPU seconds of the compiler process)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import sfclab
+from sfclab.codegen import CodegenOptions, generate
+from sfclab.codegen.p4c import P4C_BAREFOOT, find_compiler, run_p4c
+from sfclab.lang import parse_file
+from sfclab.p4.catalog import load_default
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NFS = tuple(sorted(load_default().names()))
+PIPELINES = ("auto", "mafsa", "optimal", "naive")
+EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json")))
+#: Values of the run-time names an example's multibranch cases use.
+BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
+
+
+def tofino_compiler() -> str | None:
+    """bf-p4c or p4c-barefoot, as ``sfclab compile --arch tna --p4c`` finds it."""
+    return find_compiler("tna")
+
+
+def alone(nf: str) -> str:
+    return f"chain c match ipv4.dst == 10.0.1.0/24 {{ input => {nf} => output; }}\n"
+
+
+def mid_chain(nf: str) -> str:
+    before = "firewall" if nf != "firewall" else "classifier"
+    after = "l3fwd" if nf != "l3fwd" else "router"
+    return (f"chain c match ipv4.dst == 10.0.1.0/24 {{ input => {before} => {nf} => {after} "
+            f"=> output; }}\n")
+
+
+def nf_programs(nf: str) -> dict[str, object]:
+    return {f"{nf} alone": generate(sfclab.compile(alone(nf), arch="tna")),
+            f"{nf} mid-chain": generate(sfclab.compile(mid_chain(nf), arch="tna"))}
+
+
+def example_programs(path: Path) -> dict[str, object]:
+    chains = parse_file(path)
+    opts = CodegenOptions(bindings=BINDINGS.get(path.name, {}))
+    return {f"{path.name} --pipeline {mode}":
+            generate(sfclab.compile(chains, arch="tna", pipeline=mode), options=opts)
+            for mode in PIPELINES}
+
+
+@dataclass(frozen=True)
+class Build:
+    """One compile: the compiler's result, where it wrote, wall and CPU seconds."""
+
+    result: object
+    out: Path
+    wall: float
+    cpu: float
+
+
+class TofinoBuilds:
+    """Compiles TNA programs with the Tofino compiler, each distinct text once, *jobs* at a
+    time."""
+
+    def __init__(self, root: Path, exe: str, jobs: int = 2) -> None:
+        self.root, self.exe = root, exe
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        self.futures: dict[str, concurrent.futures.Future] = {}
+        self.lock = threading.Lock()
+
+    def submit(self, generated) -> concurrent.futures.Future:
+        text = generated.program.text
+        key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        with self.lock:
+            if key not in self.futures:
+                out = self.root / key
+                out.mkdir(parents=True, exist_ok=True)
+                (out / "program.p4").write_text(text)
+                self.futures[key] = self.pool.submit(self._build, out, generated)
+            return self.futures[key]
+
+    def _build(self, out: Path, generated) -> Build:
+        before = os.times()
+        t = time.perf_counter()
+        res = run_p4c(out / "program.p4", "tna", out, generated.program.program, exe=self.exe)
+        wall = time.perf_counter() - t
+        after = os.times()     # children's CPU (threads share it: exact with one job)
+        return Build(res, out, wall, (after.children_user - before.children_user)
+                     + (after.children_system - before.children_system))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "P4C_BAREFOOT", "TofinoBuilds", "Build",
+           "nf_programs", "example_programs", "tofino_compiler", "alone", "mid_chain"]
