@@ -286,4 +286,7 @@ def test_packets_racing_updates_are_all_labelled(lab):
         stop.set()
         t.join()
     assert len(lab.traces) > 10
-    assert [r.path for r in lab.traces] == ["web/0"] * len(lab.traces)
+    kept = list(lab.traces)                   # the last lab.keep_traces of them, whole
+    assert [r.path for r in kept] == ["web/0"] * len(kept)
+    # and every packet, kept whole or only counted, is counted on its path
+    assert dict(lab.traces.summary.paths) == {"web/0": len(lab.traces)}
