@@ -16,7 +16,7 @@ declare, and raises :class:`~sfclab.errors.P4Error` at the first of:
 * a name used before its declaration (P4_16 requires declaration before use;
   p4c says ``now: declaration not found``);
 * on TNA, a register one packet may access more than once (:mod:`.paths`), which
-  ``bf-p4c`` refuses, and Tofino's action, gateway and direct-resource rules
+  ``bf-p4c`` refuses, and Tofino's action, gateway, direct-resource and range-key rules
   (:mod:`.tofino_rules`).
 
 Type arguments and types are compared as far as they are known here (widths of
@@ -105,6 +105,23 @@ def environment(prog: A.Program, *, base: Path | None = None,
     return env
 
 
+def _widths(checker, control: A.ControlDecl):
+    """The width in bits of an expression in *control* (None: not known), as *checker*
+    types it with the control's parameters and locals in scope."""
+    scope = {p.name: p for p in control.params}
+    scope.update((d.name, d) for d in control.locals if isinstance(d, (A.VarDecl, A.ConstDecl)))
+
+    def width_of(e: A.Node) -> int | None:
+        checker.scopes.append(scope)
+        try:
+            t = checker.type_of(e)
+        finally:
+            checker.scopes.pop()
+        return t.width if isinstance(t, A.BitType) and t.width else None
+
+    return width_of
+
+
 def _included(name: str, base: Path | None) -> list[A.Program]:
     path = include_file(name, base)
     return [] if path is None else list(_file_programs(path, path.stat().st_mtime_ns))
@@ -142,14 +159,15 @@ def check_program(prog: A.Program, *, base: Path | str | None = None,
                           portable=portable)
         from .resolve import Checker
 
-        Checker(env).program(prog)
+        checker = Checker(env)
+        checker.program(prog)
         if env.arch == "tna":
             from .paths import TNA, check_one_access
             from .tofino_rules import check_tofino
 
             for c in prog.controls():
                 check_one_access(c, prog, TNA)
-                check_tofino(c)
+                check_tofino(c, width_of=_widths(checker, c))
     except P4Error as e:
         if not e.text and text and (not e.source or e.source == prog.source):
             e.text = text

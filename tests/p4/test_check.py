@@ -145,6 +145,14 @@ TOFINO_WRONG = [
     (TNA, "DirectCounter<bit<32>>(CounterType_t.PACKETS) d; action a() { } "
           "table t { key = { x : exact; } actions = { a; } counters = d; size = 4; }", "t.apply();",
      "its direct counter 'd' is not used in action 'a'"),
+    # the composed program's branch table on the 32-bit NF value: `cannot perform a range
+    # match on key … as the key does not fit in under 5 PHV nibbles`
+    (TNA, "bit<32> w = 0; table t { key = { x : exact; w : range; } actions = { NoAction; } "
+          "size = 4; }", "t.apply();",
+     "table 't': cannot perform a range match on key `w` (32 bits): Tofino's range keys are at "
+     "most 20 bits"),
+    (TNA, "bit<32> w = 0; table t { key = { w[23:0] : range; } actions = { NoAction; } "
+          "size = 4; }", "t.apply();", "range match on key `w[23:0]` (24 bits)"),
 ]
 
 
@@ -169,6 +177,9 @@ TOFINO_RIGHT = [
           "table t { key = { x : exact; } actions = { a; @defaultonly NoAction; } "
           "default_action = NoAction(); counters = d; size = 4; }",
      "t.apply(); c = c + 1; w = ~w & 0xff; if (c > 10) { x = over.execute(4w1) ++ 7w0; }"),
+    # a range key of 20 bits (a slice of a wider field), a 32-bit field matched as ternary
+    (TNA, "bit<32> w = 0; table t { key = { w[19:0] : range; w : ternary; x : range; } "
+          "actions = { NoAction; } size = 4; }", "t.apply();"),
 ]
 
 
