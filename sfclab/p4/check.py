@@ -46,7 +46,7 @@ from .archdecls import declarations
 from .env import Env
 from .parser import include_file, parse_p4_file
 
-__all__ = ["check_program", "Env", "environment", "arch_of"]
+__all__ = ["check_program", "Env", "environment", "arch_of", "widths_of"]
 
 
 def arch_of(prog: A.Program) -> str:
@@ -103,6 +103,15 @@ def environment(prog: A.Program, *, base: Path | None = None,
         env.add_decls(p.decls)
     env.add_decls(prog.decls)
     return env
+
+
+def widths_of(prog: A.Program, control: A.ControlDecl, *, extra: Iterable[A.Program] = (),
+              portable: bool = False):
+    """A function giving the width in bits of an expression in *control* of *prog* (None:
+    not known); *extra*, *portable* as for :func:`environment`."""
+    from .resolve import Checker
+
+    return _widths(Checker(environment(prog, extra=extra, portable=portable)), control)
 
 
 def _widths(checker, control: A.ControlDecl):
