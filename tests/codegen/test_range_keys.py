@@ -18,6 +18,7 @@ from sfclab.codegen.p4info import build_p4info
 from sfclab.errors import CompileError
 from sfclab.lang import parse_file
 from sfclab.p4 import ast as A
+from sfclab.runtime.encode import P4InfoIndex
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: The examples whose chains branch on an NF's value (their branch tables key on it).
@@ -87,10 +88,13 @@ def test_tna_range_keys_are_at_most_20_bits_and_v1model_keeps_its_ranges(name):
     wide = {f for f, (k, w) in v1_kinds.items() if k == "range" and w > 20}
     assert any(f == "meta.sfc.metadata" for _, f in wide), "v1model range-matches the NF value"
     assert {f: kinds[f] for f in wide} == {f: ("ternary", v1_kinds[f][1]) for f in wide}
-    # the entries are in the P4Info's forms: canonical() refuses a range on a ternary field
-    fields = p4info_fields(build_p4info(tna.program.program, arch="tna"))
+    # the entries are in the P4Info's forms (canonical() refuses a range on a ternary field),
+    # and the runtime encodes each as a P4Runtime update against it
+    info = build_p4info(tna.program.program, arch="tna")
+    fields, index = p4info_fields(info), P4InfoIndex(info)
     for e in tna.entries:
         canonical(e, fields[e.table])
+        index.update("INSERT", e)
 
 
 def _matches(e, values: dict[str, int]) -> bool:
