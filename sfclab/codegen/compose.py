@@ -38,6 +38,7 @@ from ..errors import CompileError
 from ..ir.fields import FIELDS
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
+from ..p4.tofino_rules import RANGE_KEY_BITS
 from ..passes.fsm import cond_source
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
@@ -61,7 +62,7 @@ def saved_field(k: int) -> str:
 #: range on at most 5 nibbles (20 bits); a wider key of the composed program is a
 #: ``ternary`` key there, and each range entry becomes the value/mask entries that cover
 #: it (:func:`sfclab.codegen.entries.range_to_ternary`).
-RANGE_BITS: dict[str, int | None] = {"v1model": None, "tna": 20}
+RANGE_BITS: dict[str, int | None] = {"v1model": None, "tna": RANGE_KEY_BITS}
 
 #: The rewinder's ``finish(terminal, port)`` codes.
 TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
