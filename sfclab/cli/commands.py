@@ -229,7 +229,7 @@ def _run_p4c(gen, out: Path) -> int:
 
 def _print_stages(gen, out: Path) -> None:
     """The stages the Tofino compiler gave each NF slot, next to the catalogue's estimates."""
-    from .targets.tofino import ingress_stages, slot_stages, stage_table
+    from ..targets.tofino import ingress_stages, slot_stages, stage_table
 
     bfa = next(iter(sorted((out / "tofino").glob("**/*.bfa"))), None)
     if bfa is None:

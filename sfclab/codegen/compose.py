@@ -38,9 +38,12 @@ from ..errors import CompileError
 from ..ir.fields import FIELDS
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
+from ..p4.tofino_rules import RANGE_KEY_BITS
+from ..passes.fsm import cond_source
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
-           "core_apply", "headers_of", "saved_field", "TERMINALS", "PARSER_GRAPH", "SAVED_WIDTH"]
+           "core_apply", "headers_of", "saved_field", "TERMINALS", "PARSER_GRAPH", "SAVED_WIDTH",
+           "RANGE_BITS"]
 
 #: Width of a saved metadata field of the SFC header (an NF's ``sfc.metadata``).
 SAVED_WIDTH = 32
@@ -54,6 +57,12 @@ def saved_field(k: int) -> str:
     """
     return f"saved_md{k}"
 
+
+#: The widest range key each architecture takes (None: any width).  Tofino matches a
+#: range on at most 5 nibbles (20 bits); a wider key of the composed program is a
+#: ``ternary`` key there, and each range entry becomes the value/mask entries that cover
+#: it (:func:`sfclab.codegen.entries.range_to_ternary`).
+RANGE_BITS: dict[str, int | None] = {"v1model": None, "tna": RANGE_KEY_BITS}
 
 #: The rewinder's ``finish(terminal, port)`` codes.
 TERMINALS = {"output": 0, "drop": 1, "cpu": 2}
@@ -211,12 +220,32 @@ class Composition:
     table_prefix: str = ""
     #: Saved metadata fields in the SFC header (``saved_md0`` …; 0: the library's header).
     saved: int = 0
+    #: The widest range key the architecture takes (:data:`RANGE_BITS`; None: any).
+    range_bits: int | None = None
+
+    def key_kind(self, kind: str, width: int) -> str:
+        """The match kind the program gives a control-table key of *kind* and *width*
+        bits: a range wider than :attr:`range_bits` is matched as ``ternary`` (its
+        entries are the value/mask entries covering each range).
+
+        >>> from sfclab.compiler import compile
+        >>> c = compose(compile("chain a match tcp.dport == 80: firewall"), arch="tna")
+        >>> c.key_kind("range", 32), c.key_kind("range", 9), c.key_kind("ternary", 32)
+        ('ternary', 'range', 'ternary')
+        """
+        if kind == "range" and self.range_bits is not None and width > self.range_bits:
+            return "ternary"
+        return kind
 
     def sizes(self) -> dict[str, int]:
         """Sizes of the control tables, grown to hold the plan's entries four times."""
         fsm = self.compiled.fsm
         n_init = max(1, len(fsm.initializer)) * 4
-        n_branch = max([max(sum(1 for b in fsm.branches if b.slot == s.index),
+        for k in self.init_keys:      # a range key matched as ternary: 2W entries a range
+            if k.kind == "range" and self.key_kind(k.kind, k.width) == "ternary":
+                n_init *= 2 * k.width
+        n_branch = max([max(sum(self._branch_rows(b) for b in fsm.branches
+                                if b.slot == s.index),
                             sum(1 for e in fsm.saves if e.slot == s.index)) * 4
                         for s in self.slots], default=0)
         n_rew = len(fsm.rewinder) * 4
@@ -224,6 +253,22 @@ class Composition:
         return {"initializer": max(o.initializer_size, _pow2(n_init)),
                 "branch": max(o.branch_size, _pow2(n_branch)),
                 "rewinder": max(o.rewinder_size, _pow2(n_rew))}
+
+    def _branch_rows(self, b) -> int:
+        """Table entries branch *b* is counted as: one (the 4-fold room covers a
+        multibranch's values and a `!=`'s two ranges) where every key takes ranges; where
+        a range is matched as ternary (:meth:`key_kind`), the value/mask entries of its
+        ranges: ``2 * W`` at most."""
+        if self.range_bits is None:
+            return 1
+        if b.kind == "case":
+            return max(1, len(b.cases))
+        if b.cond is None or (b.kind == "then" and b.cond.op == "=="):
+            return 1
+        width = {"ingress_port": 9, "counter": 8}.get(cond_source(b.cond), SAVED_WIDTH)
+        if self.key_kind("range", width) != "ternary":
+            return 2
+        return 2 * width      # one range: 2W - 2 at most; a range's complement: 2W
 
 
 def _pow2(n: int) -> int:
@@ -316,9 +361,10 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     used |= set(options.keep_headers)
     saved = max(fsm.n_saved, options.saved_fields,
                 max((k + 1 for s in slots for k in s.saved_keys), default=0))
+    arch = arch or compiled.arch
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
                        _init_keys(chains, options.keep_keys), options,
-                       "pipe." if (arch or compiled.arch) == "tna" else "", saved)
+                       "pipe." if arch == "tna" else "", saved, RANGE_BITS.get(arch))
 
 
 # --- the shared ingress core (P4 text) ---------------------------------------------------------
@@ -327,7 +373,8 @@ def core_locals(comp: Composition) -> list[str]:
     """Declarations of the ingress core: NF instances, the control tables and their actions."""
     sizes = comp.sizes()
     out = [f"{s.nf}() {s.instance};" for s in comp.slots]
-    keys = "".join(f"\n            {k.expr} : {k.kind} @name(\"{k.name}\");" for k in comp.init_keys)
+    keys = "".join(f"\n            {k.expr} : {comp.key_kind(k.kind, k.width)} @name(\"{k.name}\");"
+                   for k in comp.init_keys)
     key_prop = f"""
         key = {{{keys}
         }}"""
@@ -387,7 +434,9 @@ def core_locals(comp: Composition) -> list[str]:
     }""")
     for s in comp.slots:
         if s.branches:
-            keys = _BRANCH_KEYS + tuple(f"hdr.sfc.{saved_field(k)} : range" for k in s.saved_keys)
+            keys = _branch_keys(comp) + tuple(
+                f"hdr.sfc.{saved_field(k)} : {comp.key_kind('range', SAVED_WIDTH)}"
+                for k in s.saved_keys)
             out.append(_slot_table(s.branch_table, keys, ("take_branch",), sizes["branch"]))
     if any(s.loops for s in comp.slots):
         out.append("""
@@ -500,6 +549,18 @@ _STEERING_REFS = """
 
 _BRANCH_KEYS = ("hdr.sfc.path_id : exact", "hdr.sfc.state : exact", "meta.sfc.metadata : range",
                 "meta.sfc.counter : range", "meta.sfc.ingress_port : range")
+#: The width of each branch key a condition tests (the NF's value, the loop counter, the port).
+BRANCH_KEY_WIDTHS = {"meta.sfc.metadata": 32, "meta.sfc.counter": 8, "meta.sfc.ingress_port": 9}
+
+
+def _branch_keys(comp: Composition) -> tuple[str, ...]:
+    """The branch table's keys, in the kinds the architecture takes
+    (:meth:`Composition.key_kind`)."""
+    out = []
+    for k in _BRANCH_KEYS:
+        expr, _, kind = k.partition(" : ")
+        out.append(f"{expr} : {comp.key_kind(kind, BRANCH_KEY_WIDTHS.get(expr, 0))}")
+    return tuple(out)
 
 
 def _slot_table(name: str, keys: tuple[str, ...], actions: tuple[str, ...], size: int) -> str:

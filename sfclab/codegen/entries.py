@@ -39,7 +39,8 @@ from .compose import SAVED_WIDTH, TERMINALS, Composition, InitKey, saved_field
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
-           "canonical_match", "make_entry", "p4info_fields", "network_entries", "INGRESS"]
+           "canonical_match", "make_entry", "p4info_fields", "network_entries", "INGRESS",
+           "range_to_ternary"]
 
 #: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
@@ -175,6 +176,38 @@ class TableEntry:
         return self.describe()
 
 
+def range_to_ternary(low: int, high: int, width: int) -> list[Ternary]:
+    """The value/mask matches (prefixes) that together match exactly ``low .. high`` of a
+    *width*-bit field, none overlapping another: how a range entry is written for a key
+    the architecture matches as ternary (Tofino's range keys are at most 20 bits wide:
+    :meth:`~.compose.Composition.key_kind`).  At most ``2 * width - 2`` of them; one
+    entry with the range's priority per match keeps the table's first-match result.
+
+    >>> [str(t) for t in range_to_ternary(1, 6, 3)]
+    ['1&&&0x7', '2&&&0x6', '4&&&0x6', '6&&&0x7']
+    >>> range_to_ternary(0, 255, 8)
+    [Ternary(value=0, mask=0)]
+    """
+    top = (1 << width) - 1
+    if not 0 <= low <= high <= top:
+        raise CompileError(f"the range {low}..{high} is not within 0..{top} ({width} bits)",
+                           hint="write low..high with 0 <= low <= high")
+    out = []
+    while low <= high:
+        # the largest aligned block starting at low that stays within high
+        size = (low & -low) if low else 1 << width
+        while low + size - 1 > high:
+            size >>= 1
+        out.append(Ternary(low, top & ~(size - 1)))
+        low += size
+    return out
+
+
+def _as_key(kind: str, width: int, m: Range) -> list[Match]:
+    """Range *m* of a key the program matches as *kind*: itself, or its prefixes."""
+    return list(range_to_ternary(m.low, m.high, width)) if kind == "ternary" else [m]
+
+
 # --- classifier -> initializer entries -------------------------------------------------------
 
 def _term_ranges(t: FieldMatch, width: int) -> list[tuple[int, int]]:
@@ -249,6 +282,10 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
             else:
                 mine = [t for t in terms if t.field == key.field]
             alts = _key_alternatives(key, mine)
+            if key.kind == "range" and (kind := comp.key_kind(key.kind, key.width)) != "range":
+                alts = [x for a in alts
+                        for x in ([a] if not isinstance(a, Range) else
+                                  _as_key(kind, key.width, a))]
             combos = [c + ([(key.name, a)] if a is not None else []) for c in combos for a in alts]
         for match in combos:
             out.append(TableEntry(
@@ -298,6 +335,7 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
             continue
         key, width = _cond_key(b)
         top = (1 << width) - 1
+        kind = comp.key_kind("range", width)
 
         def value(v: int | str) -> int | None:
             if isinstance(v, int):
@@ -320,8 +358,11 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
             if b.kind == "else":
                 ranges = _complement(ranges, top)
         chain = b.path.rpartition("/")[0]
-        for lo, hi in ranges:
-            cond_match = () if (lo, hi) == (0, top) else ((key, Range(lo, hi)),)
+        matches = [m for lo, hi in ranges
+                   for m in ([None] if (lo, hi) == (0, top) else
+                             _as_key(kind, width, Range(lo, hi)))]
+        for m in matches:
+            cond_match = () if m is None else ((key, m),)
             out.append(TableEntry(
                 _tbl(comp, f"slot{b.slot}_branch"),
                 (("hdr.sfc.path_id", Exact(b.path_num)), ("hdr.sfc.state", Exact(b.state)))

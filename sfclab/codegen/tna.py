@@ -32,7 +32,8 @@ from typing import ClassVar
 
 from ..errors import CompileError, P4Error
 from ..p4 import ast as A
-from ..p4.catalog import NFDefinition
+from ..p4.catalog import NFDefinition, nf_includes
+from ..p4.check import widths_of
 from ..p4.paths import PORTABLE, check_one_access
 from ..p4.tofino_rules import check_tofino
 from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, core_locals
@@ -108,7 +109,9 @@ class TnaEmitter(P4Emitter):
         self._hdr, self._sfc = (p.name for p in control.params[:2])
         try:
             check_one_access(control, nf.program, PORTABLE, what=f"NF {nf.name!r}")
-            check_tofino(control, what=f"NF {nf.name!r}", lowered=False)
+            check_tofino(control, what=f"NF {nf.name!r}", lowered=False,
+                         width_of=widths_of(nf.program, control, extra=nf_includes(),
+                                            portable=True))
         except P4Error as e:
             raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
                                hint=e.hint) from None

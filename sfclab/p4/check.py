@@ -16,7 +16,7 @@ declare, and raises :class:`~sfclab.errors.P4Error` at the first of:
 * a name used before its declaration (P4_16 requires declaration before use;
   p4c says ``now: declaration not found``);
 * on TNA, a register one packet may access more than once (:mod:`.paths`), which
-  ``bf-p4c`` refuses, and Tofino's action, gateway and direct-resource rules
+  ``bf-p4c`` refuses, and Tofino's action, gateway, direct-resource and range-key rules
   (:mod:`.tofino_rules`).
 
 Type arguments and types are compared as far as they are known here (widths of
@@ -46,7 +46,7 @@ from .archdecls import declarations
 from .env import Env
 from .parser import include_file, parse_p4_file
 
-__all__ = ["check_program", "Env", "environment", "arch_of"]
+__all__ = ["check_program", "Env", "environment", "arch_of", "widths_of"]
 
 
 def arch_of(prog: A.Program) -> str:
@@ -105,6 +105,32 @@ def environment(prog: A.Program, *, base: Path | None = None,
     return env
 
 
+def widths_of(prog: A.Program, control: A.ControlDecl, *, extra: Iterable[A.Program] = (),
+              portable: bool = False):
+    """A function giving the width in bits of an expression in *control* of *prog* (None:
+    not known); *extra*, *portable* as for :func:`environment`."""
+    from .resolve import Checker
+
+    return _widths(Checker(environment(prog, extra=extra, portable=portable)), control)
+
+
+def _widths(checker, control: A.ControlDecl):
+    """The width in bits of an expression in *control* (None: not known), as *checker*
+    types it with the control's parameters and locals in scope."""
+    scope = {p.name: p for p in control.params}
+    scope.update((d.name, d) for d in control.locals if isinstance(d, (A.VarDecl, A.ConstDecl)))
+
+    def width_of(e: A.Node) -> int | None:
+        checker.scopes.append(scope)
+        try:
+            t = checker.type_of(e)
+        finally:
+            checker.scopes.pop()
+        return t.width if isinstance(t, A.BitType) and t.width else None
+
+    return width_of
+
+
 def _included(name: str, base: Path | None) -> list[A.Program]:
     path = include_file(name, base)
     return [] if path is None else list(_file_programs(path, path.stat().st_mtime_ns))
@@ -142,14 +168,15 @@ def check_program(prog: A.Program, *, base: Path | str | None = None,
                           portable=portable)
         from .resolve import Checker
 
-        Checker(env).program(prog)
+        checker = Checker(env)
+        checker.program(prog)
         if env.arch == "tna":
             from .paths import TNA, check_one_access
             from .tofino_rules import check_tofino
 
             for c in prog.controls():
                 check_one_access(c, prog, TNA)
-                check_tofino(c)
+                check_tofino(c, width_of=_widths(checker, c))
     except P4Error as e:
         if not e.text and text and (not e.source or e.source == prog.source):
             e.text = text

@@ -16,6 +16,12 @@ it is lowered for TNA.  Each refusal is a located :class:`~sfclab.errors.P4Error
   d`` (or a direct meter) whose action list has an action that does not count,
   such as ``NoAction`` (mark it ``@defaultonly``), is refused (``direct attached
   objects must be enabled in all hit actions``);
+* **a range key is at most 20 bits wide** — Tofino matches a range on at most five
+  4-bit nibbles (``cannot perform a range match on key … as the key does not fit in
+  under 5 PHV nibbles``): match a wider field as ``ternary`` and write each range as
+  the value/mask entries that cover it (what sfclab's composed program does:
+  :func:`sfclab.codegen.entries.range_to_ternary`); checked where the key's width is
+  known (*width_of*);
 * one access per register per packet is :mod:`.paths`' check.
 
 Bodies of ``RegisterAction`` instances run on the stateful ALU and follow its
@@ -34,11 +40,16 @@ rules, not these.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import P4Error
 from . import ast as A
 from .printer import expr_p4
 
-__all__ = ["check_tofino", "alu_ops"]
+__all__ = ["check_tofino", "alu_ops", "RANGE_KEY_BITS"]
+
+#: The widest range key Tofino matches (five 4-bit nibbles).
+RANGE_KEY_BITS = 20
 
 #: Operators that take one ALU instruction each.
 _ALU = frozenset({"+", "-", "&", "|", "^", "<<", ">>", "|+|", "|-|", "*"})
@@ -192,11 +203,34 @@ def _check_direct(control: A.ControlDecl, where: str, lowered: bool) -> None:
                                   f"actions count by themselves on TNA)")
 
 
-def check_tofino(control: A.ControlDecl, *, what: str = "", lowered: bool = True) -> None:
+def _check_range_keys(control: A.ControlDecl, where: str,
+                      width_of: Callable[[A.Node], int | None]) -> None:
+    for t in control.tables():
+        for k in t.keys:
+            if k.match_kind != "range":
+                continue
+            w = width_of(k.expr)
+            if w is not None and w > RANGE_KEY_BITS:
+                raise _refuse(k if getattr(k, "pos", None) else t,
+                              f"{where}: table '{t.name}': cannot perform a range match on key "
+                              f"`{expr_p4(k.expr)}` ({w} bits): Tofino's range keys are at most "
+                              f"{RANGE_KEY_BITS} bits (5 nibbles)",
+                              f"match `{expr_p4(k.expr)}` as ternary and write each range as "
+                              f"the value/mask entries that cover it "
+                              f"(sfclab.codegen.entries.range_to_ternary), or range-match a "
+                              f"slice of at most {RANGE_KEY_BITS} bits")
+
+
+def check_tofino(control: A.ControlDecl, *, what: str = "", lowered: bool = True,
+                 width_of: Callable[[A.Node], int | None] | None = None) -> None:
     """Refuse in *control* what Tofino's compiler refuses (the module's doc).  *lowered*:
     the control is TNA code (its direct counters count where ``d.count()`` is called);
-    else an NF in the portable API (TNA's emitter makes each of its own actions count)."""
+    else an NF in the portable API (TNA's emitter makes each of its own actions count).
+    *width_of* gives an expression's width in bits (None: not known), for the range
+    keys' rule."""
     where = what or f"control '{control.name}'"
+    if width_of is not None:
+        _check_range_keys(control, where, width_of)
     _check_conditions(control.apply, where)
     for d in control.locals:
         if isinstance(d, A.ActionDecl):

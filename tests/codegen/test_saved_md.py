@@ -46,18 +46,23 @@ def test_the_branch_tests_the_saved_value_of_the_nf_it_names(arch):
     info = build_p4info(gen.program.program, arch=arch)
     table = next(t for t in info.tables if t.preamble.name.endswith(qos.branch_table))
     key = next(f for f in table.match_fields if f.name == "hdr.sfc.saved_md0")
-    assert key.bitwidth == 32 and key.match_type == key.RANGE
+    # (Tofino range-matches at most 20 bits: a ternary key there, its ranges as prefixes)
+    assert key.bitwidth == 32 and key.match_type == (key.RANGE if arch == "v1model"
+                                                     else key.TERNARY)
     index = P4InfoIndex(info)
     for e in gen.entries:
         index.update("INSERT", e)
     # after qos, the edge chain's branch tests l2fwd's saved flag, never qos's metadata
     after_qos = [e for e in gen.entries if e.table.endswith(qos.branch_table)]
-    assert len(after_qos) == 4
+    assert len(after_qos) == (4 if arch == "v1model" else 2 * (1 + 32))   # {0}; 1 .. 2^32-1
+    top = (1 << 32) - 1
     for e in after_qos:
         match = dict(e.match)
         assert "meta.sfc.metadata" not in match
-        assert (match["hdr.sfc.saved_md0"].low, match["hdr.sfc.saved_md0"].high) in (
-            (0, 0), (1, (1 << 32) - 1))
+        m = match["hdr.sfc.saved_md0"]
+        lo, hi = (m.low, m.high) if arch == "v1model" else (m.value, m.value | (top & ~m.mask))
+        assert (lo, hi) in ((0, 0), (1, top)) if arch == "v1model" else \
+            (lo, hi) == (0, 0) or 1 <= lo <= hi <= top
     # l2fwd's value is saved on every path of the chain, and nowhere else
     saves = [e for e in gen.entries if e.table.endswith("_save")]
     edge = {e for e in saves if e.group == "chain:edge"}

@@ -145,6 +145,14 @@ TOFINO_WRONG = [
     (TNA, "DirectCounter<bit<32>>(CounterType_t.PACKETS) d; action a() { } "
           "table t { key = { x : exact; } actions = { a; } counters = d; size = 4; }", "t.apply();",
      "its direct counter 'd' is not used in action 'a'"),
+    # the composed program's branch table on the 32-bit NF value: `cannot perform a range
+    # match on key … as the key does not fit in under 5 PHV nibbles`
+    (TNA, "bit<32> w = 0; table t { key = { x : exact; w : range; } actions = { NoAction; } "
+          "size = 4; }", "t.apply();",
+     "table 't': cannot perform a range match on key `w` (32 bits): Tofino's range keys are at "
+     "most 20 bits"),
+    (TNA, "bit<32> w = 0; table t { key = { w[23:0] : range; } actions = { NoAction; } "
+          "size = 4; }", "t.apply();", "range match on key `w[23:0]` (24 bits)"),
 ]
 
 
@@ -169,6 +177,9 @@ TOFINO_RIGHT = [
           "table t { key = { x : exact; } actions = { a; @defaultonly NoAction; } "
           "default_action = NoAction(); counters = d; size = 4; }",
      "t.apply(); c = c + 1; w = ~w & 0xff; if (c > 10) { x = over.execute(4w1) ++ 7w0; }"),
+    # a range key of 20 bits (a slice of a wider field), a 32-bit field matched as ternary
+    (TNA, "bit<32> w = 0; table t { key = { w[19:0] : range; w : ternary; x : range; } "
+          "actions = { NoAction; } size = 4; }", "t.apply();"),
 ]
 
 
@@ -177,9 +188,9 @@ def test_tofino_rules_let_the_tofino_forms_through(pre, body, apply):
     assert check_program(parse_p4(_control(pre, body, apply))).arch == "tna"
 
 
-def test_tna_emitter_refuses_an_nf_breaking_a_tofino_rule_with_its_line(tmp_path):
-    """An NF in the portable API that compiles for v1model but not for Tofino: `sfclab
-    compile --arch tna` names the NF, the rule and the line in the NF's file."""
+def _tna_refuses_firewall_variant(tmp_path, name: str, old: str, new: str):
+    """The library firewall as NF *name* with *old* replaced by *new*: it compiles for
+    v1model and TNA refuses it; returns the error and where *new*'s last line is (file:line:)."""
     from sfclab.codegen import generate
     from sfclab.errors import CompileError
     from sfclab.p4.catalog import load_default
@@ -188,20 +199,41 @@ def test_tna_emitter_refuses_an_nf_breaking_a_tofino_rule_with_its_line(tmp_path
     nf.mkdir(parents=True)
     (tmp_path / "p4" / "include").symlink_to(ROOT / "p4" / "include")
     src = (ROOT / "p4" / "nf" / "firewall.p4").read_text().replace("control firewall(",
-                                                                   "control cmp_fw(")
-    src = src.replace("    apply {", "    bit<32> a = 0;\n    bit<32> b = 0;\n\n    apply {\n"
-                                      "        if (a < b) { sfc.metadata = 1; }", 1)
-    (nf / "cmp_fw.p4").write_text(src)
+                                                                   f"control {name}(")
+    src = src.replace(old, new, 1)
+    (nf / f"{name}.p4").write_text(src)
     cat = load_default().copy()
     cat.add_path(nf)
-    line = src.splitlines().index("        if (a < b) { sfc.metadata = 1; }") + 1
-    text = "chain c { input => cmp_fw => output; }"
+    first = new.splitlines()[-1]
+    line = src.splitlines().index(first) + 1
+    text = f"chain c {{ input => {name} => output; }}"
     generate(sfclab.compile(text, catalog=cat))                    # v1model: fine
     with pytest.raises(CompileError) as err:
         generate(sfclab.compile(text, arch="tna", catalog=cat))
+    return err.value, f"{nf / (name + '.p4')}:{line}:"
+
+
+def test_tna_emitter_refuses_an_nf_breaking_a_tofino_rule_with_its_line(tmp_path):
+    """An NF in the portable API that compiles for v1model but not for Tofino: `sfclab
+    compile --arch tna` names the NF, the rule and the line in the NF's file."""
+    err, where = _tna_refuses_firewall_variant(
+        tmp_path, "cmp_fw", "    apply {", "    bit<32> a = 0;\n    bit<32> b = 0;\n\n    apply {\n"
+                                          "        if (a < b) { sfc.metadata = 1; }")
     assert "NF 'cmp_fw': condition too complex, one operand of `a < b` must be constant" \
-        in err.value.message
-    assert f"{nf / 'cmp_fw.p4'}:{line}:" in err.value.message
+        in err.message
+    assert where in err.message
+
+
+def test_tna_emitter_refuses_an_nf_range_matching_a_32_bit_field_with_its_line(tmp_path):
+    """An NF whose table range-matches the 32-bit source address compiles for v1model; for
+    TNA sfclab names the NF, the key, Tofino's 20-bit limit and the line in the NF's file."""
+    err, where = _tna_refuses_firewall_variant(
+        tmp_path, "rng_fw", "            hdr.ipv4.src_addr : ternary;",
+        "            hdr.ipv4.src_addr : range;")
+    assert "NF 'rng_fw': table 'acl': cannot perform a range match on key `hdr.ipv4.src_addr` " \
+           "(32 bits): Tofino's range keys are at most 20 bits" in err.message
+    assert where in err.message
+    assert "ternary" in err.hint
 
 
 def test_the_refusal_says_which_define_selects_the_form_used():

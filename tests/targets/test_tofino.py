@@ -344,11 +344,6 @@ def test_every_library_nf_alone_and_mid_chain_compiles_for_tofino(tofino_builds)
     _assert_compiles(tofino_builds, programs)
 
 
-#: Examples whose TNA programs p4c-barefoot 9.13.4 refuses today (issue 24, not fixed yet):
-#: their chains branch on an NF's value, and sfclab's branch table range-matches the 32-bit
-#: `meta.sfc.metadata` ("cannot perform a range match on key … as the key does not fit in
-#: under 5 PHV nibbles": Tofino's range keys are at most 20 bits).
-RANGE_KEY_TOO_WIDE = {"flexmesh_fig9.sfc", "p4sc_table3.sfc", "p4sfc_mixed.sfc", "web.sfc"}
 #: Every pipeline mode of every example takes about 5 minutes of compiling on 2 cores
 #: (benchmarks/bench_tofino.py); the suite compiles each example's `auto` program, all four
 #: modes with SFCLAB_TOFINO_SWEEP=1.  (every_nf.sfc --pipeline naive crashes p4c-barefoot:
@@ -357,12 +352,12 @@ SWEEP = bool(os.environ.get("SFCLAB_TOFINO_SWEEP"))
 
 
 @needs_tofino_compiler
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=pytest.mark.xfail(
-        p.name in RANGE_KEY_TOO_WIDE, strict=True,
-        reason="the branch table's range key on the 32-bit NF value is wider than Tofino's "
-               "20 bits (not fixed: issue 24)")) for p in EXAMPLE_FILES], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
 def test_every_example_compiles_for_tofino(path, tofino_builds):
+    """Each example's TNA program (before issue 24's range keys were fixed, flexmesh_fig9,
+    p4sc_table3, p4sfc_mixed and web were refused: their branch tables range-matched the
+    32-bit NF value, and Tofino's range keys are at most 20 bits; now that key is ternary
+    on TNA, each range entry written as its prefixes)."""
     programs = example_programs(path)
     if not SWEEP:
         programs = {w: g for w, g in programs.items() if w.endswith("--pipeline auto")}
