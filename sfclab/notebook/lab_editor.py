@@ -42,7 +42,7 @@ from .editor import ChainEditor, EditorChange
 from .editor_text import err
 
 if TYPE_CHECKING:
-    from ..lab import Lab, LabChange
+    from ..api.lab import Lab, LabChange
 
 __all__ = ["lab_editor", "LabBinding"]
 
