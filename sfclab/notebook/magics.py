@@ -12,7 +12,10 @@ does the work.
     earlier outputs update in place too and nothing is re-created.  ``--show``
     displays a view with just those tabs (one widget per selection, updated the
     same way).  ``--arch`` stays in effect for later cells.  Chains are kept by
-    name across cells: to drop one, ``%sfc remove NAME``.
+    name across cells: to drop one, ``%sfc remove NAME``.  A cell whose chains were
+    changed since it ran (in the chain editor, from Python) is refused, saying what
+    differs (:mod:`.cell_sync`): ``--from-lab`` replaces the cell's text with the
+    Lab's, ``--force`` runs the cell's text anyway; ``%sfc chains`` prints the Lab's.
 ``%%topology``
     Parses the cell as a topology (switches, hosts, servers, links, generators
     such as ``use fat_tree(4)``), runs the Lab's chains on that network from now
@@ -37,6 +40,7 @@ is line 1).  ``%config SfcMagics.traceback = True`` shows Python tracebacks agai
 from __future__ import annotations
 
 import shlex
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -50,8 +54,11 @@ from traitlets.config import Configurable
 
 from ..compiler import ARCHS
 from ..errors import SfclabError, SourceError, did_you_mean
+from ..ir.model import ChainSet
+from ..lang import format as format_chains
 from ..api.lab import Lab
 from ..nfinfo import OFFLOAD_CLASSES
+from .cell_sync import CellSync
 
 __all__ = ["SfcMagics", "SfcUsageError", "current_lab", "load_ipython_extension"]
 
@@ -113,6 +120,7 @@ class SfcMagics(Magics, Configurable):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._lab: Lab | None = None
+        self._syncs: weakref.WeakKeyDictionary[Lab, CellSync] = weakref.WeakKeyDictionary()
 
     @property
     def lab(self) -> Lab:
@@ -142,20 +150,62 @@ class SfcMagics(Magics, Configurable):
     @argument("--arch", "-a", choices=ARCHS, help="compile for this architecture from now on")
     @argument("--show", "-s", help="comma-separated tabs to display (default: all): "
               "chains, ir, pipeline, fsm, placement, offload, topology, p4, entries")
+    @argument("--force", "-f", action="store_true", help="run the cell even where it "
+              "discards changes made to its chains since it ran (by the chain editor …)")
+    @argument("--from-lab", action="store_true", help="replace this cell's text with the "
+              "Lab's text of its chains (the Lab is unchanged)")
     @cell_magic
     def chain(self, line: str, cell: str) -> None:
-        """Add the cell's chains to the lab, recompile, and display the live view."""
+        """Add the cell's chains to the lab, recompile, and display the live view.
+
+        A cell whose chains were changed since it ran (by the chain editor, or by
+        anything but a ``%%chain`` cell) is refused with what differs
+        (:mod:`sfclab.notebook.cell_sync`): ``--from-lab`` takes the Lab's text into
+        the cell instead, ``--force`` runs the cell's text anyway."""
         args = parse_argstring(self.chain, line)
         show = _views(args.show) if args.show else None
         if not cell.strip():
             raise UsageError("the cell is empty: write chains below %%chain, e.g.\n"
                              "    chain web: firewall -> nat -> l3fwd")
-        self._call(self.lab.add, cell, name=args.name, arch=args.arch, source="<cell>",
-                   cell=(f"%%chain {line}".rstrip(), cell))
+        where = (f"%%chain {line}".rstrip(), cell)
+        if args.from_lab:
+            if args.force:
+                raise UsageError("--from-lab takes the Lab's text, --force the cell's: "
+                                 "give one of them")
+            self._cell_from_lab(args, cell, where)
+        else:
+            self._call(self.cell_sync.apply, cell, name=args.name, arch=args.arch,
+                       force=args.force, cell=where)
         display(self.lab.live_view(show))
         warnings = _chain_warnings(self.lab)
         if warnings:
             display(_warnings_output(warnings))
+
+    @property
+    def cell_sync(self) -> CellSync:
+        """What the ``%%chain`` cells put in :attr:`lab` (:mod:`sfclab.notebook.cell_sync`)."""
+        lab = self.lab
+        sync = self._syncs.get(lab)
+        if sync is None:
+            sync = self._syncs[lab] = CellSync(lab)
+        return sync
+
+    def _cell_from_lab(self, args: Any, cell: str, where: tuple[str, str]) -> None:
+        """``%%chain --from-lab``: the cell's text becomes the Lab's text of its chains."""
+        sync = self.cell_sync
+        text, kept, gone = self._call(sync.lab_text, cell, args.name, cell=where)
+        if not kept:
+            raise UsageError(f"the lab has none of this cell's chains "
+                             f"({', '.join(gone)}): there is no text to take; run the cell "
+                             f"without --from-lab to add them")
+        magic = " ".join(["%%chain", *(["--arch", args.arch] if args.arch else []),
+                          *(["--show", shlex.quote(args.show)] if args.show else [])])
+        self.shell.set_next_input(f"{magic}\n{text}\n", replace=True)
+        sync.took(kept)
+        left = (f"; {', '.join(gone)} left out: the lab no longer has "
+                f"{'it' if len(gone) == 1 else 'them'}" if gone else "")
+        print(f"this cell now holds the lab's text of {', '.join(kept)} (the lab is "
+              f"unchanged){left}:\n\n{magic}\n{text}")
 
     @cell_magic
     def topology(self, line: str, cell: str) -> None:
@@ -232,7 +282,7 @@ class SfcMagics(Magics, Configurable):
         """help                       this list"""
         from .runtime_views import help_output, target_text
 
-        cells = [("%%chain [--name N] [--arch v1model|tna] [--show VIEWS]",
+        cells = [("%%chain [--name N] [--arch v1model|tna] [--show VIEWS] [--from-lab|--force]",
                   "add chains, show the live view"),
                  ("%%topology", "run the chains on a network of switches, show where NFs run"),
                  ("%%nf NAME [--layer L] [--offload C] [--field F:W] [--replace]",
@@ -265,9 +315,36 @@ class SfcMagics(Magics, Configurable):
         names = shlex.split(args)
         if not names:
             raise UsageError("name the chains to remove: %sfc remove CHAIN …")
-        self._call(self.lab.remove, *names)
+        sync = self.cell_sync
+        self._call(sync.ours, self.lab.remove, *names)
+        sync.removed(tuple(names))
         left = self.lab.chains.names()
         print(f"removed {', '.join(names)}; chains left: {', '.join(left) or 'none'}")
+
+    def sfc_chains(self, args: str) -> None:
+        """chains [CHAIN …] [--cell]  the lab's chains as %%chain cell text (--cell: in a new cell below)"""
+        p = self._parser("chains")
+        p.add_argument("names", nargs="*")
+        p.add_argument("--cell", action="store_true")
+        ns = p.parse_args(shlex.split(args))
+        have = self.lab.chains
+        for n in ns.names:
+            if n not in have:
+                raise UsageError(f"no chain {n!r} in the lab; " + (
+                    did_you_mean(n, have.names()) or
+                    f"chains: {', '.join(have.names()) or 'none'}"))
+        if not len(have):
+            print("the lab has no chains yet: write them in a %%chain cell, or draw them "
+                  "(%sfc edit)")
+            return
+        text = "%%chain\n" + format_chains(ChainSet.of([have[n] for n in
+                                                        ns.names or have.names()])) + "\n"
+        if ns.cell:
+            self.shell.set_next_input(text, replace=False)
+            print(f"a new cell below holds {', '.join(ns.names or have.names())} as the lab "
+                  f"has them")
+        else:
+            print(text, end="")
 
     # -- the target -----------------------------------------------------------------------------
     def sfc_target(self, args: str) -> None:

@@ -306,7 +306,7 @@ def test_sfc_help_lists_every_command(ip, sfc):
     assert "<code>%sfc target [URL]</code>" in html
     assert "bmv2://H:P?device_id=N" in html and "<Lab" not in out
     assert ip.run_line_magic("sfc", "")._repr_mimebundle_()["text/plain"] == out
-    assert SfcMagics.commands() == ["help", "show", "export", "remove", "target", "push",
+    assert SfcMagics.commands() == ["help", "show", "export", "remove", "chains", "target", "push",
                                     "update", "send", "send-pcap", "trace", "tables", "counters",
                                     "topology", "edit"]
 
