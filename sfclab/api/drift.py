@@ -8,6 +8,11 @@ NF slots change and it takes a program reload (``%sfc update --reload`` or
 ``%sfc push``), decided as :meth:`sfclab.Lab.update` decides it. Nothing is
 written to the target.
 
+An NF of the pushed program redefined since (``%%nf``, ``lab.add_nf``) is drift
+too: the switch runs the NF's old code.  :func:`redefined_nfs` compares each NF's
+definition then and now (its compiler view and its parsed P4: comments and layout
+aside), and the change takes a program reload.
+
 >>> from sfclab import Lab
 >>> drift(Lab()) is None          # nothing pushed: nothing runs, nothing differs
 True
@@ -23,7 +28,7 @@ from typing import Any
 from ..errors import SfclabError
 from ..ir.model import ChainSet
 
-__all__ = ["Drift", "drift", "chain_changes"]
+__all__ = ["Drift", "drift", "chain_changes", "redefined_nfs"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class Drift:
     #: "unknown" (a network: ``%sfc update`` finds out).
     needs: str = "entries"
     reason: str = ""
+    #: NFs of the running program redefined since (``%%nf``): the switch runs their old code.
+    nfs: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:
@@ -54,19 +61,28 @@ class Drift:
             "lab.update(allow_reload=True) (or lab.push())"
 
     def what(self) -> str:
-        """``web changed, ssh added``."""
+        """``web changed; ssh added; NF tagger redefined (the switch runs its old code)``."""
         parts = [f"{', '.join(names)} {word}" for word, names in
                  (("changed", self.changed), ("added", self.added), ("removed", self.removed))
                  if names]
+        if self.nfs:
+            one = len(self.nfs) == 1
+            parts.append(f"NF{'' if one else 's'} {', '.join(self.nfs)} redefined since "
+                         f"(%%nf): the switch runs {'its' if one else 'their'} old code")
         return "; ".join(parts)
+
+    def headline(self) -> str:
+        """What runs, in a few words (the chains, or only the NF code, differ)."""
+        if self.changed or self.added or self.removed:
+            return "the target still runs the chains of the last push or update, not the Lab's"
+        return "the target still runs the NF code of the last push or update, not the Lab's"
 
     def message(self, *, python: bool = False) -> str:
         how = {"entries": "table entries can apply it",
                "reload": f"it needs a program reload ({self.reason})" if self.reason
                else "it needs a program reload",
                "unknown": "the network still runs the old placement"}[self.needs]
-        return (f"the target still runs the chains of the last push or update, not the Lab's: "
-                f"{self.what()}. What follows is the old program; {how}: "
+        return (f"{self.headline()}: {self.what()}. What follows is the old program; {how}: "
                 f"{self.python if python else self.command}")
 
     def __str__(self) -> str:
@@ -98,16 +114,62 @@ def drift(lab: Any) -> Drift | None:
     if gen is None:
         return None
     changes = chain_changes(gen.compiled.chains, lab.chains)
-    if not any(changes):
-        return None
-    key = (id(gen), tuple(c.signature() for c in lab.chains))
+    key = (id(gen), id(lab.catalog), tuple(c.signature() for c in lab.chains))
     memo = _MEMO.get(lab)
     if memo is not None and memo[0] == key:
         return memo[1]
-    needs, reason = _needs(lab, gen)
-    out = Drift(*changes, needs=needs, reason=reason)
+    nfs = redefined_nfs(gen.compiled, lab.catalog)
+    out = None
+    if any(changes) or nfs:
+        needs, reason = _needs(lab, gen)
+        out = Drift(*changes, needs=needs, reason=reason, nfs=nfs)
     _MEMO[lab] = (key, out)
     return out
+
+
+def redefined_nfs(compiled: Any, catalog: Any) -> tuple[str, ...]:
+    """The NFs *compiled* (a :class:`~sfclab.compiler.CompiledChains`) uses whose
+    definition in *catalog* differs from the one it was compiled with: another
+    compiler view (layer, field, tables …) or other P4 (comments and layout aside).
+
+    >>> from sfclab import Lab
+    >>> lab = Lab()
+    >>> tagger = ("control tagger(inout headers_t hdr, inout sfc_meta_t sfc) {\\n"
+    ...           "    apply { sfc.metadata = 1; }\\n}")
+    >>> _ = lab.add_nf(tagger); _ = lab.add("chain t: tagger -> l3fwd")
+    >>> before = lab.compiled
+    >>> _ = lab.add_nf("// the same, commented\\n" + tagger)
+    >>> redefined_nfs(before, lab.catalog)
+    ()
+    >>> _ = lab.add_nf(tagger.replace("= 1", "= 2"))
+    >>> redefined_nfs(before, lab.catalog)
+    ('tagger',)
+    """
+    old_catalog = compiled.catalog
+    if old_catalog is catalog:
+        return ()
+    out = []
+    for name in sorted({t for c in compiled.chains for t in c.nf_types()}):
+        try:
+            old, new = _definition(old_catalog, name), _definition(catalog, name)
+        except SfclabError:                 # gone from the catalogue: the chains say so
+            continue
+        if old != new:
+            out.append(name)
+    return tuple(out)
+
+
+def _definition(catalog: Any, name: str) -> tuple[Any, Any]:
+    """(compiler view, parsed P4 or None) of NF *name* in *catalog*."""
+    info = catalog.resolve(name)
+    definition = getattr(catalog, "definition", None)
+    if definition is None:
+        return info, None
+    try:
+        d = definition(name)
+    except SfclabError:                     # an NF without P4 (a server's)
+        return info, None
+    return info, d.program
 
 
 def _needs(lab: Any, gen: Any) -> tuple[str, str]:

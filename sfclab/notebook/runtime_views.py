@@ -203,8 +203,8 @@ def drift_output(drift: Any) -> Rich:
     text = f"warning: {drift.message()}"
     html = (f"<div class='sfc-warning sfc-drift' style='background:#fff8e1;color:#5d4037;"
             f"border-left:3px solid #f9a825;padding:4px 8px;margin:4px 0;"
-            f"overflow-wrap:break-word'>⚠ <b>The target runs the chains of the last push or "
-            f"update, not the Lab's</b>: {esc(drift.what())}. What follows is the old program"
+            f"overflow-wrap:break-word'>⚠ <b>{esc(_first_up(drift.headline()))}</b>: "
+            f"{esc(drift.what())}. What follows is the old program"
             f"{'' if drift.needs != 'reload' else ' (this change needs a program reload'}"
             f"{esc(': ' + drift.reason) if drift.needs == 'reload' and drift.reason else ''}"
             f"{')' if drift.needs == 'reload' else ''}. "
@@ -232,3 +232,8 @@ def update_text(plan: Any) -> str:
         why = f" ({plan.reason})" if plan.reason else ""
         return f"reloaded the program{why} and wrote every entry: the target runs the Lab's chains"
     return str(plan)
+
+
+def _first_up(text: str) -> str:
+    """*text* with its first letter a capital (the rest as it is: ``Lab's`` stays)."""
+    return text[:1].upper() + text[1:]

@@ -268,6 +268,33 @@ def test_send_trace_and_tables_say_first_that_the_switch_runs_other_chains(ip, s
     assert not shown and any("monitor" in t.trace.nfs() for t in view.traces)
 
 
+GATE = "control gate(inout headers_t hdr, inout sfc_meta_t sfc) {\n    apply { }\n}"
+
+
+def test_an_nf_cell_rerun_after_the_push_is_flagged_by_send_trace_and_tables(ip, sfc,
+                                                                             monkeypatch):
+    """An NF redefined with %%nf after the push: the switch runs its old code until a
+    reload, and send, trace and tables say so first, naming the NF and the command."""
+    ip.run_cell_magic("nf", "gate", GATE)
+    ip.run_cell_magic("chain", "", "chain g match tcp.dport == 8080: gate -> l3fwd")
+    ip.run_line_magic("sfc", "push")
+    ip.run_cell_magic("nf", "gate", GATE.replace("apply { }", "apply { sfc.drop = 1; }"))
+    shown = _shown(monkeypatch)
+    view = ip.run_line_magic("sfc", "send g 2")
+    assert not any(t.result.dropped for t in view.traces)          # the old code ran
+    for command in ("trace", "tables"):
+        shown.clear()
+        ip.run_line_magic("sfc", command)
+        warning = shown[0]
+        assert "sfc-drift" in warning.html and "NF gate redefined since" in warning.text
+        assert "The target still runs the NF code of the last push or update" in warning.html
+        assert warning.text.endswith("%sfc update --reload (or %sfc push)")
+    ip.run_line_magic("sfc", "update --reload")
+    shown.clear()
+    view = ip.run_line_magic("sfc", "send g 2")
+    assert not shown and all(t.result.dropped for t in view.traces)
+
+
 def test_a_change_entries_can_apply_names_plain_update(ip, sfc, monkeypatch):
     ip.run_line_magic("sfc", "push")
     ip.run_cell_magic("chain", "", "chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80: "
