@@ -38,16 +38,22 @@ class Drift:
     added: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-    #: "entries" (``%sfc update`` applies it), "reload" (the NF slots change) or
-    #: "unknown" (a network: ``%sfc update`` finds out).
+    #: "entries" (``%sfc update`` applies it), "reload" (the NF slots change),
+    #: "unknown" (a network: ``%sfc update`` finds out) or "push" (nothing is pushed, but
+    #: a failed first push left its program on the switch: :attr:`holds`).
     needs: str = "entries"
     reason: str = ""
     #: NFs of the running program redefined since (``%%nf``): the switch runs their old code.
     nfs: tuple[str, ...] = ()
+    #: Nothing is pushed, but the switch holds a program (``needs == "push"``): what it holds
+    #: (:class:`sfclab.runtime.transaction.Stranded`: a failed first push's, no entries).
+    holds: str = ""
 
     @property
     def command(self) -> str:
         """The magic that applies the change."""
+        if self.needs == "push":
+            return "%sfc push"
         if self.needs == "entries":
             return "%sfc update"
         if self.needs == "reload":
@@ -57,11 +63,15 @@ class Drift:
     @property
     def python(self) -> str:
         """The same in Python."""
+        if self.needs == "push":
+            return "lab.push()"
         return "lab.update()" if self.needs != "reload" else \
             "lab.update(allow_reload=True) (or lab.push())"
 
     def what(self) -> str:
         """``web changed; ssh added; NF tagger redefined (the switch runs its old code)``."""
+        if self.needs == "push":
+            return self.holds
         parts = [f"{', '.join(names)} {word}" for word, names in
                  (("changed", self.changed), ("added", self.added), ("removed", self.removed))
                  if names]
@@ -73,11 +83,16 @@ class Drift:
 
     def headline(self) -> str:
         """What runs, in a few words (the chains, or only the NF code, differ)."""
+        if self.needs == "push":
+            return "nothing is pushed"
         if self.changed or self.added or self.removed:
             return "the target still runs the chains of the last push or update, not the Lab's"
         return "the target still runs the NF code of the last push or update, not the Lab's"
 
     def message(self, *, python: bool = False) -> str:
+        if self.needs == "push":
+            return (f"{self.headline()}: {self.what()}. Push again once the cause of the "
+                    f"failure is fixed: {self.python if python else self.command}")
         how = {"entries": "table entries can apply it",
                "reload": f"it needs a program reload ({self.reason})" if self.reason
                else "it needs a program reload",
@@ -112,7 +127,9 @@ def drift(lab: Any) -> Drift | None:
         return Drift(*changes, needs="unknown") if any(changes) else None
     gen = lab.pushed
     if gen is None:
-        return None
+        stranded = getattr(getattr(lab.started_target, "session", None), "stranded", None)
+        return None if stranded is None else \
+            Drift(added=tuple(lab.chains.names()), needs="push", holds=stranded.text())
     changes = chain_changes(gen.compiled.chains, lab.chains)
     key = (id(gen), id(lab.catalog), tuple(c.signature() for c in lab.chains))
     memo = _MEMO.get(lab)

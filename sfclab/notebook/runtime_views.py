@@ -107,12 +107,17 @@ class TablesView:
     def __init__(self, rows: Sequence[Any], installed: Installed | None = None) -> None:
         self.rows = [r for r in rows if r.entries or _misses(r) or (r.hits or 0)]
         self.installed = installed or Installed()
+        #: When no table has entries or lookups: a line saying so (not an empty table).
+        self.empty = (f"no entries and no lookups in any of the program's {len(rows)} tables"
+                      if rows and not self.rows else "")
 
     def text(self) -> str:
         extra = f"\n{self.installed.text()}" if self.installed else ""
-        return occupancy_text(self.rows) + extra
+        return (self.empty or occupancy_text(self.rows)) + extra
 
     def _repr_html_(self) -> str:
+        if self.empty:
+            return note(self.empty)
         most = max((((r.hits or 0) + _misses(r)) for r in self.rows), default=0)
         rows = []
         for r in self.rows:
@@ -199,16 +204,21 @@ class PushSummary(Rich):
 
 def drift_output(drift: Any) -> Rich:
     """The warning shown before a send, trace or tables output when the target runs
-    other chains than the Lab (a :class:`sfclab.api.drift.Drift`)."""
+    other chains (or NF code) than the Lab, or nothing is pushed yet a failed first push
+    left its program on the switch (a :class:`sfclab.api.drift.Drift`)."""
     text = f"warning: {drift.message()}"
-    html = (f"<div class='sfc-warning sfc-drift' style='background:#fff8e1;color:#5d4037;"
-            f"border-left:3px solid #f9a825;padding:4px 8px;margin:4px 0;"
+    if drift.needs == "push":                 # a failed first push left its program
+        kind, then = " sfc-stranded", "Push again once the cause is fixed: "
+    else:
+        kind = ""
+        then = ("What follows is the old program"
+                f"{'' if drift.needs != 'reload' else ' (this change needs a program reload'}"
+                f"{esc(': ' + drift.reason) if drift.needs == 'reload' and drift.reason else ''}"
+                f"{')' if drift.needs == 'reload' else ''}. Apply it with ")
+    html = (f"<div class='sfc-warning sfc-drift{kind}' style='background:#fff8e1;"
+            f"color:#5d4037;border-left:3px solid #f9a825;padding:4px 8px;margin:4px 0;"
             f"overflow-wrap:break-word'>⚠ <b>{esc(_first_up(drift.headline()))}</b>: "
-            f"{esc(drift.what())}. What follows is the old program"
-            f"{'' if drift.needs != 'reload' else ' (this change needs a program reload'}"
-            f"{esc(': ' + drift.reason) if drift.needs == 'reload' and drift.reason else ''}"
-            f"{')' if drift.needs == 'reload' else ''}. "
-            f"Apply it with <code>{esc(drift.command)}</code>.</div>")
+            f"{esc(drift.what())}. {then}<code>{esc(drift.command)}</code>.</div>")
     return Rich(text, html)
 
 

@@ -33,7 +33,7 @@ from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
-from .transaction import apply_staged, check_capacity, restore, snapshot, verify
+from .transaction import Stranded, apply_staged, check_capacity, restore, snapshot, verify
 
 __all__ = ["Session", "UpdatePlan", "StagedUpdate", "Occupancy", "MAX_PATH_ID", "PRE_GROUPS"]
 
@@ -161,6 +161,9 @@ class Session:
         #: Data-plane path id -> service path name, for every id handed out (until it is
         #: handed out again): labels traces of packets that ran just before an update.
         self.path_names: dict[int, str] = {}
+        #: The program a failed first push left on the switch with no entries (nothing is
+        #: pushed; :class:`~.transaction.Stranded`), until a push succeeds.
+        self.stranded: Stranded | None = None
 
     # -- push ----------------------------------------------------------------------------------
     def push(self, gen: Generated) -> int:
@@ -201,26 +204,54 @@ class Session:
             if not uncertain(err):                 # refused: the old program runs on
                 self.set_state(before)
                 raise
-            return self._push_failed(err, snap, new)
+            return self._push_failed(err, snap, new, gen, swapped=False)
         try:
             self.set_state(new)
             self.write(steps, updates)
         except BaseException as err:
             if not isinstance(err, SfclabError):
-                restore(self, snap)
+                left = restore(self, snap)
+                self._strand(snap, gen, new, sure=True, clean=not left)
                 raise
-            return self._push_failed(err, snap, new)
+            return self._push_failed(err, snap, new, gen)
         self.generated, self.pipeline, self.own = gen, (info, config), {}
         self.installed, self.groups, self.out_of_step = dict(target), groups, []
+        self.stranded = None
         self._name_ids(gen)
         return len(target)
 
-    def _push_failed(self, err: SfclabError, snap, new) -> NoReturn:
+    def _strand(self, snap, gen: Generated, new: tuple, *, sure: bool, clean: bool) -> None:
+        """After a failed first push: record the program left on the switch (when the
+        swap's answer was lost, the switch is asked which program it holds)."""
+        if snap.pipeline is not None:
+            return
+        index = new[1]
+        if not sure:
+            try:
+                held = self.client.get_pipeline()
+            except SfclabError:
+                held = None                          # cannot tell: it may hold it
+            if held is not None:
+                if not held.HasField("p4info") or not len(held.p4info.tables):
+                    return                           # it holds no program
+                sure = held.p4info == index.info
+        self.stranded = Stranded(gen, index, sure=sure, clean=clean)
+
+    def _push_failed(self, err: SfclabError, snap, new, gen: Generated, *,
+                     swapped: bool = True) -> NoReturn:
         self.set_state(new)
-        left = restore(self, snap)
+        # the swap's answer lost: no entry was written, but the old program (if any) may
+        # be gone and must be put back
+        left = restore(self, snap, swapped=swapped or snap.pipeline is not None)
         if snap.pipeline is None:
-            what = ("the switch runs the new program with no entries; nothing is pushed"
-                    if not left else f"deleting what was written failed ({left}): push again")
+            self._strand(snap, gen, new, sure=swapped, clean=not left)
+            if left:
+                what = f"deleting what was written failed ({left}): push again"
+            elif self.stranded is None:
+                what = "the switch holds no program; nothing is pushed"
+            else:
+                what = (f"{self.stranded.text()}; nothing is pushed: push again (%sfc push, "
+                        f"lab.push()) once the cause is fixed")
         elif not left:
             what = "the switch runs the program it ran before, with its entries"
         elif left == "its registers start from zero":
@@ -532,9 +563,20 @@ class Session:
         """Entries as the switch has them (all tables, or one)."""
         from finsy.proto import p4r
 
+        index = self._reading_index()
         ent = p4r.Entity()
-        ent.table_entry.table_id = self.index.table(table).preamble.id if table else 0
-        return [self.index.decode(e.table_entry) for e in self.client.read([ent])]
+        ent.table_entry.table_id = index.table(table).preamble.id if table else 0
+        return [index.decode(e.table_entry) for e in self.client.read([ent])]
+
+    def _reading_index(self) -> P4InfoIndex:
+        """The P4Info of the program on the switch: the pushed one, or the one a failed
+        first push left there (:attr:`stranded`)."""
+        if self.index is not None:
+            return self.index
+        if self.stranded is not None:
+            return self.stranded.index
+        raise TargetError("nothing is pushed yet: the switch runs no program of this lab's",
+                          hint="push first: %sfc push (lab.push())")
 
     def read_groups(self) -> list[MulticastGroup]:
         """The multicast groups as the switch has them."""
@@ -559,7 +601,7 @@ class Session:
         for e in self.read_entries():
             counts[e.table] = counts.get(e.table, 0) + 1
         rows = [Occupancy(t.preamble.name, counts.get(t.preamble.name, 0), t.size)
-                for t in self.index.info.tables]
+                for t in self._reading_index().info.tables]
         groups = self.read_groups()
         if groups:
             rows.append(Occupancy(PRE_GROUPS, len(groups), _MAX_GROUPS))

@@ -20,7 +20,9 @@ program is swapped (:func:`check_capacity`, the target's ``VERIFY``:
 :func:`verify`); when the writes after the swap fail, :func:`restore` puts the
 old program back with its entries, multicast groups and register cells
 (:func:`snapshot` read them before the swap).  Counters and meters start again
-from zero.
+from zero.  A failed *first* push has no old program to put back, and P4Runtime
+cannot remove a pipeline: the entries written are deleted and the switch keeps
+the new program with none, which the session records as :class:`Stranded`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
-           "restore", "taken_back"]
+           "restore", "taken_back", "Stranded"]
 
 
 def _key(e) -> tuple:
@@ -205,6 +207,31 @@ def snapshot(session) -> Snapshot:
         except TargetError:
             registers = None
     return Snapshot(session.pipeline, session.state(), dict(session.own), registers)
+
+
+@dataclass(frozen=True)
+class Stranded:
+    """The program a failed first push left on the switch: nothing is pushed, but the
+    switch holds (*sure*; else: may hold, the swap's answer was lost) the program of
+    *generated* (its P4Info: *index*), with no table entries (*clean*; else some of
+    them may be left, deleting them failed)."""
+
+    generated: Any
+    index: Any
+    sure: bool = True
+    clean: bool = True
+
+    def text(self) -> str:
+        """What the switch holds, in one sentence.
+
+        >>> print(Stranded(None, None).text())
+        the switch holds the program of a failed first push, with no table entries (P4Runtime cannot remove a program): no chain runs
+        """
+        holds = "holds" if self.sure else "may hold (the swap's answer was lost)"
+        entries = ("with no table entries" if self.clean
+                   else "with some of its entries (deleting them failed)")
+        return (f"the switch {holds} the program of a failed first push, {entries} "
+                f"(P4Runtime cannot remove a program): no chain runs")
 
 
 def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:

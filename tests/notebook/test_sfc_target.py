@@ -295,6 +295,32 @@ def test_an_nf_cell_rerun_after_the_push_is_flagged_by_send_trace_and_tables(ip,
     assert not shown and all(t.result.dropped for t in view.traces)
 
 
+def test_tables_after_a_failed_first_push_say_the_switch_holds_the_program_empty(ip, sfc,
+                                                                                  monkeypatch):
+    """A first push whose entries are refused leaves the program on the switch with no
+    entries: %sfc tables says so first (and how to recover), then shows the tables empty."""
+    from finsy.proto import rpc_code
+    from sfclab.targets.model.p4rt.codec import _fail
+
+    server = sfc.lab.target.server
+    write = server._write
+    server._write = lambda req: _fail(rpc_code.RESOURCE_EXHAUSTED, "the test refuses entries")
+    with pytest.raises(UsageError, match="the switch holds the program of a failed first push"):
+        ip.run_line_magic("sfc", "push")
+    server._write = write
+    shown = _shown(monkeypatch)
+    view = ip.run_line_magic("sfc", "tables")
+    assert sfc.lab.pushed is None and "sfc-stranded" in shown[0].html
+    assert shown[0].text.startswith("warning: nothing is pushed: the switch holds the program")
+    assert shown[0].text.endswith("Push again once the cause of the failure is fixed: %sfc push")
+    assert isinstance(view, TablesView) and not view.rows
+    assert view.text().startswith("no entries and no lookups in any of the program's")
+    ip.run_line_magic("sfc", "push")
+    shown.clear()
+    ip.run_line_magic("sfc", "tables")
+    assert not any("sfc-drift" in getattr(x, "html", "") for x in shown)
+
+
 def test_a_change_entries_can_apply_names_plain_update(ip, sfc, monkeypatch):
     ip.run_line_magic("sfc", "push")
     ip.run_cell_magic("chain", "", "chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80: "

@@ -169,6 +169,82 @@ def test_a_push_whose_old_program_cannot_be_put_back_says_nothing_is_pushed(lab)
     runs_what_the_lab_says(lab)
 
 
+# -- a failed first push: the program stays on the switch with no entries --------------------
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("at", [0, 1, 2])                # VERIFY, the swap, the entries
+def test_a_failed_first_push_says_what_the_switch_holds_and_the_next_push_works(at, kind):
+    """No program ran before, and P4Runtime cannot remove one: after the failure the Lab
+    says nothing is pushed; when the switch holds the new program (or may: the swap's
+    answer was lost), drift and %sfc tables say so, with its tables empty, and how to
+    recover; when it holds nothing, nothing says it does."""
+    from sfclab.api.drift import drift
+    from sfclab.notebook.runtime_views import drift_output
+
+    lab = Lab()
+    try:
+        lab.add(A)
+        faults = Faults(lab.target.server)
+        faults.arm(at, kind)
+        with pytest.raises(SfclabError) as info:
+            lab.push()
+        faults.arm(None)
+        server, session = lab.target.server, lab.target.session
+        assert lab.pushed is None and session.generated is None
+        holds = server.config is not None
+        d = drift(lab)
+        if holds or session.stranded is not None:
+            assert d is not None and d.needs == "push" and d.command == "%sfc push"
+            assert d.added == ("web", "mgmt")
+            sure = d.holds.startswith("the switch holds the program of a failed first push")
+            assert sure == session.stranded.sure and (holds or not sure)
+            assert "no table entries" in d.holds and "no chain runs" in d.holds
+            assert d.message(python=True).endswith("lab.push()")
+            warning = drift_output(d)
+            assert warning.text.startswith("warning: nothing is pushed: the switch ")
+            assert "sfc-stranded" in warning.html and "<code>%sfc push</code>" in warning.html
+            assert session.read_entries() == []
+            uses = lab.tables()                              # the program's tables: empty
+            assert uses and all(u.entries == 0 for u in uses)
+            assert {u.table for u in uses} >= {e.table for e in lab.generated().entries}
+            if holds and at == 2:
+                assert "no table entries (P4Runtime cannot remove a program)" in \
+                    info.value.message and "push again" in info.value.message
+        else:
+            assert d is None and server.config is None
+            with pytest.raises(TargetError, match="nothing is pushed yet"):
+                lab.tables()
+        lab.push()
+        assert session.stranded is None and drift(lab) is None
+        runs_what_the_lab_says(lab)
+    finally:
+        lab.close()
+
+
+def test_a_first_push_whose_swap_answer_and_the_check_are_lost_says_the_switch_may_hold_it():
+    """The swap's answer is lost and the switch will not say which program it holds
+    (GetForwardingPipelineConfig fails too): the Lab says it may hold the new one."""
+    from sfclab.api.drift import drift
+
+    lab = Lab()
+    try:
+        lab.add(A)
+        server = lab.target.server
+        faults = Faults(server)
+        faults.arm(1, "timeout")
+        get = server._get_pipeline
+        server._get_pipeline = lambda req: _fail(rpc_code.UNAVAILABLE, "the switch is down")
+        with pytest.raises(TargetError, match="may hold"):
+            lab.push()
+        server._get_pipeline = get
+        faults.arm(None)
+        assert lab.pushed is None and not lab.target.session.stranded.sure
+        assert drift(lab).holds.startswith("the switch may hold (the swap's answer was lost)")
+        lab.push()
+        runs_what_the_lab_says(lab)
+    finally:
+        lab.close()
+
+
 # -- point 2: an update cut short -------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["unavailable", "timeout"])
 def test_an_update_cut_short_by_the_transport_is_taken_back_and_the_next_works(lab, kind):
