@@ -11,8 +11,7 @@ parsed yet (compiling parses it, for the warnings about chains no packet reaches
 with the library's P4 parsed beforehand (:meth:`sfclab.Lab.parse_nfs`: what a kernel
 does between cells after the first live view); plus an edit that brings in no new NF.
 The browser side (the same edit, from running the cell to the view showing the new NF)
-is measured by ``tests/browser/test_views_browser.py``
-(``test_live_edit_shows_the_new_nf_fast``).
+is measured by ``benchmarks/bench_live_browser.py``.
 """
 
 from __future__ import annotations
