@@ -7,9 +7,10 @@ Python.  The cell keeps its old text.  Re-running it would replace the newer cha
 with that old text, so :class:`CellSync` remembers, per chain name, what ``%%chain``
 cells last put in the Lab and who changed each chain since, and :meth:`CellSync.check`
 refuses a cell that would replace a chain changed since by anything other than a
-``%%chain`` cell, or bring back one removed since (:class:`StaleCellError`: which
-chains, who changed them, and a line diff of the cell's text against the Lab's).  The
-Lab is then unchanged.
+``%%chain`` cell, or bring back one removed since, or replace a chain drawn in the
+editor that no cell wrote (:class:`StaleCellError`: which chains, who changed them,
+and a line diff of the cell's text against the Lab's).  The Lab is then unchanged.
+The live check of a cell as it is typed (:mod:`.live_check`) applies the same rule.
 
 The way on is one option of the same cell: ``%%chain --from-lab`` replaces the
 cell's text with the Lab's text of its chains (the drawing's edits are kept; nothing
@@ -160,7 +161,8 @@ class CellSync:
 
     def stale(self, new: ChainSet) -> list[Stale]:
         """The chains of *new* (a cell's) that the Lab changed or removed since a
-        ``%%chain`` cell put them there, or that the Lab got elsewhere and differ."""
+        ``%%chain`` cell put them there, or that were drawn in the chain editor and
+        differ (a chain added from Python that no cell wrote, a cell may take over)."""
         have = self.lab.chains
         out = []
         for c in new:
@@ -169,6 +171,8 @@ class CellSync:
                 now = have[c.name].signature()
                 if now == sig or now == mine:
                     continue
+                if mine is None and self.changed_by.get(c.name) != WHO["edit"]:
+                    continue           # never a cell's, not drawn: this cell takes it over
                 lab_text = format_chains(ChainSet.of([have[c.name]]))
             elif c.name in self.from_cells and c.name in self.changed_by:
                 lab_text = None                    # removed since, not by %sfc remove

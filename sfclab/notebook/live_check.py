@@ -9,7 +9,9 @@ not, the errors come back located as the cell shows them (the ``%%chain`` line i
 line 1) for the extension to mark.  The Lab is unchanged by an invalid text.
 
 As running the cell does, a text valid at last keeps the Lab's other chains, and the
-chains the cell named before (a re-run keeps them too: ``%sfc remove`` drops one).  Only
+chains the cell named before (a re-run keeps them too: ``%sfc remove`` drops one); and
+a text that would discard changes made since to its chains (a drawing in the chain
+editor: :mod:`.cell_sync`) is marked, not applied, unless the line says ``--force``.  Only
 the names typed on the way (``w``, ``we`` on the way to ``web``) that the check itself
 brought into the Lab go again once the text no longer has them.
 """
@@ -68,25 +70,32 @@ def check(cell_id: str, text: str, shell: Any = None) -> LiveResult:
         return _errors([dict(line=1, column=1, width=len(first), message=str(e), hint="")])
     if not body.strip():
         return LiveResult(status="off", reason="the cell is empty")
-    lab, cell = magics.lab, (f"%%chain{line}".rstrip(), body)
+    if args.from_lab:
+        return LiveResult(status="off", reason="--from-lab takes the Lab's text when run")
+    lab, cell, sync = magics.lab, (f"%%chain{line}".rstrip(), body), magics.cell_sync
     prior = lab.chains
     typed = _TYPED.setdefault(lab, {}).setdefault(cell_id, set())
     try:
         names = {args.name} if args.name else set(parse(body, source="<cell>",
                                                         catalog=lab.catalog).names())
-        stale = [n for n in prior.names() if n in typed and n not in names]
+        if not args.force:                  # as a run: never discard a drawing silently
+            sync.check(body, args.name)
+        gone = [n for n in prior.names() if n in typed and n not in names]
         try:
-            if stale:                       # typed on the way (w, we, web): out first
-                lab.set_chains(ChainSet({k: c for k, c in prior.chains.items()
-                                         if k not in stale}), source="<cell>")
-            given = tuple(lab.add(body, name=args.name, arch=args.arch, source="<cell>"))
+            if gone:                        # typed on the way (w, we, web): out first
+                sync.ours(lab.set_chains, ChainSet({k: c for k, c in prior.chains.items()
+                                                    if k not in gone}), source="<cell>")
+            given = tuple(sync.ours(lab.add, body, name=args.name, arch=args.arch,
+                                    source="<cell>"))
         except SfclabError:
             if lab.chains is not prior:     # as it was
-                lab.set_chains(prior, source="<cell>")
+                sync.ours(lab.set_chains, prior, source="<cell>")
             raise
     except SfclabError as e:
         return _errors([_located(in_cell(e, *cell))])
-    typed.difference_update(stale)
+    sync.removed(tuple(gone))
+    sync.took(given)
+    typed.difference_update(gone)
     typed.update(n for n in given if n not in prior)
     return LiveResult(status="ok", chains=list(given))
 

@@ -127,11 +127,13 @@ class SfcMagics(Magics, Configurable):
         """The Lab the magics work on (created on first use; assign your own to use it)."""
         if self._lab is None:
             self._lab = Lab(arch=self.arch)
+            self.cell_sync                   # sees every change from the start
         return self._lab
 
     @lab.setter
     def lab(self, lab: Lab) -> None:
         self._lab = lab
+        self.cell_sync
 
     def _call(self, fn: Callable[..., Any], *args: Any, cell: tuple[str, str] | None = None,
               **kwargs: Any) -> Any:

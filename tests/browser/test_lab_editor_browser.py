@@ -2,8 +2,9 @@
 
 A chain drawn in the editor goes into the Lab as a ``%%chain`` re-run does: the live
 view of the ``%%chain`` cell follows, **Push** pushes it, and ``%sfc send`` sends its
-packets through the drawn NFs; re-running the ``%%chain`` cell with other text redraws
-the editor.  Typing in the ``%%chain`` cell, without running it, marks errors in the cell
+packets through the drawn NFs; re-running the ``%%chain`` cell with other text is
+refused (it would discard the drawing), ``--force`` runs it and redraws the editor,
+``--from-lab`` puts the drawing's text in the cell, ``%sfc chains --cell`` in a new one.  Typing in the ``%%chain`` cell, without running it, marks errors in the cell
 and, once valid, the live view and the editor follow (JupyterLab and Notebook 7).
 ``SFCLAB_DOCS_SCREENSHOTS=1`` also writes the README's
 ``docs/editor.png`` (the bound editor and the live view it drives).
@@ -86,8 +87,22 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     if os.environ.get("SFCLAB_DOCS_SCREENSHOTS"):
         shutil.copy(shot, ROOT / "docs" / "editor.png")
 
-    # the %%chain text edited and re-run: the drawing follows
-    run_cell_text(page, 1, "%%chain\nchain web match tcp.dport == 80: ids -> nat -> l3fwd")
+    # the %%chain cell, stale since the drawing, run with other text: refused, saying what
+    # differs; the drawing stays in the Lab
+    drawn = ["input", "firewall", "nat", "monitor", "l3fwd", "output", "input->firewall",
+             "firewall->nat", "nat->monitor", "monitor->l3fwd", "l3fwd->output"]
+    typed = "chain web match tcp.dport == 80: ids -> nat -> l3fwd"
+    run_cell_text(page, 1, f"%%chain\n{typed}")
+    refused = output(page, 1).filter(has_text="StaleCellError")
+    refused.wait_for(timeout=UI)
+    text = refused.inner_text()
+    assert "StaleCellError: <cell>:2:7: running this cell would discard changes made since " \
+           "it ran: 'web' was changed by the chain editor" in text, text
+    assert "+    nat => monitor;" in text and "%%chain --from-lab" in text
+    wait_canvas(page, drawn)
+    refused.screenshot(path=str(artifacts / "editor-stale-cell.png"))
+    # --force: the cell's text wins and the drawing follows
+    run_cell_text(page, 1, f"%%chain --force\n{typed}")
     wait_canvas(page, ["input", "ids", "nat", "l3fwd", "output", "input->ids", "ids->nat",
                        "nat->l3fwd", "l3fwd->output"])
     wait_graphs(page, live_view(page, 1), [["input", "ids", "nat", "l3fwd", "output"]])
@@ -95,6 +110,27 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     page.get_by_role("button", name="Undo").click()
     page.wait_for_function(f"() => {CY}.getElementById('monitor').nonempty()", timeout=UI)
     wait_graphs(page, live_view(page, 1), [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
+    # --from-lab: JupyterLab puts the Lab's text (the drawing) in the cell; run again as is
+    run_cell_text(page, 1, f"%%chain --from-lab\n{typed}")
+    source = page.locator(".jp-Cell").nth(1).locator(".cm-content")
+    page.wait_for_function("c => c.innerText.includes('nat => monitor;')",
+                           arg=source.element_handle(), timeout=UI)
+    lines = source.inner_text().splitlines()
+    assert lines[:2] == ["%%chain", "chain web match tcp.dport == 80 {"], lines
+    assert "--from-lab" not in source.inner_text()
+    run_cell_text(page, 1, source.inner_text())
+    wait_graphs(page, live_view(page, 1), [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
+    assert output(page, 1).filter(has_text="StaleCellError").count() == 0
+    wait_canvas(page, drawn)
+    page.locator(".jp-Cell").nth(1).screenshot(path=str(artifacts / "editor-from-lab.png"))
+    # %sfc chains --cell: a new cell below with the Lab's chains
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    count = cells.count()
+    run_cell_text(page, 4, "%sfc chains --cell")
+    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
+                           "=== n", arg=count + 1, timeout=UI)
+    new = cells.nth(5).locator(".cm-content").inner_text()
+    assert new.startswith("%%chain\nchain web match") and "nat => monitor;" in new, new
     assert not [e for e in errors if "Error setting state" in e], errors
     assert_no_js_errors(page)
 

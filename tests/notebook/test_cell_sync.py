@@ -154,3 +154,31 @@ def test_sfc_chains_prints_the_labs_chains_as_a_cell(ip, sfc, capsys):
     assert "a new cell below holds mgmt" in capsys.readouterr().out
     with pytest.raises(UsageError, match="no chain 'mgm' in the lab; did you mean 'mgmt'"):
         ip.run_line_magic("sfc", "chains mgm")
+
+
+def test_a_chain_added_from_python_that_no_cell_wrote_a_cell_takes_over(ip, sfc):
+    sfc.lab.add("chain web: firewall -> nat")
+    ip.run_cell_magic("chain", "", "chain web: firewall -> l3fwd")
+    assert sfc.lab.chains["web"].nf_nodes() == ["firewall", "l3fwd"]
+
+
+def test_typing_in_a_stale_cell_marks_the_chain_and_leaves_the_drawing(ip, sfc):
+    """The live check (as the cell is typed, before any run) applies the same rule."""
+    from sfclab.notebook.live_check import check
+
+    ip.run_cell_magic("chain", "", CELL)
+    draw_monitor_into_mgmt(sfc.lab)
+    before = sfc.lab.compiled
+    typed = CELL.replace("nat -> l3fwd", "l3fwd")              # a change to web, typed
+    out = check("c1", "%%chain\n" + typed)
+    assert out["status"] == "error"
+    (e,) = out["errors"]
+    assert (e["line"], e["column"], e["width"]) == (3, 7, 4)    # at mgmt, as the cell shows it
+    assert "'mgmt' was changed by the chain editor" in e["message"]
+    assert "--from-lab" in e["hint"] and sfc.lab.compiled is before
+    assert check("c1", "%%chain --from-lab\n" + typed)["status"] == "off"
+    assert check("c1", "%%chain --force\n" + typed) == {"status": "ok",
+                                                         "chains": ["web", "mgmt"]}
+    assert mgmt_nfs(sfc.lab) == ["l2fwd"] and sfc.lab.chains["web"].nf_nodes() == \
+        ["firewall", "l3fwd"]
+    ip.run_cell_magic("chain", "", typed)                       # what the cell now says: fine
