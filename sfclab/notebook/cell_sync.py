@@ -48,7 +48,7 @@ from ..lang import parse
 if TYPE_CHECKING:
     from ..api.lab import Lab, LabChange
 
-__all__ = ["CellSync", "StaleCellError", "Stale"]
+__all__ = ["CellSync", "StaleCellError", "Stale", "sync_of"]
 
 #: Who made a change of the Lab's chains, by :attr:`LabChange.reason`.
 WHO = {"edit": "the chain editor (or lab.set_chains)", "add": "lab.add",
@@ -103,6 +103,18 @@ class StaleCellError(ChainError):
         return "\n".join([head, *body, f"hint: {hint}"])
 
 
+_SYNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def sync_of(lab: Lab) -> CellSync:
+    """The :class:`CellSync` of *lab* (one per Lab, made on first use: the magics make
+    it with the Lab, so it sees every change)."""
+    sync = _SYNCS.get(lab)
+    if sync is None:
+        sync = _SYNCS[lab] = CellSync(lab)
+    return sync
+
+
 class CellSync:
     """What ``%%chain`` cells put in one Lab, and who changed those chains since."""
 
@@ -113,7 +125,27 @@ class CellSync:
         #: chain name -> who changed it since (not a %%chain cell)
         self.changed_by: dict[str, str] = {}
         self._ours = False
+        self._listeners: list[weakref.WeakMethod] = []
         lab.on_change(self._seen)
+
+    def listen(self, method: Any) -> None:
+        """Call the bound *method* (held weakly) after the cells' record changes
+        (:meth:`took`, :meth:`removed`): a bound editor's status follows."""
+        self._listeners.append(weakref.WeakMethod(method))
+
+    def _told(self) -> None:
+        self._listeners = [m for m in self._listeners if m() is not None]
+        for m in list(self._listeners):
+            fn = m()
+            if fn is not None:
+                fn()
+
+    def behind(self) -> list[str]:
+        """The chains whose ``%%chain`` cell is older than the Lab's version: changed
+        since by something else (the cell's text would not give what runs)."""
+        have = self.lab.chains
+        return [n for n, sig in self.from_cells.items()
+                if n in have and have[n].signature() != sig]
 
     @property
     def lab(self) -> Lab:
@@ -144,6 +176,7 @@ class CellSync:
         for n in names:
             self.from_cells.pop(n, None)
             self.changed_by.pop(n, None)
+        self._told()
 
     # -- the cell ------------------------------------------------------------------------------
     def parsed(self, cell: str, name: str | None = None) -> ChainSet | None:
@@ -207,6 +240,7 @@ class CellSync:
             if n in have:
                 self.from_cells[n] = have[n].signature()
             self.changed_by.pop(n, None)
+        self._told()
 
     def lab_text(self, cell: str, name: str | None = None) -> tuple[str, list[str], list[str]]:
         """The Lab's text of the cell's chains (in the cell's order): ``(text, names in

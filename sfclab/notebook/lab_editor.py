@@ -10,6 +10,9 @@ them drawn.  The text of ``%%chain`` cells and the drawing stay one source of tr
   weights past 1 …) is shown in the editor, and the Lab stays as it was;
 * every change of the Lab's chains from elsewhere (a ``%%chain`` cell re-run,
   ``%sfc remove``, another editor) redraws the editor (one undo step);
+* a drawing newer than the ``%%chain`` cell that wrote the chain is said in the
+  toolbar's status: that cell's re-run is refused until ``--from-lab`` copies the
+  drawing into it or ``--force`` discards it (:mod:`.cell_sync`);
 * the **Push** button pushes the Lab to its target (``%sfc push``), or updates
   it when it runs chains already (``%sfc update --reload``).
 
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SfclabError
 from ..lang import format as format_chains
 from .editor import ChainEditor, EditorChange
+from .cell_sync import sync_of
 from .editor_text import err
 
 if TYPE_CHECKING:
@@ -81,7 +85,9 @@ class LabBinding:
         editor.on_change(self._from_editor)
         self._hook = self._make_hook()
         lab.on_change(self._hook)
-        self._state(status=self._summary())
+        self._cells = sync_of(lab)
+        self._cells.listen(self._cells_changed)
+        self._state(**self._summary())
 
     # -- editor -> Lab -------------------------------------------------------------------------
     def _from_editor(self, change: EditorChange) -> None:
@@ -92,7 +98,7 @@ class LabBinding:
             self._state(status="not in the Lab: the drawing has problems (below)", error=True)
             return
         if _same(change.chains, self.lab.chains):
-            self._state(status=self._summary())
+            self._state(**self._summary())
             return
         self._busy = True
         try:
@@ -105,7 +111,7 @@ class LabBinding:
             return
         finally:
             self._busy = False
-        self._state(status=self._summary())
+        self._state(**self._summary())
 
     # -- Lab -> editor -------------------------------------------------------------------------
     def _make_hook(self):
@@ -129,14 +135,14 @@ class LabBinding:
             ed.palette = ed._palette()
         ed.flush()
         if ed._chains is not None and _same(ed._chains, self.lab.chains):
-            self._state(status=self._summary())
+            self._state(**self._summary())
             return
         self._busy = True
         try:
             ed.text = format_chains(self.lab.chains)
         finally:
             self._busy = False
-        self._state(status=self._summary())
+        self._state(**self._summary())
 
     # -- push ----------------------------------------------------------------------------------
     def push(self) -> str:
@@ -163,9 +169,27 @@ class LabBinding:
         except SfclabError:           # no topology: one switch
             return False
 
-    def _summary(self) -> str:
+    def _summary(self) -> dict[str, str]:
+        """The status (and its tooltip) when the Lab has the drawing: its chains, and
+        which of them are newer than the ``%%chain`` cell that wrote them."""
         names = self.lab.chains.names()
-        return f"in the Lab: {', '.join(names)}" if names else "the Lab has no chains"
+        said = f"in the Lab: {', '.join(names)}" if names else "the Lab has no chains"
+        behind = self._cells.behind()
+        if not behind:
+            return {"status": said}
+        one, which = len(behind) == 1, ", ".join(behind)
+        return {"status": f"{said} · {which}: newer than {'its' if one else 'their'} "
+                          f"%%chain cell",
+                "detail": f"{said}. The drawing of {which} is newer than the %%chain cell "
+                          f"that wrote {'it' if one else 'them'}: re-running that cell as it "
+                          f"is would be refused; run it with --from-lab to copy the drawing "
+                          f"there (or --force to discard the drawing)"}
+
+    def _cells_changed(self) -> None:
+        """A %%chain cell took the Lab's text (or was run): say what is newer now."""
+        status = self._editor().lab_state.get("status", "") if self._editor() else ""
+        if status.startswith(("in the Lab", "the Lab has")):
+            self._state(**self._summary())
 
     def _state(self, *, status: str, error: bool = False, busy: bool = False,
                detail: str = "") -> None:

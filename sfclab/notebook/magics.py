@@ -40,7 +40,6 @@ is line 1).  ``%config SfcMagics.traceback = True`` shows Python tracebacks agai
 from __future__ import annotations
 
 import shlex
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -58,7 +57,7 @@ from ..ir.model import ChainSet
 from ..lang import format as format_chains
 from ..api.lab import Lab
 from ..nfinfo import OFFLOAD_CLASSES
-from .cell_sync import CellSync
+from .cell_sync import CellSync, sync_of
 
 __all__ = ["SfcMagics", "SfcUsageError", "current_lab", "load_ipython_extension"]
 
@@ -120,7 +119,6 @@ class SfcMagics(Magics, Configurable):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._lab: Lab | None = None
-        self._syncs: weakref.WeakKeyDictionary[Lab, CellSync] = weakref.WeakKeyDictionary()
 
     @property
     def lab(self) -> Lab:
@@ -186,11 +184,7 @@ class SfcMagics(Magics, Configurable):
     @property
     def cell_sync(self) -> CellSync:
         """What the ``%%chain`` cells put in :attr:`lab` (:mod:`sfclab.notebook.cell_sync`)."""
-        lab = self.lab
-        sync = self._syncs.get(lab)
-        if sync is None:
-            sync = self._syncs[lab] = CellSync(lab)
-        return sync
+        return sync_of(self.lab)
 
     def _cell_from_lab(self, args: Any, cell: str, where: tuple[str, str]) -> None:
         """``%%chain --from-lab``: the cell's text becomes the Lab's text of its chains."""

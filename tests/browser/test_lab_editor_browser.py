@@ -60,7 +60,11 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     handle_drag(page, "monitor", "l3fwd")
     # the live view of the %%chain cell follows, without running anything
     wait_graphs(page, view, [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
-    page.wait_for_function("s => s.textContent === 'in the Lab: web'", arg=status.element_handle())
+    # the toolbar says the drawing is newer than the %%chain cell that wrote web
+    page.wait_for_function("s => s.textContent === 'in the Lab: web · web: newer than its "
+                           "%%chain cell' && s.title.includes('run it with --from-lab')",
+                           arg=status.element_handle())
+    page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-newer-than-cell.png"))
     assert page.locator(".sfc-status").inner_text() == "valid chain ✓"
 
     # Push: the switch runs the drawn chain (the cell's push ran the old one: an update)
@@ -122,6 +126,8 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     wait_graphs(page, live_view(page, 1), [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
     assert output(page, 1).filter(has_text="StaleCellError").count() == 0
     wait_canvas(page, drawn)
+    page.wait_for_function("s => s.textContent === 'in the Lab: web'",    # the cell caught up
+                           arg=status.element_handle())
     page.locator(".jp-Cell").nth(1).screenshot(path=str(artifacts / "editor-from-lab.png"))
     # %sfc chains --cell: a new cell below with the Lab's chains
     cells = page.locator(".jp-Notebook .jp-Cell")
