@@ -191,3 +191,15 @@ def test_the_bound_editor_says_when_the_drawing_is_newer_than_the_cell(ip, sfc):
     assert "run it with --from-lab to copy the drawing there" in ed.lab_state["detail"]
     ip.run_cell_magic("chain", "--from-lab", CELL)             # the cell takes the drawing
     assert ed.lab_state["status"] == "in the Lab: web, mgmt"
+
+
+def test_from_lab_with_no_chain_of_the_cell_in_the_lab_says_so(ip, sfc):
+    with pytest.raises(UsageError, match=r"none of this cell's chains \(web, mgmt\)"):
+        ip.run_cell_magic("chain", "--from-lab", CELL)
+    assert sfc.inputs == [] and len(sfc.lab.chains) == 0
+    with pytest.raises(SfcUsageError, match="unknown NF 'firewal'"):    # located as a run
+        ip.run_cell_magic("chain", "--from-lab", "chain web: firewal")
+    ip.run_cell_magic("chain", "--name www", "chain web: firewall -> nat")
+    ip.run_cell_magic("chain", "--name www --from-lab", "chain web: firewall")
+    ((text, replace),) = sfc.inputs
+    assert replace and text.startswith("%%chain\nchain www {")   # the name is in the text
