@@ -215,10 +215,11 @@ class CellSync:
                              format_chains(ChainSet.of([c])), lab_text, c.line, c.column))
         return out
 
-    def check(self, cell: str, name: str | None = None) -> None:
+    def check(self, cell: str, name: str | None = None, *,
+              parsed: ChainSet | None = None) -> None:
         """Raise :class:`StaleCellError` when running *cell* would discard changes made
-        since (module docstring)."""
-        new = self.parsed(cell, name)
+        since (module docstring); *parsed*: the cell's chains, parsed already."""
+        new = parsed if parsed is not None else self.parsed(cell, name)
         found = self.stale(new) if new is not None else []
         if found:
             raise StaleCellError(found, text=cell)

@@ -76,10 +76,10 @@ def check(cell_id: str, text: str, shell: Any = None) -> LiveResult:
     prior = lab.chains
     typed = _TYPED.setdefault(lab, {}).setdefault(cell_id, set())
     try:
-        names = {args.name} if args.name else set(parse(body, source="<cell>",
-                                                        catalog=lab.catalog).names())
+        new = parse(body, source="<cell>", catalog=lab.catalog)
+        names = {args.name} if args.name else set(new.names())
         if not args.force:                  # as a run: never discard a drawing silently
-            sync.check(body, args.name)
+            sync.check(body, args.name, parsed=None if args.name else new)
         gone = [n for n in prior.names() if n in typed and n not in names]
         try:
             if gone:                        # typed on the way (w, we, web): out first

@@ -4,7 +4,7 @@ The magics are thin: they parse their options and call the shell's current
 :class:`~sfclab.lab.Lab` (:func:`current_lab`; created on first use), which
 does the work.
 
-``%%chain [--name N] [--arch v1model|tna] [--show VIEWS]``
+``%%chain [--name N] [--arch v1model|tna] [--show VIEWS] [--from-lab | --force]``
     Parses the cell (FlexMesh blocks, one-line chains, P4SC sentences or a P4SFC
     JSON intent), adds its chains to the Lab (a chain with a known name replaces
     it), recompiles, and displays the live view.  Every ``%%chain`` cell
