@@ -28,7 +28,8 @@ from typing import Any
 from ..errors import SfclabError
 from ..ir.model import ChainSet
 
-__all__ = ["Drift", "drift", "chain_changes", "redefined_nfs"]
+__all__ = ["Drift", "drift", "network_drift", "chain_changes", "redefined_nfs",
+           "changed_definitions"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ class Drift:
     added: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-    #: "entries" (``%sfc update`` applies it), "reload" (the NF slots change),
-    #: "unknown" (a network: ``%sfc update`` finds out) or "push" (nothing is pushed, but
-    #: a failed first push left its program on the switch: :attr:`holds`).
+    #: "entries" (``%sfc update`` applies it), "reload" (the NF slots or code change; on a
+    #: network: on some switch, :attr:`switches`) or "push" (nothing is pushed, but a failed
+    #: first push left its program on the switch: :attr:`holds`).
     needs: str = "entries"
     reason: str = ""
     #: NFs of the running program redefined since (``%%nf``): the switch runs their old code.
@@ -48,6 +49,13 @@ class Drift:
     #: Nothing is pushed, but the switch holds a program (``needs == "push"``): what it holds
     #: (:class:`sfclab.runtime.transaction.Stranded`: a failed first push's, no entries).
     holds: str = ""
+    #: A network: ``(switch, "entries" | "reload", why)`` for each switch the change
+    #: touches (empty on one switch, or when the change cannot be placed: :attr:`reason`).
+    switches: tuple[tuple[str, str, str], ...] = ()
+    #: A network: the NFs the new placement moves to other switches (their register state
+    #: does not move with them), as :class:`sfclab.targets.network.update.MovedNF` says.
+    moved: tuple[str, ...] = ()
+    network: bool = False
 
     @property
     def command(self) -> str:
@@ -56,9 +64,7 @@ class Drift:
             return "%sfc push"
         if self.needs == "entries":
             return "%sfc update"
-        if self.needs == "reload":
-            return "%sfc update --reload (or %sfc push)"
-        return "%sfc update (with --reload if NF slots must change)"
+        return "%sfc update --reload (or %sfc push)"
 
     @property
     def python(self) -> str:
@@ -77,17 +83,24 @@ class Drift:
                  if names]
         if self.nfs:
             one = len(self.nfs) == 1
+            where = "the switches run" if self.network else "the switch runs"
             parts.append(f"NF{'' if one else 's'} {', '.join(self.nfs)} redefined since "
-                         f"(%%nf): the switch runs {'its' if one else 'their'} old code")
+                         f"(%%nf): {where} {'its' if one else 'their'} old code")
+        if self.switches:
+            parts.append("switches that differ: " + ", ".join(
+                f"{s} ({'a program reload' if k == 'reload' else 'entries'})"
+                for s, k, _ in self.switches))
+        parts += list(self.moved)
         return "; ".join(parts)
 
     def headline(self) -> str:
         """What runs, in a few words (the chains, or only the NF code, differ)."""
         if self.needs == "push":
             return "nothing is pushed"
+        who = "the network" if self.network else "the target"
         if self.changed or self.added or self.removed:
-            return "the target still runs the chains of the last push or update, not the Lab's"
-        return "the target still runs the NF code of the last push or update, not the Lab's"
+            return f"{who} still runs the chains of the last push or update, not the Lab's"
+        return f"{who} still runs the NF code of the last push or update, not the Lab's"
 
     def message(self, *, python: bool = False) -> str:
         if self.needs == "push":
@@ -95,8 +108,7 @@ class Drift:
                     f"failure is fixed: {self.python if python else self.command}")
         how = {"entries": "table entries can apply it",
                "reload": f"it needs a program reload ({self.reason})" if self.reason
-               else "it needs a program reload",
-               "unknown": "the network still runs the old placement"}[self.needs]
+               else "it needs a program reload"}[self.needs]
         return (f"{self.headline()}: {self.what()}. What follows is the old program; {how}: "
                 f"{self.python if python else self.command}")
 
@@ -120,11 +132,7 @@ def drift(lab: Any) -> Drift | None:
     nothing was pushed)."""
     net = getattr(lab, "_net", None)
     if net is not None:
-        running = net.running
-        if running is None:
-            return None
-        changes = chain_changes(running.chains, lab.chains)
-        return Drift(*changes, needs="unknown") if any(changes) else None
+        return network_drift(net, lab.chains)
     gen = lab.pushed
     if gen is None:
         stranded = getattr(getattr(lab.started_target, "session", None), "stranded", None)
@@ -141,6 +149,38 @@ def drift(lab: Any) -> Drift | None:
         needs, reason = _needs(lab, gen)
         out = Drift(*changes, needs=needs, reason=reason, nfs=nfs)
     _MEMO[lab] = (key, out)
+    return out
+
+
+def network_drift(side: Any, chains: ChainSet) -> Drift | None:
+    """How *chains* differ from those the network of *side* (a
+    :class:`~sfclab.api.labnet.LabNetwork`) runs, with its catalogue's NFs: the chains
+    and NFs that differ, each switch the update would touch and whether it takes table
+    entries or a program reload there (:meth:`sfclab.network.Network.plan_update`: the
+    update's own plan, nothing written), and the NFs it would move between switches."""
+    running = side.running
+    if running is None:
+        return None
+    changes = chain_changes(running.chains, chains)
+    nfs = side.redefined()
+    if not any(changes) and not nfs:
+        return None
+    key = (id(running.program), id(side.catalog), tuple(c.signature() for c in chains))
+    memo = _MEMO.get(side)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    try:
+        plan = running.plan_update(chains, catalog=side.catalog)
+    except SfclabError as e:             # cannot be placed or generated: update says why
+        out = Drift(*changes, needs="reload", reason=e.message, nfs=nfs, network=True)
+    else:
+        touched = tuple((s, p.kind, p.reason) for s, p in plan.switches.items()
+                        if p.kind != "none")
+        reloads = "; ".join(f"{s}: {why}" for s, k, why in touched if k == "reload")
+        out = Drift(*changes, needs="reload" if reloads else "entries", reason=reloads,
+                    nfs=nfs, switches=touched, moved=tuple(str(m) for m in plan.moved),
+                    network=True)
+    _MEMO[side] = (key, out)
     return out
 
 
@@ -165,8 +205,15 @@ def redefined_nfs(compiled: Any, catalog: Any) -> tuple[str, ...]:
     old_catalog = compiled.catalog
     if old_catalog is catalog:
         return ()
+    return changed_definitions({t for c in compiled.chains for t in c.nf_types()},
+                               old_catalog, catalog)
+
+
+def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:
+    """The NFs of *names* whose definition differs between *old_catalog* and *catalog*
+    (NFs gone from either are left out: the chains say so)."""
     out = []
-    for name in sorted({t for c in compiled.chains for t in c.nf_types()}):
+    for name in sorted(names):
         try:
             old, new = _definition(old_catalog, name), _definition(catalog, name)
         except SfclabError:                 # gone from the catalogue: the chains say so

@@ -298,6 +298,8 @@ class Lab:
         compiled = self._compile(chains, self._arch, catalog=trial,
                                  version=self._catalog_version + 1)
         self.catalog, self._catalog_version = trial, self._catalog_version + 1
+        if self._net is not None:         # the network follows (a running one: by update)
+            self._net.catalog = trial
         self._user_nfs.add(added)
         self._apply("nf", chains, self._arch, compiled, force=True)
         return added

@@ -41,12 +41,14 @@ __all__ = ["LabNetwork", "NetworkSendResult", "NetworkState"]
 @dataclass(frozen=True, slots=True)
 class NetworkState:
     """What a topology view shows: the topology, the network of the chains (the running
-    one once pushed), and whether the chains changed since the push (``stale``)."""
+    one once pushed), whether the chains or NF code changed since the push (``stale``),
+    and the NFs redefined since (``redefined``: the switches run their old code)."""
 
     topology: Topology
     network: Network
     chains: ChainSet
     stale: bool
+    redefined: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> list[str]:
@@ -119,17 +121,22 @@ class LabNetwork:
         self._net: Network | None = None
 
     def network(self, chains: ChainSet) -> Network:
-        """The network of *chains* — or, once pushed, the one running (see :meth:`stale`)."""
+        """The network of *chains* with the NFs of :attr:`catalog` (the Lab's: it sets it
+        after a ``%%nf``) — or, once pushed, the one running (see :meth:`stale`)."""
         net = self._net
         if net is None:
             net = self._net = Network(self.topology, chains, catalog=self.catalog,
                                       bindings=self.bindings, target=self.url)
-        elif not net.pushed and not _same(net.chains, chains):
-            net.set_chains(chains)
+        elif not net.pushed:
+            if self.catalog is not None and net.catalog is not self.catalog:
+                net.set_catalog(self.catalog)
+            if not _same(net.chains, chains):
+                net.set_chains(chains)
         return net
 
     def state(self, chains: ChainSet) -> NetworkState:
-        return NetworkState(self.topology, self.network(chains), chains, self.stale(chains))
+        return NetworkState(self.topology, self.network(chains), chains, self.stale(chains),
+                            self.redefined())
 
     def check_endpoints(self, given: Any, new: ChainSet, source: str) -> None:
         """The ``from`` / ``to`` of chains *new* against the topology; located in
@@ -148,16 +155,28 @@ class LabNetwork:
         return self._net if self._net is not None and self._net.pushed else None
 
     def stale(self, chains: ChainSet) -> bool:
-        """Whether the network runs other chains than *chains* (an update is due)."""
+        """Whether the network runs other chains than *chains*, or NF code redefined
+        since (``%%nf``): an update is due."""
         net = self.running
-        return net is not None and not _same(net.chains, chains)
+        return net is not None and (not _same(net.chains, chains) or bool(self.redefined()))
+
+    def redefined(self) -> tuple[str, ...]:
+        """The NFs of the running chains redefined in :attr:`catalog` since the push: the
+        switches run their old code."""
+        from .drift import changed_definitions
+
+        net = self.running
+        if net is None or self.catalog is None or net.catalog is self.catalog:
+            return ()
+        types = {t for c in net.chains for t in c.nf_types()}
+        return changed_definitions(types, net.catalog, self.catalog)
 
     def push(self, chains: ChainSet) -> dict[str, int]:
         """Push every switch the program of *chains*; returns the entries per switch."""
         net = self.network(chains)
-        if net.pushed and not _same(net.chains, chains):
-            net.close()                                # start over with the new chains
-            net.set_chains(chains)
+        if net.pushed and (not _same(net.chains, chains) or self.redefined()):
+            net.close()                # start over with the new chains (and NF code)
+        net = self.network(chains)
         return net.push()
 
     def update(self, chains: ChainSet, *, allow_reload: bool = False):
@@ -169,7 +188,7 @@ class LabNetwork:
 
             net.push()
             return UpdatePlan("reload", reason="nothing was pushed before: pushed every switch")
-        return net.update(chains, allow_reload=allow_reload)
+        return net.update(chains, allow_reload=allow_reload, catalog=self.catalog)
 
     def send(self, chains: ChainSet, src: str | None = None, dst: str | None = None,
              chain: str | None = None, *, n: int = 1, packet: Any = None,

@@ -195,6 +195,19 @@ class Network:
         self._chains, self._placement, self._program = self._chainset(chains), None, None
         self._close_oracles()
 
+    def set_catalog(self, catalog: NFCatalog) -> None:
+        """Use *catalog* (an NF added or redefined since) for a network not pushed yet
+        (placement and programs are made again on use); a running network takes it
+        with :meth:`update` (``catalog=``): its switches run the old NF code until then."""
+        if catalog is self.catalog:
+            return
+        if self.pushed:
+            raise TargetError("the network is running: it takes a new NF catalogue by "
+                              "update()", hint="net.update(chains, catalog=…) (%sfc update "
+                                               "--reload)")
+        self.catalog, self._placement, self._program = catalog, None, None
+        self._close_oracles()
+
     def endpoints(self, chain: str) -> tuple[str, str]:
         """Where *chain*'s traffic enters and leaves (its ``from`` / ``to``, or the
         defaults the placement chose)."""
@@ -397,38 +410,88 @@ class Network:
         return seen
 
     # -- changes -------------------------------------------------------------------------------
-    def update(self, chains: str | ChainSet | Iterable[Chain], *, allow_reload: bool = False):
-        """Move the running network to *chains*: unchanged chains stay where they are,
-        the others are placed in the room left (new slots on a running switch cost a
-        reload, so they are avoided), and the change is written consistently on every
-        switch (:mod:`sfclab.targets.network.update`).  Returns the plan."""
+    def update(self, chains: str | ChainSet | Iterable[Chain], *, allow_reload: bool = False,
+               catalog: NFCatalog | None = None):
+        """Move the running network to *chains* (with the NFs of *catalog*, default the
+        network's: an NF redefined since the push is reloaded where it runs): unchanged
+        chains stay where they are, the others are placed in the room left (new slots on
+        a running switch cost a reload, so they are avoided), and the change is written
+        consistently on every switch (:mod:`sfclab.targets.network.update`).  Returns the
+        plan (None: nothing was pushed, so every switch was pushed)."""
+        catalog = catalog if catalog is not None else self.catalog
+        if self.target.program is None:
+            self.catalog = catalog
+            self._chains, self._placement, self._program = self._chainset(chains), None, None
+            self._close_oracles()
+            self.push()
+            return None
+        new, placement, program = self._next(chains, catalog)
+        plan = self.target.update(program, allow_reload=allow_reload)
+        plan.moved = self._moved(placement)
+        self.catalog = catalog
+        self._chains, self._placement, self._program = new, placement, program
+        self._close_oracles()
+        return plan
+
+    def plan_update(self, chains: str | ChainSet | Iterable[Chain], *,
+                    catalog: NFCatalog | None = None):
+        """What :meth:`update` would do on each switch (nothing is written): a
+        :class:`~sfclab.targets.network.update.NetworkUpdatePlan` (``moved``: the NFs the
+        new placement runs on other switches).  A change that cannot be placed or
+        generated raises its SfclabError."""
+        if not self.pushed:
+            raise TargetError("nothing is pushed yet", hint="push the network first")
+        catalog = catalog if catalog is not None else self.catalog
+        new, placement, program = self._next(chains, catalog)
+        plan = self.target.plan(program)
+        plan.moved = self._moved(placement)
+        return plan
+
+    def _moved(self, placement) -> list:
+        """The NFs of chains in both the running placement and *placement* that
+        *placement* runs on another node (:class:`~sfclab.targets.network.update.MovedNF`;
+        stateful when the old switch's program has registers for the NF's type)."""
+        from ..targets.network.update import MovedNF
+
+        old_pl = self.placement
+        sessions = self.target.sessions() if hasattr(self.target, "sessions") else {}
+        out = []
+        for name, new in placement.chains.items():
+            old = old_pl.chains.get(name)
+            if old is None:
+                continue
+            kinds = placement.problem.chain(name).nf
+            was = {i: n for i, _, n in old.where}
+            for i, _, n in new.where:
+                if i in was and was[i] != n:
+                    index = getattr(sessions.get(was[i]), "index", None)
+                    regs = [r.preamble.name for r in index.info.registers] if index else []
+                    kind = kinds.get(i, i)
+                    out.append(MovedNF(name, i, was[i], n,
+                                       any(f"_{kind}." in r for r in regs)))
+        return out
+
+    def _next(self, chains, catalog: NFCatalog):
+        """``(chains, placement, program)`` the running network moves to for *chains*."""
+        import dataclasses
+
         from ..codegen.network import generate_network
         from ..passes.netplace import Weights, build_problem, solve
 
         new = self._chainset(chains)
-        if self.target.program is None:
-            self._chains, self._placement, self._program = new, None, None
-            self._close_oracles()
-            self.push()
-            return None
         old_pl, old_prog = self.placement, self.program
         kept = {c.name: old_pl.chains[c.name] for c in new
                 if c.name in self._chains and self._chains[c.name] == c}
         weights = self.options["weights"] or Weights()
-        import dataclasses
-
         weights = dataclasses.replace(weights, new_slots=max(weights.new_slots, 10.0))
         installed = {s: frozenset(sp.slots) for s, sp in old_prog.switches.items()}
-        problem = build_problem(self.topology, new, catalog=self.catalog, weights=weights,
+        problem = build_problem(self.topology, new, catalog=catalog, weights=weights,
                                 installed=installed, preset=kept)
         opts = {k: v for k, v in self.options.items() if k != "weights"}
         placement = solve(problem, **opts)
-        program = generate_network(placement, new, catalog=self.catalog, bindings=self.bindings,
+        program = generate_network(placement, new, catalog=catalog, bindings=self.bindings,
                                    previous=old_prog, keep_chains=kept)
-        plan = self.target.update(program, allow_reload=allow_reload)
-        self._chains, self._placement, self._program = new, placement, program
-        self._close_oracles()
-        return plan
+        return new, placement, program
 
     def close(self) -> None:
         self._close_oracles()

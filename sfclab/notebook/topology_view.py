@@ -186,10 +186,13 @@ class TopologyPanel:
             problem = ""
         except SfclabError as e:
             self._placement, self._error, problem = None, e, error_html(e)
-        if state.stale:
+        if state.stale and not _same_chains(state):
             head += note("⚠ The chains changed since the push: the network still runs the "
                          "placement below. <code>%sfc update</code> moves it to the new chains "
                          "(consistently, switch by switch), <code>%sfc push</code> starts over.")
+        if state.redefined:
+            head += note(f"⚠ {esc(_redefined(state))}: <code>%sfc update --reload</code> "
+                         f"reloads the switches running it, <code>%sfc push</code> starts over.")
         elif state.network.pushed:
             head += note("Running: pushed to every switch.")
         self.head.value = head + note(LEGEND)
@@ -217,8 +220,10 @@ class TopologyPanel:
             out.append(f"no placement: {self._error}")
         else:
             out.append("no chains yet")
-        if state.stale:
+        if state.stale and not _same_chains(state):
             out.append("the chains changed since the push: %sfc update applies them")
+        if state.redefined:
+            out.append(f"{_redefined(state)}: %sfc update --reload applies it")
         return "\n".join(out)
 
     def _options(self, options: list[tuple[str, str]]) -> None:
@@ -242,3 +247,17 @@ class TopologyPanel:
         svg = topology_svg(self._state.topology, self._placement, catalog=self._catalog,
                            highlight=self.highlight(), title=self._state.topology.name)
         self.drawing.value = drawing_html(svg)
+
+
+def _same_chains(state: Any) -> bool:
+    """Whether the network runs the Lab's chains (only NF code may differ)."""
+    return [c.signature() for c in state.network.chains] == \
+        [c.signature() for c in state.chains]
+
+
+def _redefined(state: Any) -> str:
+    """``NF gate was redefined since the push (%%nf): the switches still run its old code``."""
+    one = len(state.redefined) == 1
+    return (f"NF{'' if one else 's'} {', '.join(state.redefined)} {'was' if one else 'were'} "
+            f"redefined since the push (%%nf): the switches still run "
+            f"{'its' if one else 'their'} old code")

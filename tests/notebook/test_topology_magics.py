@@ -289,3 +289,80 @@ def test_the_views_follow_close(net, ip):  # noqa: F811
     net.lab.close()
     assert "Running" not in panel.head.value and "changed since the push" not in panel.head.value
     assert not net.lab.network.pushed
+
+
+# -- NFs written with %%nf after the %%topology cell -------------------------------------------
+
+GATE = "control gate(inout headers_t hdr, inout sfc_meta_t sfc) {\n    apply { }\n}\n"
+CLOSED = GATE.replace("apply { }", "apply { sfc.drop = 1; }")
+GATED = "chain web match tcp.dport == 80 from h1 to h4: gate -> l3fwd\n"
+
+
+def test_an_nf_cell_after_the_topology_cell_is_known_to_the_network(net, ip):  # noqa: F811
+    """Issue: the network kept the NF catalogue of the %%topology cell, so a chain using an
+    NF written later raised "NF 'gate' is not in the NF catalogue"; a redefinition before
+    the push is what the switches run."""
+    ip.run_cell_magic("nf", "gate", GATE)
+    ip.run_cell_magic("chain", "", GATED)
+    panel = topology_tab(net)
+    assert "[gate]" in net.lab.network.placement.chains["web"].describe()
+    assert "gate" in panel.table.value and "not in the NF catalogue" not in panel.table.value
+    ip.run_cell_magic("nf", "gate", CLOSED)                 # redefined before the push
+    ip.run_line_magic("sfc", "push")
+    sent = ip.run_line_magic("sfc", "send web 2")
+    assert all(t.dropped and t.nfs() == ["gate"] for t in sent.traces)   # the new code runs
+
+
+def test_an_nf_redefined_after_the_push_says_which_switches_and_the_command(net, ip):  # noqa: F811
+    """%sfc send / trace / tables say the switches run the NF's old code, which switch a
+    reload touches, and the command; packets run the old code until --reload applies it."""
+    ip.run_cell_magic("nf", "gate", GATE)
+    ip.run_cell_magic("chain", "", GATED)
+    ip.run_line_magic("sfc", "push")
+    gate_at = net.lab.network.placement.chains["web"].node("gate")
+    ip.run_cell_magic("nf", "gate", CLOSED)
+    panel = topology_tab(net)
+    assert "NF gate was redefined since the push" in panel.head.value
+    assert "The chains changed" not in panel.head.value
+    for command in ("send web 2", "trace", f"tables {gate_at}"):
+        net.shown.clear()
+        out = ip.run_line_magic("sfc", command)
+        warning = net.shown[0].text
+        assert warning.startswith("warning: the network still runs the NF code of the last "
+                                  "push"), warning
+        assert "NF gate redefined since (%%nf): the switches run its old code" in warning
+        assert f"switches that differ: {gate_at} (a program reload)" in warning
+        assert warning.endswith("%sfc update --reload (or %sfc push)")
+        if command.startswith("send"):
+            assert not any(t.dropped for t in out.traces)         # the old code
+    with pytest.raises(UsageError, match=f"needs a program reload on {gate_at}"):
+        ip.run_line_magic("sfc", "update")
+    ip.run_line_magic("sfc", "update --reload")
+    assert "redefined" not in panel.head.value
+    net.shown.clear()
+    sent = ip.run_line_magic("sfc", "send web 2")
+    assert not net.shown and all(t.dropped for t in sent.traces)
+
+
+def _changed_to(sfc_magics, ip, nfs: str):  # noqa: F811
+    """Re-run web's cell with *nfs*; the warning %sfc trace shows first, and the plan."""
+    ip.run_cell_magic("chain", "", f"chain web match tcp.dport == 80 from h1 to h4: {nfs}\n")
+    sfc_magics.shown.clear()
+    ip.run_line_magic("sfc", "trace")
+    return sfc_magics.shown[0].text, sfc_magics.lab.network.plan_update(sfc_magics.lab.chains)
+
+
+def test_a_chain_change_says_which_switches_take_entries_and_which_a_reload(net, ip):  # noqa: F811
+    ip.run_line_magic("sfc", "push")
+    d, plan = _changed_to(net, ip, "firewall -> l3fwd")
+    touched = [s for s, p in plan.switches.items() if p.kind != "none"]
+    assert touched and plan.kind == "entries"
+    assert "switches that differ: " + ", ".join(f"{s} (entries)" for s in touched) in d
+    assert d.endswith("table entries can apply it: %sfc update")
+    d, plan = _changed_to(net, ip, "firewall -> nat -> heavy_hitter -> l3fwd")
+    assert plan.reloads() and all(f"{s} (a program reload)" in d for s in plan.reloads())
+    assert d.endswith("%sfc update --reload (or %sfc push)")
+    ip.run_line_magic("sfc", "update --reload")
+    net.shown.clear()
+    ip.run_line_magic("sfc", "trace")
+    assert not net.shown

@@ -32,14 +32,35 @@ from ...errors import SfclabError, TargetError
 from ...runtime.session import Session, UpdatePlan
 from ...runtime.transaction import apply_staged
 
-__all__ = ["NetworkUpdatePlan", "plan_update", "update_network"]
+__all__ = ["NetworkUpdatePlan", "MovedNF", "plan_update", "update_network"]
+
+
+@dataclass(frozen=True)
+class MovedNF:
+    """An NF of a chain that the new placement runs on another node: *stateful* when the
+    old node's program keeps state for it in registers, which do not move with it."""
+
+    chain: str
+    instance: str
+    old: str
+    new: str
+    stateful: bool = False
+
+    def __str__(self) -> str:
+        """``web's nat moves s2 -> s3 (its register state stays behind: it starts
+        from zero on s3)``."""
+        why = (f" (its register state stays behind: it starts from zero on {self.new})"
+               if self.stateful else "")
+        return f"{self.chain}'s {self.instance} moves {self.old} -> {self.new}{why}"
 
 
 @dataclass
 class NetworkUpdatePlan:
-    """What an update does on each switch (``entries``, ``reload`` or ``none``)."""
+    """What an update does on each switch (``entries``, ``reload`` or ``none``), and the
+    NFs it moves between switches (``moved``)."""
 
     switches: dict[str, UpdatePlan] = field(default_factory=dict)
+    moved: list[MovedNF] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -58,6 +79,7 @@ class NetworkUpdatePlan:
             return "nothing to change"
         lines = [f"network update: {self.kind} ({self.writes} writes)"]
         lines += [f"  {s}: {p}" for s, p in self.switches.items() if p.kind != "none"]
+        lines += [f"  {m}" for m in self.moved]
         return "\n".join(lines)
 
 
