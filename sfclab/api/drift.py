@@ -157,10 +157,13 @@ def network_drift(side: Any, chains: ChainSet) -> Drift | None:
     :class:`~sfclab.api.labnet.LabNetwork`) runs, with its catalogue's NFs: the chains
     and NFs that differ, each switch the update would touch and whether it takes table
     entries or a program reload there (:meth:`sfclab.network.Network.plan_update`: the
-    update's own plan, nothing written), and the NFs it would move between switches."""
+    update's own plan, nothing written), and the NFs it would move between switches.
+    Nothing pushed, but a failed push left programs on switches: what each holds."""
     running = side.running
     if running is None:
-        return None
+        held = side.holding()
+        return None if not held else Drift(added=tuple(chains.names()), needs="push",
+                                           holds=f"{held}: no chain runs", network=True)
     changes = chain_changes(running.chains, chains)
     nfs = side.redefined()
     if not any(changes) and not nfs:

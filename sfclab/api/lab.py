@@ -426,8 +426,10 @@ class Lab:
         from ..targets.network.detour import for_targets
 
         if self._net is not None:
-            counts = self._net.push(self._chains)
-            self._refresh_views()
+            try:
+                counts = self._net.push(self._chains)
+            finally:                             # failed: the views say what each switch holds
+                self._refresh_views()
             return sum(counts.values())
         # paths that detour through a server: its port as the target's URL says, if it does
         gen = for_targets(self.generated(self._target_arch()), self.target)

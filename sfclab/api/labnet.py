@@ -42,13 +42,16 @@ __all__ = ["LabNetwork", "NetworkSendResult", "NetworkState"]
 class NetworkState:
     """What a topology view shows: the topology, the network of the chains (the running
     one once pushed), whether the chains or NF code changed since the push (``stale``),
-    and the NFs redefined since (``redefined``: the switches run their old code)."""
+    the NFs redefined since (``redefined``: the switches run their old code), and after a
+    failed push what each switch holds (``holding``, :meth:`LabNetwork.holding`)."""
 
     topology: Topology
     network: Network
     chains: ChainSet
     stale: bool
     redefined: tuple[str, ...] = ()
+    #: Nothing is pushed, but a failed push left programs on switches: what each holds.
+    holding: str = ""
 
     @property
     def warnings(self) -> list[str]:
@@ -136,7 +139,7 @@ class LabNetwork:
 
     def state(self, chains: ChainSet) -> NetworkState:
         return NetworkState(self.topology, self.network(chains), chains, self.stale(chains),
-                            self.redefined())
+                            self.redefined(), self.holding())
 
     def check_endpoints(self, given: Any, new: ChainSet, source: str) -> None:
         """The ``from`` / ``to`` of chains *new* against the topology; located in
@@ -159,6 +162,11 @@ class LabNetwork:
         since (``%%nf``): an update is due."""
         net = self.running
         return net is not None and (not _same(net.chains, chains) or bool(self.redefined()))
+
+    def holding(self) -> str:
+        """After a failed push that left programs on switches, what each holds
+        (:meth:`Network.holding`); '' otherwise."""
+        return self._net.holding() if self._net is not None else ""
 
     def redefined(self) -> tuple[str, ...]:
         """The NFs of the running chains redefined in :attr:`catalog` since the push: the

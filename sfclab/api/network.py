@@ -245,8 +245,25 @@ class Network:
         self.traces.clear()
         return new
 
+    def holding(self) -> str:
+        """After a failed push (nothing is pushed), what each switch holds when some
+        switch kept the failed push's program (P4Runtime cannot remove one): ``leaf1,
+        spine1 hold the program of a failed first push, with no table entries (…); leaf2
+        holds no program``; '' otherwise."""
+        from ..targets.network.push import holding
+
+        sessions = getattr(self._target, "sessions", None)
+        if self.pushed or sessions is None:
+            return ""
+        sessions = sessions()
+        if not any(getattr(s, "stranded", None) is not None for s in sessions.values()):
+            return ""
+        return holding(sessions)
+
     def push(self) -> dict[str, int]:
-        """Push every switch's program and entries; returns the entry count per switch."""
+        """Push every switch's program and entries, as one transaction (a switch that
+        fails has the others taken back: :mod:`sfclab.targets.network.push`; what each
+        then holds: :meth:`holding`); returns the entry count per switch."""
         counts = self.target.push(self.program)
         self.traces.clear()
         return counts
@@ -382,7 +399,7 @@ class Network:
             raise TargetError(f"no switch {switch!r} in topology {self.topology.name!r}",
                               hint=did_you_mean(switch, self.topology.switches)
                               or f"switches: {', '.join(list(self.topology.switches)[:12])}")
-        if self.target.program is None:
+        if self.target.program is None and not self.holding():   # a failed push: read it
             self.push()
         seen = self._lookups(switch)
         return [TableUse(o.table, o.entries, o.size, seen.get((o.table, True), 0),

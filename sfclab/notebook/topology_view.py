@@ -195,6 +195,9 @@ class TopologyPanel:
                          f"reloads the switches running it, <code>%sfc push</code> starts over.")
         elif state.network.pushed:
             head += note("Running: pushed to every switch.")
+        elif state.holding:
+            head += note(f"⚠ Nothing is pushed: the last push failed. {esc(state.holding)}: no "
+                         f"chain runs. <code>%sfc push</code> once the cause is fixed.")
         self.head.value = head + note(LEGEND)
         pl = self._placement
         if pl is None and not problem:
@@ -224,6 +227,9 @@ class TopologyPanel:
             out.append("the chains changed since the push: %sfc update applies them")
         if state.redefined:
             out.append(f"{_redefined(state)}: %sfc update --reload applies it")
+        if state.holding:
+            out.append(f"nothing is pushed: the last push failed. {state.holding}: no chain "
+                       f"runs (%sfc push once the cause is fixed)")
         return "\n".join(out)
 
     def _options(self, options: list[tuple[str, str]]) -> None:

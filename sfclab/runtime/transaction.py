@@ -35,7 +35,7 @@ from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
-           "restore", "taken_back", "Stranded"]
+           "restore", "undo_push", "taken_back", "Stranded"]
 
 
 def _key(e) -> tuple:
@@ -221,17 +221,34 @@ class Stranded:
     sure: bool = True
     clean: bool = True
 
-    def text(self) -> str:
-        """What the switch holds, in one sentence.
+    def text(self, who: str = "the switch") -> str:
+        """What the switch (*who*) holds, in one sentence.
 
         >>> print(Stranded(None, None).text())
         the switch holds the program of a failed first push, with no table entries (P4Runtime cannot remove a program): no chain runs
         """
+        return f"{who} {self.what()}: no chain runs"
+
+    def what(self) -> str:
+        """``holds the program of a failed first push, with no table entries (…)``."""
         holds = "holds" if self.sure else "may hold (the swap's answer was lost)"
         entries = ("with no table entries" if self.clean
                    else "with some of its entries (deleting them failed)")
-        return (f"the switch {holds} the program of a failed first push, {entries} "
-                f"(P4Runtime cannot remove a program): no chain runs")
+        return (f"{holds} the program of a failed first push, {entries} "
+                f"(P4Runtime cannot remove a program)")
+
+
+def undo_push(session, snap: Snapshot) -> str:
+    """Take back a push that succeeded on *session*'s switch because the push it was part
+    of failed elsewhere (another switch of a network refused its own): what ran before
+    (*snap*, taken before the push) is put back (:func:`restore`); after a first push the
+    program stays with no entries, which the session records (:class:`Stranded`).
+    Returns what could not be done ('' when all was)."""
+    gen, index = session.generated, session.index
+    left = restore(session, snap)
+    if snap.pipeline is None:
+        session.stranded = Stranded(gen, index, sure=True, clean=not left)
+    return left
 
 
 def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:

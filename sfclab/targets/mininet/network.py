@@ -27,7 +27,6 @@ import os
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ...errors import SfclabError, TargetError, did_you_mean
@@ -55,14 +54,10 @@ class _SwitchView:
         self.source = source
         self.timeout = timeout
         self.pending: list = []
-        self.pushed: tuple | None = None
         #: What the switch reported lately, every packet (ours or the hosts' own traffic).
         self.history: deque = deque(maxlen=10_000)
 
     def push(self, gen) -> int:
-        if self.pushed is not None and self.pushed[0] is gen:   # pushed already (in parallel)
-            count, self.pushed = self.pushed[1], None
-            return count
         return self.session.push(gen)
 
     def update(self, gen, *, allow_reload: bool = False):
@@ -266,14 +261,14 @@ class MininetNetwork:
         """Push every switch's program and entries over P4Runtime (a
         :class:`~sfclab.codegen.network.NetworkProgram`); returns the entry count per
         switch.  Starts the network first if needed."""
+        from ..network.push import push_network
+
         self.start()
         self.walker._check_archs(program)
-        # every switch compiles its program at once (the walker's push then finds them done)
-        work = {s: sp.generated for s, sp in program.switches.items() if s in self.views}
-        with ThreadPoolExecutor(max(1, len(work))) as pool:
-            for sw, count in zip(work, pool.map(lambda s: self.views[s].push(work[s]), work)):
-                self.views[sw].pushed = (work[sw], count)
-        counts = self.walker.push(program)
+        # every switch compiles its program at once; one that fails has the others taken back
+        counts = push_network(self.views, {s: sp.generated for s, sp in program.switches.items()},
+                              parallel=True)
+        self.walker.adopt(program)
         self._serve(program)
         return counts
 

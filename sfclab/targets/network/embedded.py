@@ -23,6 +23,7 @@ from collections import deque
 from ...codegen.network import NetworkProgram
 from ...errors import SfclabError, TargetError, did_you_mean
 from ...ir.topology import Topology
+from .push import push_network
 from .server import MAX_HOPS, ServerStandIn
 from .trace import Hop, NetworkTrace, switch_hop
 from .update import NetworkUpdatePlan, plan_update, update_network
@@ -60,13 +61,20 @@ class EmbeddedNetwork:
         return t
 
     def push(self, program: NetworkProgram) -> dict[str, int]:
-        """Push every switch's program and entries over P4Runtime; returns the entry
+        """Push every switch's program and entries over P4Runtime, as one transaction
+        (:mod:`.push`: a switch that fails has the others taken back); returns the entry
         count per switch."""
         self._check_archs(program)
-        counts = {s: self._target(s).push(sp.generated) for s, sp in program.switches.items()}
+        counts = push_network({s: self._target(s) for s in program.switches},
+                              {s: sp.generated for s, sp in program.switches.items()})
+        self.adopt(program)
+        return counts
+
+    def adopt(self, program: NetworkProgram) -> None:
+        """Run *program*, whose switches are pushed already (a network of switch
+        processes pushes them all at once)."""
         self.servers = {srv: ServerStandIn(srv, tasks) for srv, tasks in program.servers.items()}
         self.program = program
-        return counts
 
     def _check_archs(self, program: NetworkProgram) -> None:
         bad = [s for s, sp in program.switches.items() if sp.generated.arch != "v1model"]
