@@ -214,15 +214,17 @@ class Lab:
         """Run the chains on *topology* (a :class:`~sfclab.ir.topology.Topology` or
         topology text) from now on; None goes back to one switch.  A topology that does
         not parse raises its :class:`~sfclab.errors.TopologyError` and changes nothing;
-        a running network is stopped (push again)."""
+        a running network is stopped (push again): :meth:`network_state` says what
+        changed (``stopped``) until the next push."""
         if isinstance(topology, (str, bytes)):
             from ..lang import parse_topology
 
             topology = parse_topology(topology, source=source, catalog=self.catalog)
-        url = None
+        url, ran = None, None
         if self._net is not None:
             if topology is not None and self._net.topology.signature() == topology.signature():
                 return self._net.topology              # the same network: keep it running
+            ran = self._net.topology if self._net.running is not None else self._net.ran
             self._net.close()
             url = self._net.url                        # the network target stays
         if topology is None:
@@ -232,6 +234,7 @@ class Lab:
 
             self._net = LabNetwork(topology, catalog=self.catalog, bindings=self.bindings,
                                    url=url)
+            self._net.ran = ran                        # its views say it was stopped
         self._refresh_views()
         return topology
 
@@ -252,8 +255,19 @@ class Lab:
         """Send *n* packets from host *src* to host *dst* across the network: of
         *chain*'s class (from its ingress to its egress when *src* is None), of the
         chain from *src* to *dst*, or *packet*.  Returns the network traces."""
-        return self._network_side().send(self._chains, src, dst, chain, n=n, packet=packet,
-                                         seed=seed)
+        side = self._network_side()
+        return self._pushing(side, side.send, self._chains, src, dst, chain, n=n,
+                             packet=packet, seed=seed)
+
+    def _pushing(self, side: LabNetwork, fn: Callable[..., Any], *args: Any, **kwargs: Any):
+        """``fn(*args, **kwargs)``, which pushes the network first when nothing runs: the
+        views follow when it did (or failed to)."""
+        before = side.running is not None
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if not before and (side.running is not None or side.holding()):
+                self._refresh_views()
 
     def _network_side(self) -> LabNetwork:
         if self._net is None:
@@ -617,7 +631,7 @@ class Lab:
         """Every table of the target: entries / size, and the hits and misses of the
         packets this Lab sent (with a topology: of *switch*)."""
         if self._net is not None:
-            return self._net.tables(self._chains, switch)
+            return self._pushing(self._net, self._net.tables, self._chains, switch)
         if switch is not None:
             raise SfclabError(f"this lab runs on one switch, not a network: no switch "
                               f"{switch!r} to choose", hint="%sfc tables (no switch)")

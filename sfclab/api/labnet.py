@@ -35,7 +35,7 @@ from ..ir.topology import Topology
 from .network import Network
 from ..nfinfo import NFCatalog
 
-__all__ = ["LabNetwork", "NetworkSendResult", "NetworkState"]
+__all__ = ["LabNetwork", "NetworkSendResult", "NetworkState", "topology_changes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,9 @@ class NetworkState:
     redefined: tuple[str, ...] = ()
     #: Nothing is pushed, but a failed push left programs on switches: what each holds.
     holding: str = ""
+    #: The topology changed while a network ran (``%%topology`` re-run): what changed; the
+    #: network that ran was stopped, until the next push.
+    stopped: str = ""
 
     @property
     def warnings(self) -> list[str]:
@@ -108,6 +111,29 @@ class NetworkSendResult(list):
         return line
 
 
+def topology_changes(old: Topology, new: Topology) -> str:
+    """What differs from *old* to *new*: nodes and links removed, then added.
+
+    >>> from sfclab.ir.topology import line
+    >>> topology_changes(line(3), line(2))
+    'switch s3 removed; link s2 -- s3 removed; host h2 moved'
+    """
+    def nodes(t: Topology) -> dict[str, tuple[str, Any]]:
+        return {n: (t.kind(n), t.attachment(n) if t.kind(n) != "switch" else None)
+                for n in t.graph.nodes}
+
+    def links(t: Topology) -> set[str]:
+        return {" -- ".join(sorted((lk.a, lk.b))) for lk in t.links
+                if t.kind(lk.a) == t.kind(lk.b) == "switch"}
+    a, b = nodes(old), nodes(new)
+    out = [f"{a[n][0]} {n} removed" for n in a if n not in b]
+    out += [f"link {lk} removed" for lk in sorted(links(old) - links(new))]
+    out += [f"{b[n][0]} {n} added" for n in b if n not in a]
+    out += [f"link {lk} added" for lk in sorted(links(new) - links(old))]
+    out += [f"{a[n][0]} {n} moved" for n in a if n in b and a[n] != b[n]]
+    return "; ".join(out) or "ports or link properties changed"
+
+
 def _same(a: ChainSet, b: ChainSet) -> bool:
     return [c.signature() for c in a] == [c.signature() for c in b]
 
@@ -122,6 +148,8 @@ class LabNetwork:
         self.bindings = bindings
         self.url = url
         self._net: Network | None = None
+        #: The topology whose running network this one's replaced (stopped), until a push.
+        self.ran: Topology | None = None
 
     def network(self, chains: ChainSet) -> Network:
         """The network of *chains* with the NFs of :attr:`catalog` (the Lab's: it sets it
@@ -139,7 +167,7 @@ class LabNetwork:
 
     def state(self, chains: ChainSet) -> NetworkState:
         return NetworkState(self.topology, self.network(chains), chains, self.stale(chains),
-                            self.redefined(), self.holding())
+                            self.redefined(), self.holding(), self.stopped)
 
     def check_endpoints(self, given: Any, new: ChainSet, source: str) -> None:
         """The ``from`` / ``to`` of chains *new* against the topology; located in
@@ -163,6 +191,16 @@ class LabNetwork:
         net = self.running
         return net is not None and (not _same(net.chains, chains) or bool(self.redefined()))
 
+    @property
+    def stopped(self) -> str:
+        """When this topology replaced one whose network ran (stopped; nothing pushed
+        since): what changed (:func:`topology_changes`); else ''."""
+        if self.ran is None or self.running is not None:
+            return ""
+        if self.ran.signature() == self.topology.signature():
+            return "the topology that ran, written again"
+        return topology_changes(self.ran, self.topology)
+
     def holding(self) -> str:
         """After a failed push that left programs on switches, what each holds
         (:meth:`Network.holding`); '' otherwise."""
@@ -184,8 +222,9 @@ class LabNetwork:
         net = self.network(chains)
         if net.pushed and (not _same(net.chains, chains) or self.redefined()):
             net.close()                # start over with the new chains (and NF code)
-        net = self.network(chains)
-        return net.push()
+        counts = self.network(chains).push()
+        self.ran = None
+        return counts
 
     def update(self, chains: ChainSet, *, allow_reload: bool = False):
         """Move the running network to *chains* (:meth:`Network.update`); before any
@@ -250,6 +289,7 @@ class LabNetwork:
         return target
 
     def close(self) -> None:
+        self.ran = None
         if self._net is not None:
             self._net.close()
             self._net = None

@@ -215,7 +215,11 @@ class SfcMagics(Magics, Configurable):
                              "    host h2 at s2\n    link s1 -- s2")
         self._call(self.lab.set_topology, cell, source="<cell>", cell=("%%topology", cell))
         display(self.lab.live_view(("topology",)))
-        warnings = self.lab.network_state().warnings
+        state = self.lab.network_state()
+        if state.stopped:
+            print(f"the topology changed ({state.stopped}): the network that ran is stopped, "
+                  f"with the NFs' state in registers; %sfc push runs the chains on this one")
+        warnings = state.warnings
         if warnings:
             display(_warnings_output(warnings))
 

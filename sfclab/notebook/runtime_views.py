@@ -237,7 +237,8 @@ def update_text(plan: Any) -> str:
         if plan.kind == "none":
             return "nothing to change"
         return "\n".join([f"network update: {plan.kind} ({plan.writes} writes)"] + [
-            f"  {s}: {update_text(p)}" for s, p in switches.items() if p.kind != "none"])
+            f"  {s}: {update_text(p)}" for s, p in switches.items() if p.kind != "none"]
+            + [f"  {m}" for m in getattr(plan, "moved", ())])
     if plan.kind == "reload":
         why = f" ({plan.reason})" if plan.reason else ""
         return f"reloaded the program{why} and wrote every entry: the target runs the Lab's chains"

@@ -195,6 +195,10 @@ class TopologyPanel:
                          f"reloads the switches running it, <code>%sfc push</code> starts over.")
         elif state.network.pushed:
             head += note("Running: pushed to every switch.")
+        elif state.stopped:
+            head += note(f"⚠ The topology changed since the push ({esc(state.stopped)}): the "
+                         f"network that ran was stopped, with the NFs' state in registers. "
+                         f"<code>%sfc push</code> runs the chains on this one.")
         elif state.holding:
             head += note(f"⚠ Nothing is pushed: the last push failed. {esc(state.holding)}: no "
                          f"chain runs. <code>%sfc push</code> once the cause is fixed.")
@@ -227,6 +231,9 @@ class TopologyPanel:
             out.append("the chains changed since the push: %sfc update applies them")
         if state.redefined:
             out.append(f"{_redefined(state)}: %sfc update --reload applies it")
+        if state.stopped:
+            out.append(f"the topology changed since the push ({state.stopped}): the network "
+                       f"that ran was stopped; %sfc push runs the chains on this one")
         if state.holding:
             out.append(f"nothing is pushed: the last push failed. {state.holding}: no chain "
                        f"runs (%sfc push once the cause is fixed)")

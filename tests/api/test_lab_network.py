@@ -126,3 +126,39 @@ def test_set_chains_only_before_a_push():
     with pytest.raises(SfclabError, match="no chain 'a' in the network"):
         net.endpoints("a")
     net.close()
+
+
+def test_an_update_that_moves_a_stateful_nf_says_its_state_stays_behind():
+    """A changed chain placed anew may run its NFs on other switches: drift and the update's
+    plan name each NF that moves, and say when its register state does not move with it
+    (true: the cells on the new switch are zero)."""
+    from sfclab.api.drift import drift
+    from sfclab.notebook.runtime_views import update_text
+    from sfclab.runtime.migrate import read_registers, register_names
+
+    lab = Lab()
+    try:
+        lab.set_topology(line(3, stages=6))
+        lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
+        lab.push()
+        switches = lab.network.target.switches
+        assert lab.network.placement.chains["web"].node("heavy_hitter") == "s1"
+        lab.send("web", 4)
+        old = read_registers(switches["s1"].session,
+                             register_names(switches["s1"].session, "heavy_hitter"))
+        assert any(any(cells) for cells in old.values())       # it counted the packets
+        lab.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
+        d = drift(lab)
+        moved = "web's heavy_hitter moves s1 -> s3 (its register state stays behind: it " \
+                "starts from zero on s3)"
+        assert d.moved == (moved,) and moved in d.message()
+        plan = lab.update(allow_reload=True)
+        assert [str(m) for m in plan.moved] == [moved] and f"  {moved}" in update_text(plan)
+        assert lab.network.placement.chains["web"].node("heavy_hitter") == "s3"
+        s3 = switches["s3"].session
+        new = read_registers(s3, register_names(s3, "heavy_hitter"))
+        assert new and not any(any(cells) for cells in new.values())
+        lab.add("chain web match tcp.dport == 81: nat -> heavy_hitter")
+        assert drift(lab).moved == () and drift(lab).needs == "entries"    # nothing moves
+    finally:
+        lab.close()

@@ -366,3 +366,30 @@ def test_a_chain_change_says_which_switches_take_entries_and_which_a_reload(net,
     net.shown.clear()
     ip.run_line_magic("sfc", "trace")
     assert not net.shown
+
+
+def test_a_topology_cell_rerun_with_a_switch_and_link_gone_says_the_network_stopped(ip, sfc,  # noqa: F811
+                                                                                    capsys):
+    three = ("switch s1, s2, s3\nhost h1 at s1\nhost h2 at s3\n"
+             "link s1 -- s2\nlink s2 -- s3\n")
+    ip.run_cell_magic("topology", "", three)
+    ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80 from h1 to h2: "
+                                   "heavy_hitter -> nat\n")
+    ip.run_line_magic("sfc", "push")
+    panel = topology_tab(sfc)
+    assert "Running" in panel.head.value
+    capsys.readouterr()
+    ip.run_cell_magic("topology", "", "switch s1, s3\nhost h1 at s1\nhost h2 at s3\n"
+                                      "link s1 -- s3\n")
+    said = capsys.readouterr().out
+    assert "the topology changed (switch s2 removed; link s1 -- s2 removed; link s2 -- s3 " \
+           "removed; link s1 -- s3 added): the network that ran is stopped" in said
+    assert not sfc.lab.network.pushed and "Running" not in panel.head.value
+    assert "The topology changed since the push (switch s2 removed;" in panel.head.value
+    assert "s2" not in drawn_nodes(panel.drawing.value)
+    assert "s2" not in sfc.lab.network.placement.chains["web"].route
+    ip.run_cell_magic("topology", "", three.replace("h2 at s3", "h2 at s2"))   # still stopped
+    assert "host h2 moved" in panel.head.value and "switch s2 removed" not in panel.head.value
+    sent = ip.run_line_magic("sfc", "send web")                 # pushes the new network
+    assert sent.traces[0].egress == "h2" and sfc.lab.network.pushed
+    assert "changed since the push" not in panel.head.value and "Running" in panel.head.value
