@@ -55,6 +55,9 @@ class Drift:
     #: A network: the NFs the new placement moves to other switches (their register state
     #: does not move with them), as :class:`sfclab.targets.network.update.MovedNF` says.
     moved: tuple[str, ...] = ()
+    #: A network: the switches to reload whose program keeps state in registers (a reload
+    #: starts them from zero).
+    zeroed: tuple[str, ...] = ()
     network: bool = False
 
     @property
@@ -88,7 +91,8 @@ class Drift:
                          f"(%%nf): {where} {'its' if one else 'their'} old code")
         if self.switches:
             parts.append("switches that differ: " + ", ".join(
-                f"{s} ({'a program reload' if k == 'reload' else 'entries'})"
+                f"{s} ({'entries' if k != 'reload' else 'a program reload'}"
+                f"{': its registers start from zero' if s in self.zeroed else ''})"
                 for s, k, _ in self.switches))
         parts += list(self.moved)
         return "; ".join(parts)
@@ -180,9 +184,13 @@ def network_drift(side: Any, chains: ChainSet) -> Drift | None:
         touched = tuple((s, p.kind, p.reason) for s, p in plan.switches.items()
                         if p.kind != "none")
         reloads = "; ".join(f"{s}: {why}" for s, k, why in touched if k == "reload")
+        sessions = running.target.sessions()
+        zeroed = tuple(s for s, k, _ in touched if k == "reload" and
+                       getattr(sessions[s].index, "info", None) is not None and
+                       len(sessions[s].index.info.registers))
         out = Drift(*changes, needs="reload" if reloads else "entries", reason=reloads,
                     nfs=nfs, switches=touched, moved=tuple(str(m) for m in plan.moved),
-                    network=True)
+                    zeroed=zeroed, network=True)
     _MEMO[side] = (key, out)
     return out
 

@@ -128,25 +128,52 @@ def test_set_chains_only_before_a_push():
     net.close()
 
 
+def _counted(lab, switch: str) -> dict[str, list[int]]:
+    """heavy_hitter's register cells on *switch*, after the network ran web's packets."""
+    from sfclab.runtime.migrate import read_registers, register_names
+
+    session = lab.network.target.switches[switch].session
+    return read_registers(session, register_names(session, "heavy_hitter"))
+
+
+def _counting(stages: int) -> Lab:
+    """A Lab on line(3) running web (heavy_hitter on s1, which counted 4 packets)."""
+    lab = Lab()
+    lab.set_topology(line(3, stages=stages))
+    lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
+    lab.push()
+    assert lab.network.placement.chains["web"].node("heavy_hitter") == "s1"
+    lab.send("web", 4)
+    assert any(any(cells) for cells in _counted(lab, "s1").values())
+    return lab
+
+
+def test_a_reload_of_a_switch_with_state_says_its_registers_start_from_zero():
+    from sfclab.api.drift import drift
+
+    lab = _counting(stages=10)
+    try:
+        lab.add("chain web match tcp.dport == 80: heavy_hitter -> qos -> nat")
+        d = drift(lab)
+        assert d.zeroed == ("s1",) and \
+            "s1 (a program reload: its registers start from zero)" in d.what()
+        lab.update(allow_reload=True)
+        assert lab.network.placement.chains["web"].node("heavy_hitter") == "s1"
+        counted = _counted(lab, "s1")
+        assert counted and not any(any(cells) for cells in counted.values())
+    finally:
+        lab.close()
+
+
 def test_an_update_that_moves_a_stateful_nf_says_its_state_stays_behind():
     """A changed chain placed anew may run its NFs on other switches: drift and the update's
     plan name each NF that moves, and say when its register state does not move with it
     (true: the cells on the new switch are zero)."""
     from sfclab.api.drift import drift
     from sfclab.notebook.runtime_views import update_text
-    from sfclab.runtime.migrate import read_registers, register_names
 
-    lab = Lab()
+    lab = _counting(stages=6)
     try:
-        lab.set_topology(line(3, stages=6))
-        lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
-        lab.push()
-        switches = lab.network.target.switches
-        assert lab.network.placement.chains["web"].node("heavy_hitter") == "s1"
-        lab.send("web", 4)
-        old = read_registers(switches["s1"].session,
-                             register_names(switches["s1"].session, "heavy_hitter"))
-        assert any(any(cells) for cells in old.values())       # it counted the packets
         lab.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
         d = drift(lab)
         moved = "web's heavy_hitter moves s1 -> s3 (its register state stays behind: it " \
@@ -155,8 +182,7 @@ def test_an_update_that_moves_a_stateful_nf_says_its_state_stays_behind():
         plan = lab.update(allow_reload=True)
         assert [str(m) for m in plan.moved] == [moved] and f"  {moved}" in update_text(plan)
         assert lab.network.placement.chains["web"].node("heavy_hitter") == "s3"
-        s3 = switches["s3"].session
-        new = read_registers(s3, register_names(s3, "heavy_hitter"))
+        new = _counted(lab, "s3")
         assert new and not any(any(cells) for cells in new.values())
         lab.add("chain web match tcp.dport == 81: nat -> heavy_hitter")
         assert drift(lab).moved == () and drift(lab).needs == "entries"    # nothing moves
