@@ -35,7 +35,7 @@ from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
-           "restore", "undo_push", "taken_back", "Stranded"]
+           "restore", "undo_push", "taken_back", "reworded", "Stranded"]
 
 
 def _key(e) -> tuple:
@@ -137,9 +137,16 @@ def taken_back(err: SfclabError, switches: list[str], left: Mapping[str, str], *
         bad = "; ".join(f"{s + ': ' if many else ''}{why}" for s, why in left.items())
         what = (f"taking it back failed ({bad}): the next update brings "
                 f"{', '.join(left) if many else 'the switch'} back first")
-    message = f"{err.message}; {what}"
-    out = (RuntimeWriteError(message, err.failures, hint=err.hint)
-           if isinstance(err, RuntimeWriteError) else TargetError(message, hint=err.hint))
+    return reworded(err, f"{err.message}; {what}")
+
+
+def reworded(err: SfclabError, message: str, *, hint: str | None = None) -> SfclabError:
+    """*err* with *message* (and *hint*, default its own): the same class (a
+    RuntimeWriteError keeps its failures; anything else becomes a TargetError) and
+    gRPC status."""
+    hint = hint if hint is not None else err.hint
+    out = (RuntimeWriteError(message, err.failures, hint=hint)
+           if isinstance(err, RuntimeWriteError) else TargetError(message, hint=hint))
     if hasattr(err, "status"):
         out.status = err.status
     return out

@@ -142,3 +142,45 @@ def test_switches_pushed_at_once_are_all_taken_back_when_one_fails(lab):
         assert t.session.read_entries() == []
     lab.push()
     runs_the_chains(lab)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failed_network_update_puts_reloaded_switches_back_with_their_registers(kind):
+    """An update reloads s1 (heavy_hitter's counts in its registers) and s2, then a write
+    on s3 fails: s1 and s2 run their old programs again with their entries and s1 its
+    counts (before: the old program was pushed afresh, its registers at zero)."""
+    from sfclab.ir.topology import line
+    from sfclab.runtime.migrate import read_registers, register_names
+
+    lab = Lab()
+    try:
+        lab.set_topology(line(3, stages=10))
+        lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
+        lab.push()
+        net = lab.network
+        program, s1 = net.program, net.target.switches["s1"].session
+        lab.send("web", 4)
+        counts = read_registers(s1, register_names(s1, "heavy_hitter"))
+        assert any(any(cells) for cells in counts.values())
+        lab.add("chain web match tcp.dport == 80: heavy_hitter -> qos -> nat")
+        plan = net.plan_update(lab.chains)
+        assert plan.reloads() == ["s1", "s2"] and plan.switches["s3"].kind == "entries"
+        faults = Faults(net.target.switches["s3"].server)
+        faults.arm(0, kind)
+        with pytest.raises(SfclabError, match="reloaded s1, s2 and put back"):
+            lab.update(allow_reload=True)
+        faults.arm(None)
+        assert net.program is program and drift(lab).changed == ("web",)
+        assert read_registers(s1, register_names(s1, "heavy_hitter")) == counts
+        for s, t in net.target.switches.items():
+            assert t.session.generated is program.switches[s].generated
+            assert _rows(t.session.read_entries()) == _rows(t.session.installed.values())
+            assert t.server.config.p4_device_config.decode() == \
+                program.switches[s].generated.program.text
+        assert all(t.egress == "h2" and t.nfs() == ["heavy_hitter", "nat"]
+                   for t in lab.send_between(None, None, "web", 2))
+        lab.update(allow_reload=True)
+        assert drift(lab) is None and lab.send_between(None, None, "web")[0].nfs() == \
+            ["heavy_hitter", "qos", "nat"]
+    finally:
+        lab.close()

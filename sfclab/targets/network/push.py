@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ...errors import RuntimeWriteError, SfclabError, TargetError
-from ...runtime.transaction import snapshot, undo_push
+from ...errors import SfclabError
+from ...runtime.transaction import reworded, snapshot, undo_push
 
 __all__ = ["push_network", "holding"]
 
@@ -62,13 +62,8 @@ def push_network(targets: Mapping[str, Any], gens: Mapping[str, Any], *,
              f"taken back on {', '.join(counts)}; " if counts else "")
     message = (f"{at}: {err.message}; the network push was {taken or 'stopped there; '}"
                f"{holding(sessions)}")
-    out = (RuntimeWriteError(message, err.failures, hint=err.hint)
-           if isinstance(err, RuntimeWriteError) else TargetError(message, hint=err.hint
-                                                                  or "push again (%sfc push, "
-                                                                     "lab.push()) once the "
-                                                                     "cause is fixed"))
-    if hasattr(err, "status"):
-        out.status = err.status
+    out = reworded(err, message, hint=err.hint or "push again (%sfc push, lab.push()) once "
+                                                  "the cause is fixed")
     raise out from None
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ...codegen import Generated
 from ...errors import SfclabError, TargetError
 from ...runtime.session import Session, UpdatePlan
-from ...runtime.transaction import apply_staged
+from ...runtime.transaction import apply_staged, reworded, snapshot, undo_push
 
 __all__ = ["NetworkUpdatePlan", "MovedNF", "plan_update", "update_network"]
 
@@ -99,7 +99,7 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
         why = "; ".join(f"{s}: {plan.switches[s].reason}" for s in reload)
         raise TargetError(f"this change needs a program reload on {', '.join(reload)} ({why})",
                           hint="update(allow_reload=True), or push the network again")
-    before = {s: sessions[s].generated for s in reload}
+    snaps = {s: snapshot(sessions[s]) for s in reload}     # program, entries, registers
     pushed = []
     try:
         for s in reload:
@@ -108,11 +108,16 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
         staged = {s: sessions[s].stage(gens[s], p) for s, p in plan.switches.items()
                   if p.kind != "reload"}
         apply_staged(sessions, staged, drain=drain)
-    except SfclabError:
-        for s in reversed(pushed):        # the reloaded switches run their old programs again
-            if before[s] is not None:
-                sessions[s].push(before[s])
-        raise
+    except SfclabError as err:
+        # the reloaded switches run their old programs again, with entries and registers
+        left = {s: why for s in reversed(pushed) if (why := undo_push(sessions[s], snaps[s]))}
+        if not pushed:
+            raise
+        back = (f"reloaded {', '.join(pushed)} and put back" if not left else
+                "putting back the reloaded switches failed (" +
+                "; ".join(f"{s}: {why}" for s, why in left.items()) + "): push again")
+        raise reworded(err, f"{err.message}; {back}") from None
     for s in reload:
         plan.switches[s].done = True
     return plan
+
