@@ -186,6 +186,7 @@ def test_a_slow_sfclab_takes_no_silence_of_its_own_for_the_switchs(monkeypatch):
     """The egress events of a packet whose ingress does not tell its fate came while sfclab
     was descheduled between two reads: they wait unread.  The packet is quiet since its
     ingress only as far as the last read tells, so it is not taken for dropped."""
+    import queue
     from types import SimpleNamespace
 
     from sfclab.targets import bmv2_switch
@@ -201,7 +202,7 @@ def test_a_slow_sfclab_takes_no_silence_of_its_own_for_the_switchs(monkeypatch):
     sw._ports = SimpleNamespace(poll=rp.poll_frames, fileno=lambda: None,
                                 reaches=lambda port: True,
                                 send=lambda port, frame: rp.sent.append((port, frame)))
-    sw.client = SimpleNamespace(packet_ins=__import__("queue").Queue())
+    sw.client = SimpleNamespace(packet_ins=queue.Queue())
     monkeypatch.setattr(bmv2_switch, "time", _Clock(step=1.0))   # a second between steps
     [r] = sw._send_batch([(1, b"in")])
     assert rp.sent == [(1, b"in")]
