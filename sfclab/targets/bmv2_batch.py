@@ -26,7 +26,10 @@ or one resubmits or clones), a pipeline end with nothing after it for ``settle``
 seconds, or three times the longest wait between two pipelines seen lately, is
 taken for a drop (the waits of the last 64 packets count); a packet whose pipeline
 forwarded it is waited for however late its egress comes (on a loaded machine an
-egress thread may wait tens of milliseconds), up to ``lost_after``.  Packets are matched to BMv2's
+egress thread may wait tens of milliseconds), up to ``lost_after``, then reported lost
+on its trace.  Every such wait is measured at the time the switch's sockets were last
+read to the end (the caller's ``now``), never at a later one: events that waited unread
+while sfclab slept or was descheduled are no silence of the switch.  Packets are matched to BMv2's
 packet ids by order: BMv2 numbers the packets it receives one after the other, so
 packet k of a batch is the first one's number plus k.  A complete packet whose
 events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
@@ -133,6 +136,7 @@ class _Packet:
     done: bool = False
     deparsed_at: int | None = None      # place of its last DEPARSER_DONE in the event stream
     placed: bool = False                # its frame was placed without its PACKET_OUT
+    given_up: bool = False              # complete only because lost_after passed
 
 
 class BatchTracker:
@@ -258,14 +262,15 @@ class BatchTracker:
             # sure), forwarded it (more is coming, however late), or cannot be told (a drop
             # if nothing follows for the settle time)
             fate = self.builder.fate(p.pid)
-            complete = (fate == "drop" or quiet >= self.lost_after
-                        or (fate is None and quiet >= self.settle_time))
+            complete = fate == "drop" or (fate is None and quiet >= self.settle_time)
+            p.given_up = not complete and quiet >= self.lost_after
+            complete = complete or p.given_up
         else:
-            complete = quiet >= self.lost_after
+            complete = p.given_up = quiet >= self.lost_after
         if complete:
             p.done = True
             self._open.discard(i)
-            if p.pid is None or self.builder.gaps(p.pid):
+            if p.pid is None or p.given_up or self.builder.gaps(p.pid):
                 self.window.lost()
             else:
                 self.window.whole()
@@ -413,6 +418,10 @@ class BatchTracker:
                                     "event logger's queue overflowed"))
             if outs_note:
                 trace.add(Event(kind="note", value=outs_note))
+            if p.given_up and p.pid is not None and not p.awaited and not outs:
+                trace.add(Event(kind="note", value=f"nothing came from the switch for "
+                                f"{self.lost_after:g} s after its last event: taken as lost "
+                                "(the switch lost it, or its events)"))
             if p.placed:
                 trace.add(Event(kind="note", value="its PACKET_OUT event was lost: its frame "
                                 "was told by its bytes, or by the order packets left the "

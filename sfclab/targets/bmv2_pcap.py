@@ -95,12 +95,13 @@ def run_pcap(gen: Generated, packets: Iterable[tuple[int, Any]], *,
             tracker.sent(k, now=start)
         deadline = start + wait + timeout
         tracker.lost_after = wait + timeout
-        while time.monotonic() < deadline:
-            if not sw._pump(tracker):
-                time.sleep(0.01)
-            now = time.monotonic()
-            if tracker.finished(now=now, sent=len(items)):
+        while True:
+            # decided at the time the sockets were read to the end (Bmv2Switch._pump)
+            got, now = sw._pump(tracker)
+            if tracker.finished(now=now, sent=len(items)) or now >= deadline:
                 break
+            if not got:
+                time.sleep(0.01)
         results = tracker.results()
         sw.results += results
         return results

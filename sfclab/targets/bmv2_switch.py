@@ -253,13 +253,15 @@ class Bmv2Switch:
                 self._ports.send(*items[sent])
                 tracker.sent(sent, now=now)
                 sent += 1
-            if not self._pump(tracker):
-                self._wait(tracker)
-            now = time.monotonic()
+            got, now = self._pump(tracker)
+            # decided at the time the sockets were read to the end (see _pump), never at a
+            # later one: a wait, or sfclab descheduled, is no silence of the switch's
+            tracker.update(now=now)
             if tracker.finished(now=now, sent=sent):
                 self._first_pid = tracker.next_pid
                 return tracker.results(len(self.results))
-            tracker.update(now=now)
+            if not got:
+                self._wait(tracker)
 
     def _tracker(self, items: list[tuple[int, bytes]]) -> BatchTracker:
         return BatchTracker(self._names, items, reaches=self._ports.reaches,
@@ -277,10 +279,14 @@ class Bmv2Switch:
         else:
             time.sleep(wait)
 
-    def _pump(self, tracker: BatchTracker) -> int:
-        """Feed *tracker* what came from the switch; returns how many messages came."""
-        msgs = self._events.poll()
+    def _pump(self, tracker: BatchTracker) -> tuple[int, float]:
+        """Feed *tracker* what came from the switch; returns how many messages came, and
+        the time just before the sockets were read.  Whatever the switch sent before that
+        time has been fed, so a packet with no news since is quiet on the switch's side: a
+        settle or finish decided at that time cannot be fooled by events that waited unread
+        while sfclab slept past them, was descheduled or paused (a loaded machine)."""
         now = time.monotonic()
+        msgs = self._events.poll()
         for m in msgs:
             tracker.event(m, now=now)
         frames = self._ports.poll()
@@ -289,7 +295,7 @@ class Bmv2Switch:
         pins = self._drain_packet_ins()
         for p in pins:
             tracker.output(self.bmv2.cpu_port, bytes(p.payload), now=now, packet_in=p)
-        return len(msgs) + len(frames) + len(pins)
+        return len(msgs) + len(frames) + len(pins), now
 
     def _send_quiet(self, port: int, frame: bytes) -> PacketResult:
         """No event logger: send, then wait for :attr:`quiet` seconds of silence."""

@@ -40,7 +40,17 @@ the model's order (deterministic for a program):
   ids are unique across both.  Every table has a non-empty ``key`` (the
   model's key fields, or ``[{}]`` for a keyless table) so that
   :class:`~sfclab.targets.bmv2_events.NameMap` never takes one for p4c's
-  synthetic ``tbl_…`` tables.
+  synthetic ``tbl_…`` tables;
+* each action's ``primitives``: those deciding the packet's fate, as p4c
+  writes them (:func:`fate_primitives`: ``mark_to_drop``, an ``assign`` to
+  ``standard_metadata.egress_spec`` / ``mcast_grp``, a resubmit, recirculate
+  or clone), which sfclab reads to tell a drop from a late egress; and, as p4c
+  makes an action and a keyless ``tbl_…`` table of each statement outside
+  actions, ``tbl_standin_drop`` / ``tbl_standin_forward`` (actions
+  ``standin_drop`` / ``standin_forward``) when the ingress drops or forwards
+  in its apply blocks.  The switch logs them at the end of each ingress pass
+  whose actions do not tell its fate (:func:`with_deciders`), as a real BMv2
+  logs p4c's: without them every packet's fate would be left to a settle time.
 
 **simple_switch_grpc stand-in.**  A :class:`P4RuntimeModelServer` subclass on
 ``--grpc-server-addr`` whose ``SetForwardingPipelineConfig`` takes the stand-in
@@ -133,16 +143,64 @@ def _header_names(switch) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: The stand-in p4c's tables for the statements outside actions that decide a packet's fate
+#: (``tbl_standin_drop``, ``tbl_standin_forward``; p4c names its own after the source line).
+DECIDER_PREFIX = "tbl_standin_"
+#: Extern calls p4c writes as a primitive of the same name, besides ``mark_to_drop``: a
+#: packet that calls one goes on in a way its pipeline's end does not tell.
+_OTHER_FATE_CALLS = frozenset({"resubmit", "resubmit_preserving_field_list", "recirculate",
+                               "recirculate_preserving_field_list", "clone", "clone3",
+                               "clone_preserving_field_list"})
+
+
+def _standard_metadata_names(program) -> set[str]:
+    """The names the program's controls and actions give their ``standard_metadata_t``
+    parameter."""
+    from sfclab.p4 import ast as A
+
+    return {p.name for d in A.walk(program) if isinstance(d, (A.ControlDecl, A.ActionDecl))
+            for p in d.params
+            if isinstance(p.type, A.NamedType) and p.type.name == "standard_metadata_t"}
+
+
+def fate_primitives(node, std: set[str]) -> list[dict[str, Any]]:
+    """The primitives p4c writes, in order, for the statements under *node* (an action's
+    body, or a control's apply block) that decide a packet's fate: ``mark_to_drop``, an
+    ``assign`` to ``standard_metadata.egress_spec`` or ``.mcast_grp`` (*std*: the names
+    the program gives ``standard_metadata``), a resubmit, recirculate or clone.  Nothing
+    else: sfclab reads only these (:func:`sfclab.targets.bmv2_events.action_verdict`)."""
+    from sfclab.p4 import ast as A
+
+    out: list[dict[str, Any]] = []
+    for n in A.walk(node):
+        if isinstance(n, A.CallStmt) and isinstance(n.call.func, A.Name):
+            name = n.call.func.name
+            if name == "mark_to_drop" or name in _OTHER_FATE_CALLS:
+                out.append({"op": name, "parameters": []})
+        elif isinstance(n, A.Assign) and isinstance(n.lhs, A.Member) \
+                and n.lhs.name in ("egress_spec", "mcast_grp") \
+                and isinstance(n.lhs.expr, A.Name) and n.lhs.expr.name in std:
+            out.append({"op": "assign", "parameters": [
+                {"type": "field", "value": ["standard_metadata", n.lhs.name]},
+                {"type": "runtime_data", "value": 0}]})
+    return out
+
+
 def standin_json(text: str, switch, program_name: str = "program.p4") -> dict[str, Any]:
     """The stand-in's BMv2-JSON-shaped document for *text*, compiled as *switch*."""
-    from sfclab.p4.names import qualified_objects
+    from sfclab.p4.names import control_instances, qualified_objects
+    from sfclab.targets.bmv2_events import action_verdict
 
     blocks = _main_blocks(switch.program)
     egress_control = blocks[3] if len(blocks) == 6 else None
     control_of = {o.name: o.path[0] for o in qualified_objects(switch.program)
                   if o.kind == "table" and o.path}
+    bodies = {o.name: o.decl.body for o in qualified_objects(switch.program)
+              if o.kind == "action"}
+    std = _standard_metadata_names(switch.program)
     actions = [{"name": name, "id": i,
-                "runtime_data": [{"name": p, "bitwidth": w} for p, w in info.params]}
+                "runtime_data": [{"name": p, "bitwidth": w} for p, w in info.params],
+                "primitives": fate_primitives(bodies[name], std) if name in bodies else []}
                for i, (name, info) in enumerate(switch.actions.items())]
     action_ids = {a["name"]: a["id"] for a in actions}
     ingress: list[tuple[str, Any]] = []
@@ -162,6 +220,22 @@ def standin_json(text: str, switch, program_name: str = "program.p4") -> dict[st
                 "action_ids": [action_ids[n] for n in names if n in action_ids],
             })
             next_id += 1
+    # p4c makes a statement outside any action an action of its own, applied by a keyless
+    # table of its own (tbl_…): those of the ingress that decide the packet's fate
+    ingress_control = blocks[2] if len(blocks) == 6 else None
+    direct: dict[str, dict] = {}
+    for path, control in control_instances(switch.program):
+        if path[0] == ingress_control:
+            for prim in fate_primitives(control.apply, std):
+                if (verdict := action_verdict([prim])) in ("drop", "forward"):
+                    direct.setdefault(verdict, prim)
+    for verdict, prim in sorted(direct.items()):
+        action = {"name": f"standin_{verdict}", "id": len(actions), "runtime_data": [],
+                  "primitives": [prim]}
+        actions.append(action)
+        tables["ingress"].append({"name": f"{DECIDER_PREFIX}{verdict}", "id": next_id, "key": [],
+                                  "actions": [action["name"]], "action_ids": [action["id"]]})
+        next_id += 1
     return {
         "program": program_name,
         "__meta__": {"version": [2, 23], "compiler": COMPILER_NAME},
@@ -188,11 +262,25 @@ class StandinIds:
     pipelines: dict[str, int] = field(default_factory=dict)
     parser: int = 0
     deparser: int = 0
+    #: action name -> what its primitives decide of the packet's fate ("drop", "forward",
+    #: "other"), as sfclab reads them
+    verdicts: dict[str, str] = field(default_factory=dict)
+    #: "drop" / "forward" -> (table, action) of the program's statements outside actions
+    #: deciding that, in its ingress
+    deciders: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> StandinIds:
+        from sfclab.targets.bmv2_events import action_verdict
+
         ids = cls()
         ids.actions = {a["name"]: a["id"] for a in doc.get("actions", ())}
+        ids.verdicts = {a["name"]: v for a in doc.get("actions", ())
+                        if (v := action_verdict(a.get("primitives") or ())) is not None}
+        for p in doc.get("pipelines", ()):
+            for t in p.get("tables", ()):
+                if t["name"].startswith(DECIDER_PREFIX) and t.get("actions"):
+                    ids.deciders[t["name"][len(DECIDER_PREFIX):]] = (t["name"], t["actions"][0])
         ids.headers = {h["name"]: h["id"] for h in doc.get("headers", ())}
         for p in doc.get("pipelines", ()):
             ids.pipelines[p["name"]] = p["id"]
@@ -230,6 +318,54 @@ def decode_standin_json(blob: bytes) -> tuple[dict[str, Any], str]:
 #: the next PARSER_START, a drop from a packet with no PACKET_OUT).
 SKIPPED_KINDS = frozenset({"condition", "checksum", "note", "nf", "parser_state",
                            "recirculate", "resubmit", "clone", "digest", "drop"})
+
+
+def with_deciders(events, ids: StandinIds) -> list:
+    """A model trace's *events* with, at the end of each ingress pass, the table and action
+    p4c makes of the statement outside actions that decided the packet's fate there
+    (:attr:`StandinIds.deciders`), when the actions the pass ran do not already say it.
+
+    BMv2 logs no drop, but it logs every action, p4c's own included: a program that ends
+    its ingress with ``mark_to_drop(standard_metadata)`` or ``standard_metadata.egress_spec
+    = …`` in an apply block (as sfclab's do) shows its verdict in its last action, which
+    sfclab reads (:mod:`sfclab.targets.bmv2_batch`).  The model logs no event for such a
+    statement, so the verdict is taken from what the pass did next: its egress pipeline
+    (forwarded, or multicast), or a drop by ``mark_to_drop``.  Where that does not tell (a
+    resubmit, another drop), or an action of the pass resubmitted, recirculated or cloned,
+    nothing is added, and the ingress ends without a verdict as it would on BMv2 for a
+    program whose ingress decides nothing."""
+    from sfclab.targets.trace import Event
+
+    events = list(events)
+    out: list = []
+    verdict: str | None = None
+    for i, ev in enumerate(events):
+        if ev.kind == "pipeline_start" and ev.name == "ingress":
+            verdict = None
+        elif ev.kind == "action" and verdict != "other":
+            verdict = ids.verdicts.get(ev.name, verdict)
+        elif ev.kind == "pipeline_done" and ev.name == "ingress" and verdict != "other":
+            fate = _pass_fate(events[i + 1:])
+            if fate is not None and fate != verdict and fate in ids.deciders:
+                table, action = ids.deciders[fate]
+                # a keyless table of one default action: BMv2 logs a miss, then the action
+                out += [Event(kind="table_miss", name=table, pass_no=ev.pass_no),
+                        Event(kind="action", name=action, pass_no=ev.pass_no)]
+        out.append(ev)
+    return out
+
+
+def _pass_fate(rest) -> str | None:
+    """What became of a packet after its ingress, from the model trace's next events:
+    ``"forward"`` (its egress pipeline starts), ``"drop"`` (``mark_to_drop``), or None."""
+    for ev in rest:
+        if ev.kind == "pipeline_start":
+            return "forward" if ev.name != "ingress" else None
+        if ev.kind == "drop":
+            return "drop" if str(ev.value).startswith("mark_to_drop()") else None
+        if ev.kind in ("resubmit", "parser_start"):
+            return None
+    return None
 
 
 def translate_trace(trace, ids: StandinIds, *, switch_id: int, packet_id: int

@@ -177,7 +177,13 @@ class Datapath:
     def after_ingress(self, pid: int, result) -> None:
         """Log the ingress events of a processed packet (the caller holds the server's
         lock), give its digests to the controller and enqueue its copies for egress."""
-        ingress, rest = split_events(result.trace.events)
+        from standin_bmv2 import with_deciders
+
+        events = result.trace.events
+        if self.server.active is not None:
+            # the actions p4c makes of the program's statements deciding the packet's fate
+            events = with_deciders(events, self.server.active.standin_ids)
+        ingress, rest = split_events(events)
         self.publish(self._messages(ingress, pid))
         self.server.to_controller(SimpleNamespace(packet_ins=[], digests=result.digests))
         if not result.outputs:

@@ -5,7 +5,6 @@ whole.  And pcap-file ports (``run_pcap``)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -139,6 +138,75 @@ def test_a_drop_is_settled_after_a_quiet_pipeline_end_not_in_mid_pipeline():
     [r0, r1] = b.results()
     assert r0.trace.dropped and r0.outputs == []
     assert any("events were lost" in str(e.value) for e in r1.trace.events)
+
+
+def test_a_forwarded_packet_whose_egress_never_comes_is_reported_lost():
+    """Its ingress forwarded it: waited for up to lost_after, then given up, saying so
+    (not a silent "dropped by the program"), and the window shrinks."""
+    b = BatchTracker(_fates(), [(1, b"a")], reaches=lambda port: True, lost_after=3.0)
+    b.sent(0, now=0.0)
+    for m in _ingress(10, 3):                                  # fwd: egress_spec set
+        b.event(m, now=0.0)
+    assert not b.done(0, now=2.9) and b.done(0, now=3.0)
+    [r] = b.results()
+    assert r.outputs == [] and b.window.losses == 1
+    assert any("taken as lost" in str(e.value) for e in r.trace.events if e.kind == "note")
+
+
+class _Clock:
+    """time for bmv2_switch: each reading is *step* s after the last (sfclab descheduled,
+    or paused, between any two steps of its loop); sleeping takes no time."""
+
+    def __init__(self, step: float) -> None:
+        self.t, self.step = 0.0, step
+
+    def monotonic(self) -> float:
+        self.t += self.step
+        return self.t
+
+    def sleep(self, _s: float) -> None:
+        pass
+
+
+class _Replay:
+    """A switch's event socket and packet socket replaying what it sent, one chunk a read."""
+
+    def __init__(self, events: list[list[bytes]], frames: list[list[tuple[int, bytes]]]):
+        self.events, self.frames = events, frames
+        self.sent: list = []
+
+    def poll_events(self) -> list[bytes]:
+        return self.events.pop(0) if self.events else []
+
+    def poll_frames(self) -> list[tuple[int, bytes]]:
+        return self.frames.pop(0) if self.frames else []
+
+
+def test_a_slow_sfclab_takes_no_silence_of_its_own_for_the_switchs(monkeypatch):
+    """The egress events of a packet whose ingress does not tell its fate came while sfclab
+    was descheduled between two reads: they wait unread.  The packet is quiet since its
+    ingress only as far as the last read tells, so it is not taken for dropped."""
+    import queue
+    from types import SimpleNamespace
+
+    from sfclab.targets import bmv2_switch
+    from sfclab.targets.bmv2_switch import Bmv2Switch
+
+    ev = forwarded(0, 1, 2)
+    # read by read: nothing (leftovers), its ingress, its egress with its frame
+    rp = _Replay([[], ev[:7], ev[7:]], [[], [], [(2, b"out")]])
+    sw = Bmv2Switch.__new__(Bmv2Switch)
+    sw.bmv2 = SimpleNamespace(device_id=0, cpu_port=255)
+    sw._names, sw.window, sw._first_pid, sw.results = NAMES, Window(), 0, []
+    sw._events = SimpleNamespace(poll=rp.poll_events, fileno=lambda: None)
+    sw._ports = SimpleNamespace(poll=rp.poll_frames, fileno=lambda: None,
+                                reaches=lambda port: True,
+                                send=lambda port, frame: rp.sent.append((port, frame)))
+    sw.client = SimpleNamespace(packet_ins=queue.Queue())
+    monkeypatch.setattr(bmv2_switch, "time", _Clock(step=1.0))   # a second between steps
+    [r] = sw._send_batch([(1, b"in")])
+    assert rp.sent == [(1, b"in")]
+    assert r.outputs == [(2, b"out")] and not r.trace.dropped
 
 
 def test_settle_grows_with_the_waits_seen_between_pipelines():
@@ -315,14 +383,6 @@ def test_a_burst_without_back_pressure_loses_packets_the_batched_send_loses_none
     assert not bad, (bad[:5], results[bad[0]].trace.text() if bad else "")
 
 
-#: Two stand-in tests that failed under CI's load at the end of stop 18 (they pass alone and
-#: passed in other full runs; the real-BMv2 tests of the same paths, test_live.py, pass):
-#: reported, not hidden, until their timing dependence is found.
-LOAD_FLAKY = pytest.mark.xfail(strict=False, reason="failed once under CI's load (stand-in "
-                               "timing, cause not found yet); passes alone")
-
-
-@LOAD_FLAKY
 def test_at_bmv2s_event_queue_depth_no_output_is_silently_wrong(standins, tmp_path):
     """With the event logger on IPC (nanomsg PUB over a Unix socket: some 340 messages fit,
     as on a real BMv2) a subscriber that falls behind loses events under load, whole
@@ -364,7 +424,6 @@ def test_send_many_for_any_target_and_the_ports(standins):
     assert one.outputs == b[0].outputs and one.trace.packet_id == len(packets)
 
 
-@LOAD_FLAKY
 def test_pcap_ports_run_once_after_the_config_and_the_wait(standins, tmp_path):
     """BMv2 with --use-files starts reading its input files WAIT seconds after the first
     config is committed: run_pcap waits for that, as the live test did not."""
@@ -373,9 +432,7 @@ def test_pcap_ports_run_once_after_the_config_and_the_wait(standins, tmp_path):
     with ModelTarget() as model:
         model.push(gen)
         want = [model.send(port, frame) for port, frame in packets]
-    start = time.monotonic()
     got = run_pcap(gen, packets, wait=2, workdir=tmp_path / "run")
-    assert time.monotonic() - start > 2
     assert [r.outputs for r in got] == [r.outputs for r in want]
     assert all(not diff_traces(a.trace, b.trace) for a, b in zip(want, got))
     assert got[4].trace.dropped and (tmp_path / "run" / "pcap" / "port1_out.pcap").exists()

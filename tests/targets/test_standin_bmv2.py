@@ -165,9 +165,16 @@ def test_p4c_writes_bmv2_json_and_sfclabs_p4info(standins, tmp_path):
     names = build.names()
     tables = {n for (k, _), n in names.names.items() if k == "table"}
     assert tables == {"SfcIngress.initializer", "SfcIngress.rewinder",
-                      "SfcIngress.slot0_firewall.acl", "SfcIngress.slot1_l3fwd.ipv4_lpm"}
-    assert not names.synthetic_tables
+                      "SfcIngress.slot0_firewall.acl", "SfcIngress.slot1_l3fwd.ipv4_lpm",
+                      "tbl_standin_drop", "tbl_standin_forward"}
+    # as p4c does for the statements outside actions (here the ingress's last if-chain:
+    # mark_to_drop, egress_spec = …), keyless tables of their own, hidden from traces
+    assert {names.names[("table", t)] for t in names.synthetic_tables} == \
+        {"tbl_standin_drop", "tbl_standin_forward"}
     assert ("action", 0) in names.names and "SfcIngress.slot1_l3fwd.route" in names.names.values()
+    # the primitives deciding a packet's fate, which sfclab reads to tell a drop
+    verdicts = {names.names[("action", a)]: v for a, v in names.verdicts.items()}
+    assert verdicts == {"standin_drop": "drop", "standin_forward": "forward"}
     assert "ethernet" in names.names.values() and "mpls[0]" in names.names.values()
     # as p4c 1.2.5 writes it: the protobuf text-format header comments, then the message
     text = build.p4info_path.read_text()
@@ -281,8 +288,13 @@ def test_round_trip_matches_the_model(standins, tmp_path, chains, pipeline):
         assert (t.ingress_port, t.egress_port, t.dropped) == \
             (m.ingress_port, m.egress_port, m.dropped)
         assert t.nfs() == m.nfs() and t.tables() == m.tables() and t.passes == m.passes
-        assert [e.name for e in t.events if e.kind == "action"] == \
+        acts = [e.name for e in t.events if e.kind == "action"]
+        assert [a for a in acts if not a.startswith("standin_")] == \
             [e.name for e in m.events if e.kind == "action"]
+        # each ingress ends with p4c's action for its last if-chain, as on a real BMv2
+        deciders = [a for a in acts if a.startswith("standin_")]
+        assert len(deciders) == t.passes
+        assert deciders[-1] == ("standin_drop" if m.dropped else "standin_forward")
     log = sw.proc.tail(200)
     assert "serving P4Runtime on " in log and "out on port" in log
 
