@@ -103,8 +103,10 @@ def test_live_pipeline_push_and_packet_trace(tmp_path):
 
 @pytest.mark.bmv2
 def test_live_batch_comes_back_whole(tmp_path):
-    """2,000 packets through send_many: each one's outputs and trace as on the model,
-    no event lost."""
+    """2,000 packets through send_many: each one's outputs and trace as on the model, or,
+    where BMv2's lossy event logger dropped some of its events (it does under load: a
+    loaded machine made 66 window losses once), the packet's trace says so.  How often
+    that happens is measured in benchmarks/bench_bmv2.py, not asserted here."""
     live_skip(B.missing_tools())
     from sfclab.runtime.traffic import packets_for
     from sfclab.targets.connect import open_target
@@ -123,9 +125,16 @@ def test_live_batch_comes_back_whole(tmp_path):
         sw.push(gen)
         got = sw.send_many(packets)
         window = sw.window
-    assert window.losses == 0, window
-    assert [r.outputs for r in got] == [r.outputs for r in want]
-    assert all(not diff_traces(a.trace, b.trace) for a, b in zip(want, got))
+    told = ("events were lost", "no events from the switch", "taken as lost",
+            "PACKET_OUT event was lost", "did not arrive")
+    wrong = [(k, diff_traces(a.trace, b.trace)) for k, (a, b) in enumerate(zip(want, got))
+             if a.outputs != b.outputs or diff_traces(a.trace, b.trace)]
+    untold = [(k, d) for k, d in wrong
+              if not any(e.kind == "note" and any(t in str(e.value) for t in told)
+                         for e in got[k].trace.events)]
+    assert not untold, untold[:3]
+    assert len(wrong) < len(packets), window          # not every packet lost its events
+    assert len(got) == len(packets)
 
 
 @pytest.mark.bmv2
