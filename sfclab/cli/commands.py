@@ -170,6 +170,8 @@ def _compile(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         if args.p4c:
             return _run_p4c(gen, out)
+        if gen.arch == "tna":
+            _warn_one_pipe(gen)
     except (SfclabError, OSError) as e:
         return _failed(e)
     return 0
@@ -242,6 +244,20 @@ def _run_p4c(gen, out: Path) -> int:
     if gen.arch == "tna":
         _print_stages(gen, out)
     return _check_p4info(gen, out / "p4info.p4c.txt")
+
+
+def _warn_one_pipe(gen) -> None:
+    """Without the compiler: say when the TNA program's estimates exceed a Tofino pipe."""
+    from ..codegen.tna import TOFINO_PIPE_STAGES, one_pipe_stages
+
+    need, nfs = one_pipe_stages(gen.composition)
+    if need > TOFINO_PIPE_STAGES:
+        print(f"warning: this TNA program runs every NF slot in pipe 0's ingress and needs about "
+              f"{need} ingress stages by the catalogue's estimates (sfclab's core {need - nfs}, "
+              f"the NF slots {nfs}), more than a Tofino 1 pipe's {TOFINO_PIPE_STAGES}; the "
+              f"placement's multi-pipe plan is not emitted\nhint: --p4c measures it with the "
+              f"Tofino compiler; put fewer NFs on this switch, or spread the chains over "
+              f"switches (--topology)", file=sys.stderr)
 
 
 def _print_stages(gen, out: Path) -> None:

@@ -211,3 +211,22 @@ def test_compile_tna_refuses_chains_the_tofino_cannot_hold_and_pipes_makes_room(
     capsys.readouterr()
     assert main(["compile", "--pipes", "4", every]) == 2
     assert "BMv2 (v1model) has no pipes to plan" in capsys.readouterr().err
+
+
+def test_compile_tna_warns_when_the_one_pipe_program_exceeds_a_pipe_by_the_estimates(tmp_path,
+                                                                                       capsys):
+    """The TNA program runs every slot in pipe 0's ingress: sfclab's core (8) plus the slots'
+    estimates against a Tofino 1 pipe's 12, said without the compiler (and in plan.txt)."""
+    src = tmp_path / "c.sfc"
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => firewall => qos => l3fwd "
+                   "=> output; }\n")
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), str(src)]) == 0
+    err = capsys.readouterr().err
+    assert ("needs about 17 ingress stages by the catalogue's estimates (sfclab's core 8, the NF "
+            "slots 9), more than a Tofino 1 pipe's 12") in err
+    assert "hint: --p4c measures it" in err
+    assert "about 17 ingress stages" in (tmp_path / "o" / "plan.txt").read_text()
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => l2fwd => output; }\n")
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "p"), str(src)]) == 0
+    assert "warning" not in capsys.readouterr().err                  # 8 + 2 of 12
+    assert "about 10 ingress stages" in (tmp_path / "p" / "plan.txt").read_text()
