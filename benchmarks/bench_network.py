@@ -112,7 +112,7 @@ def bench_packets(n: int) -> None:
     print(f"## Packets through a chain split over three switches ({n} packets)\n")
     chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "qos", "nat"])])
     pkts = [bytes(cp.packet) for cp in packets_for(chains["c"], 50)]
-    with Network(line(3, stages=6), chains) as net:     # 4 NF stages each: one NF per switch
+    with Network(line(3, stages=8), chains) as net:     # 6 NF stages each: one NF per switch
         net.push()
         where = [s.node for s in net.program.journeys["c/0"] if s.nfs]
         assert where == ["s1", "s2", "s3"], where

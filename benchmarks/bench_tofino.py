@@ -8,12 +8,15 @@ Generates every library NF alone and mid-chain and every example in every pipeli
 per program its wall time and, in total, the compiler's CPU seconds (``os.times`` of the
 child processes), from which the time on an unloaded machine with N cores follows
 (CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate.
+``--record`` (with the NF programs) rewrites ``tests/targets/tofino_measured.json``, the table
+of each NF's span alone and sfclab's core that the tests check the estimates against.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"))
 
+from tofino_measure import measure, record  # noqa: E402
 from tofino_programs import (EXAMPLE_FILES, NFS, TofinoBuilds,  # noqa: E402
                              example_programs, nf_programs, tofino_compiler)
 
@@ -31,7 +35,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", choices=("nfs", "examples"))
+    ap.add_argument("--record", action="store_true",
+                    help="rewrite tests/targets/tofino_measured.json from the NFs alone")
     args = ap.parse_args()
+    if args.record and args.only == "examples":
+        ap.error("--record measures the NF programs: not with --only examples")
     exe = tofino_compiler()
     if exe is None:
         print("no Tofino compiler (bf-p4c / p4c-barefoot) on PATH", file=sys.stderr)
@@ -49,9 +57,9 @@ def main() -> int:
         builds = TofinoBuilds(Path(tmp), exe, jobs=args.jobs)
         t0, c0 = time.perf_counter(), os.times()
         futures = {what: builds.submit(g) for what, g in programs.items()}
-        print("| program | result | wall s | ingress stages | slots: stages used / estimate |")
-        print("|---|---|---:|---:|---|")
-        seen = set()
+        print("| program | result | wall s | ingress stages | core | slots: stages used / estimate |")
+        print("|---|---|---:|---:|---:|---|")
+        seen, alone = set(), {}
         for what, f in futures.items():
             b = f.result()
             first = id(f) not in seen
@@ -60,12 +68,26 @@ def main() -> int:
             text = bfa.read_text() if bfa.is_file() else ""
             slots = ", ".join(f"{r.nf} {r.span}/{r.estimate}"
                               for r in slot_stages(text, programs[what])) if text else ""
+            m = measure(b.out, programs[what]) if b.result.ok else None
+            if m is not None and what.endswith(" alone"):
+                alone[what.removesuffix(" alone")] = m
             print(f"| {what} | {'ok' if b.result.ok else 'REFUSED'} | "
                   f"{b.wall:.1f}{'' if first else ' (same program)'} | "
-                  f"{ingress_stages(text) if text else '-'} | {slots} |", flush=True)
+                  f"{ingress_stages(text) if text else '-'} | {m.core if m else '-'} | {slots} |",
+                  flush=True)
         builds.close()
         wall, c1 = time.perf_counter() - t0, os.times()
     cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+    if args.record:
+        if set(alone) != set(NFS):
+            print(f"not recorded: no measurement for {sorted(set(NFS) - set(alone))}",
+                  file=sys.stderr)
+            return 1
+        ran = subprocess.run([exe, "--version"], capture_output=True, text=True)
+        version = ran.stdout + ran.stderr          # p4c-barefoot prints it on stderr
+        table = record(alone, f"{Path(exe).name} {version.split()[-1] if version else '?'}")
+        print(f"recorded {len(table['nfs'])} NFs and the core {table['core']} in "
+              f"tests/targets/tofino_measured.json")
     print(f"\n{len(builds.futures)} distinct programs compiled in {wall:.0f} s wall, "
           f"{cpu:.0f} s of compiler CPU ({cpu / max(len(builds.futures), 1):.1f} s each): "
           f"{cpu / args.jobs:.0f} s on {args.jobs} unloaded cores; load now "

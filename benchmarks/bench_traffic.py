@@ -112,7 +112,7 @@ def network(n: int) -> dict:
     from sfclab.network import Network
 
     chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "qos", "nat"])])
-    with Network(line(3, stages=6), chains) as net:
+    with Network(line(3, stages=8), chains) as net:
         net.push()
         net.send("h1", "h2", "c", n=100)                     # plans the class traffic
         planned = [d for _, d, _ in net._plans[("c", 0)][0].packets(64)]

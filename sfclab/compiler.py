@@ -115,7 +115,10 @@ class CompiledChains:
                 out += [f"    {e}" for e in self.fsm.saves]
         if self.placement:
             pl = self.placement
-            out += ["", f"placement ({pl.pipes} pipes x {pl.stages} stages, "
+            core = (f"sfclab's core {pl.reserved.ingress} of each ingress, "
+                    f"{pl.reserved.egress} of each egress, " if pl.reserved.ingress
+                    or pl.reserved.egress else "")
+            out += ["", f"placement ({pl.pipes} pipes x {pl.stages} stages, {core}"
                         f"external share {pl.external_share:.2f}):", f"  {pl.naive}", f"  {pl.best}"]
             out += [f"  {pid}: {k} recirculations, throughput {t:.2f} T"
                     for (pid, k), (_, t) in zip(pl.best.recirculations, pl.best.throughput)]

@@ -13,7 +13,7 @@ every switch, ``send`` goes from host to host, ``tables`` reads one switch.
 
 >>> from sfclab.ir.topology import line
 >>> from sfclab.lang import parse
->>> side = LabNetwork(line(3, stages=6))
+>>> side = LabNetwork(line(3, stages=8))
 >>> chains = parse("chain web match tcp.dport == 80: heavy_hitter -> nat")
 >>> side.push(chains)["s1"] > 0
 True

@@ -3,7 +3,7 @@
 Two steps, as with a :class:`~sfclab.lab.Lab` on one switch::
 
     >>> from sfclab.ir.topology import line
-    >>> net = Network(line(3, stages=6), "chain web match tcp.dport == 80: heavy_hitter -> nat")
+    >>> net = Network(line(3, stages=8), "chain web match tcp.dport == 80: heavy_hitter -> nat")
     >>> print(net.placement.chosen.chains["web"].describe())
     s1[heavy_hitter] s2[nat] s3
     >>> counts = net.push()                       # every switch, over P4Runtime

@@ -144,13 +144,19 @@ def _compile(args: argparse.Namespace) -> int:
     from ..compiler import compile
     from ..lang import parse_file
 
+    if args.pipes is not None and (args.topology or args.arch != "tna"):
+        print("--pipes is the Tofino's pipes for the placement of --arch tna"
+              + (" (a topology's switches say their own `pipes`)" if args.topology else
+                 "; BMv2 (v1model) has no pipes to plan"), file=sys.stderr)
+        return 2
     try:
         chains = ChainSet()
         for name in args.files:
             parse_file(name, into=chains)
         if args.topology:
             return _compile_network(args, chains)
-        compiled = compile(chains, arch=args.arch, pipeline=args.pipeline)
+        extra = {} if args.pipes is None else {"pipes": args.pipes}
+        compiled = compile(chains, arch=args.arch, pipeline=args.pipeline, **extra)
         _print_warnings(compiled, args.files)
         if args.explain:
             print(compiled.explain())
@@ -164,9 +170,22 @@ def _compile(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         if args.p4c:
             return _run_p4c(gen, out)
+        if gen.arch == "tna":
+            _warn_one_pipe(gen)
     except (SfclabError, OSError) as e:
         return _failed(e)
     return 0
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
 
 
 def _failed(e: SfclabError | OSError) -> int:
@@ -227,9 +246,23 @@ def _run_p4c(gen, out: Path) -> int:
     return _check_p4info(gen, out / "p4info.p4c.txt")
 
 
+def _warn_one_pipe(gen) -> None:
+    """Without the compiler: say when the TNA program's estimates exceed a Tofino pipe."""
+    from ..codegen.tna import TOFINO_PIPE_STAGES, one_pipe_stages
+
+    need, nfs = one_pipe_stages(gen.composition)
+    if need > TOFINO_PIPE_STAGES:
+        print(f"warning: this TNA program runs every NF slot in pipe 0's ingress and needs about "
+              f"{need} ingress stages by the catalogue's estimates (sfclab's core {need - nfs}, "
+              f"the NF slots {nfs}), more than a Tofino 1 pipe's {TOFINO_PIPE_STAGES}; the "
+              f"placement's multi-pipe plan is not emitted\nhint: --p4c measures it with the "
+              f"Tofino compiler; put fewer NFs on this switch, or spread the chains over "
+              f"switches (--topology)", file=sys.stderr)
+
+
 def _print_stages(gen, out: Path) -> None:
     """The stages the Tofino compiler gave each NF slot, next to the catalogue's estimates."""
-    from ..targets.tofino import ingress_stages, slot_stages, stage_table
+    from ..targets.tofino import ingress_stages, slot_stages, stage_table, stage_warning
 
     bfa = next(iter(sorted((out / "tofino").glob("**/*.bfa"))), None)
     if bfa is None:
@@ -237,7 +270,9 @@ def _print_stages(gen, out: Path) -> None:
         return
     text = bfa.read_text()
     print(f"stages per NF slot ({bfa.relative_to(out)}) and the catalogue's estimates:")
-    print(stage_table(slot_stages(text, gen), ingress_stages(text)))
+    print(stage_table(slot_stages(text, gen), ingress_stages(text)), flush=True)
+    if warning := stage_warning(ingress_stages(text)):
+        print(warning, file=sys.stderr)
 
 
 def _check_p4info(gen, theirs_path: Path) -> int:
@@ -344,6 +379,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="how to order the NF slots (default: auto)")
     k.add_argument("--p4c", action="store_true",
                    help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
+    k.add_argument("--pipes", type=_positive, default=None, metavar="N",
+                   help="pipes of the Tofino the placement plans for (--arch tna; default 2, "
+                        "a 32-port Tofino 1; the 64-port one has 4)")
     k.add_argument("--topology", metavar="FILE.topo",
                    help="place the chains across this network: prints the placement table; "
                         "-o DIR writes one program per switch (each switch's arch)")

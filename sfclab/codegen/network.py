@@ -47,7 +47,7 @@ chain set) is built from the same pieces (:func:`route_path`,
 >>> from sfclab.ir.model import ChainSet, linear_chain
 >>> from sfclab.passes.netplace import place_network
 >>> chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])])
->>> prog = generate_network(place_network(line(3, stages=6), chains), chains)
+>>> prog = generate_network(place_network(line(3, stages=8), chains), chains)
 >>> [(s.node, s.nodes, s.exit) for s in prog.journeys["c/0"]]
 [('s1', ('heavy_hitter',), ('forward', 's2', 2)), ('s2', ('nat',), ('forward', 's3', 2)), ('s3', (), ('deliver', 1))]
 >>> [str(e) for e in prog.switches["s2"].generated.entries if e.group == "chain:c@1"]

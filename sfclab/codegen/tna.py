@@ -40,7 +40,21 @@ from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, cor
 from .emitter import EmittedProgram, P4Emitter, Use
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
 
-__all__ = ["TnaEmitter", "TNA_CPU_PORT"]
+__all__ = ["TnaEmitter", "TNA_CPU_PORT", "TOFINO_PIPE_STAGES", "one_pipe_stages"]
+
+#: Match-action stages of a Tofino 1 pipe's ingress.
+TOFINO_PIPE_STAGES = 12
+
+
+def one_pipe_stages(comp: Composition) -> tuple[int, int]:
+    """``(estimate, of it the NF slots')``: the ingress stages this one-pipe program needs by
+    the catalogue — sfclab's core (:data:`~sfclab.passes.placement.TNA_CORE_STAGES`) plus
+    every NF slot's ``stages``, all in pipe 0's ingress."""
+    from ..passes.placement import TNA_CORE_STAGES
+
+    cat = comp.compiled.catalog
+    nfs = sum(cat.get(s.nf).stages for s in comp.slots if s.nf in cat)
+    return TNA_CORE_STAGES.ingress + nfs, nfs
 
 #: The CPU (PCIe) port of pipe 0 on a Tofino 1.
 TNA_CPU_PORT = 192
@@ -267,6 +281,11 @@ class TnaEmitter(P4Emitter):
         self.notes.append(f"tna: one pipe, {len(comp.slots)} NF slots; extra passes go to "
                           f"recirculation port {comp.options.recirc_port}; CPU port "
                           f"{self.cpu_port}; {len(digests)} digest(s)")
+        need, nfs = one_pipe_stages(comp)
+        self.notes.append(f"tna: about {need} ingress stages by the estimates (sfclab's core "
+                          f"{need - nfs}, the NF slots {nfs}); a Tofino 1 pipe has "
+                          f"{TOFINO_PIPE_STAGES}" + (": does not fit one pipe"
+                                                     if need > TOFINO_PIPE_STAGES else ""))
         if pl is not None:
             self.notes.append(f"tna: the placement pass planned {pl.pipes} pipes "
                               f"({pl.best.weighted_recirculations:.3g} weighted recirculations); "

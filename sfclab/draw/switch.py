@@ -34,8 +34,8 @@ from typing import Any
 from .chains import nf_color
 from ..nfinfo import NFCatalog
 from ..passes.common import embed
-from ..passes.placement import Pipelet, Placement, PlacementResult, recirculation_throughput, \
-    step_costs
+from ..passes.placement import (CoreStages, Pipelet, Placement, PlacementResult,
+                                recirculation_throughput, step_costs)
 from .plots import FONT, Figure, Mark, Series, line_plot
 
 __all__ = ["pipelines_svg", "passes_svg", "placement_svg", "placement_figure",
@@ -242,10 +242,11 @@ def _chips_width(nfs: Sequence[str]) -> float:
 
 def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, stages: int,
                   path: Any = None, entry_pipe: int = 0, exit_pipe: int | None = 0,
-                  title: str = "") -> str:
+                  title: str = "", reserved: CoreStages = CoreStages()) -> str:
     """*placement*'s NFs on the pipelets (pipes as rows: ingress, traffic manager, egress),
-    each pipelet's stages used; with *path* (a service path), its NFs numbered and its
-    route below: the pipelets it runs NFs on and what each move costs."""
+    each pipelet's stages used (by its NFs, and by sfclab's core: *reserved*); with *path*
+    (a service path), its NFs numbered and its route below: the pipelets it runs NFs on and
+    what each move costs."""
     cells = dict(placement.pipelets)
     pipes = sorted({pl.pipe for pl in cells})
     cost_of = {nf: _stages(catalog, nf) for nfs in cells.values() for nf in nfs}
@@ -273,8 +274,10 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
             x, bw = xs[gress], box[gress]
             nfs = cells.get(pl, ())
             used = sum(cost_of[n] for n in nfs)
+            core = reserved.ingress if gress == "ingress" else reserved.egress
+            of = f"{used} + core {core} of {stages}" if core else f"{used} of {stages}"
             parts.append(f'<g class="sfc-pipelet" data-pipelet="{pl}"><title>{pl}: '
-                         f'{_esc(", ".join(nfs) or "no NFs")}; {used} of {stages} stages</title>'
+                         f'{_esc(", ".join(nfs) or "no NFs")}; {of} stages</title>'
                          f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw:.1f}" height="{_BOX}" rx="6" '
                          f'fill="none" stroke="#8888"/></g>')
             cx = x + 10
@@ -287,11 +290,11 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
                     parts.append(_pill(cx + w / 2, y + 11, runs(number[nf]), "#1976d2", r=8))
                 cx += w + 4
             gauge = bw - 20
-            share = used / stages if stages else 0
+            share = (used + core) / stages if stages else 0
             parts.append(f'<rect x="{x + 10:.1f}" y="{y + 47:.1f}" width="{gauge:.1f}" '
                          f'height="4" fill="#8883"/><rect x="{x + 10:.1f}" y="{y + 47:.1f}" '
                          f'width="{gauge * min(share, 1):.1f}" height="4" fill="#4e79a7"/>')
-            parts.append(_text(x + 10, y + 63, f"{pl} · {used} of {stages} stages", size=11,
+            parts.append(_text(x + 10, y + 63, f"{pl} · {of} stages", size=11,
                                color="#888"))
         y += _BOX + 10
     if path is not None:
@@ -369,7 +372,8 @@ def placement_figure(result: PlacementResult, catalog: NFCatalog | None = None, 
         head = f"{name}: {pl.weighted_recirculations:.3g} weighted recirculations" \
             if k is None else f"{name}: {k} recirculation{'s' * (k != 1)}"
         pics.append(placement_svg(pl, catalog, stages=result.stages, path=path, title=head,
-                                  entry_pipe=entry_pipe, exit_pipe=exit_pipe))
+                                  entry_pipe=entry_pipe, exit_pipe=exit_pipe,
+                                  reserved=result.reserved))
     svg, width, height = _side_by_side(pics)
     text = "\n".join(str(p) for p in (result.naive, result.best))
     return Figure(svg, text, width=width, height=height)

@@ -363,7 +363,7 @@ def chain_highlight(placement: Any, chain: str, path: str | None = None) -> High
     >>> from sfclab.ir.topology import line
     >>> from sfclab.ir.model import ChainSet, linear_chain
     >>> from sfclab.passes.netplace import place_network
-    >>> pl = place_network(line(3, stages=6), ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])]))
+    >>> pl = place_network(line(3, stages=8), ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])]))
     >>> h = chain_highlight(pl, "c")
     >>> h.walk, dict(h.ran)
     (('h1', 's1', 's2', 's3', 'h2'), {'s1': ('heavy_hitter',), 's2': ('nat',)})

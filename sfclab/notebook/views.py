@@ -297,7 +297,10 @@ class _PlacementPanel(_Panel):
             self.route.layout.display = "none"
             return
         self.head.value = (
-            f"<b>placement</b> on {pl.pipes} pipes × {pl.stages} stages (external ports "
+            f"<b>placement</b> on {pl.pipes} pipes × {pl.stages} stages"
+            + (f", less sfclab's core ({pl.reserved.ingress} of each ingress, "
+               f"{pl.reserved.egress} of each egress)" if pl.reserved.ingress else "")
+            + f" (external ports "
             f"{pl.external_share:.0%} of the bandwidth): {pl.best.weighted_recirculations:.4g}"
             f" weighted recirculations (naive {pl.naive.weighted_recirculations:.4g}) · "
             f"numbers: the route's NFs in order · ↻ red: a recirculation")
@@ -328,7 +331,8 @@ class _PlacementPanel(_Panel):
         path = next((p for p in c.paths if p.id == self.route.value), None)
         self.picture.value = picture(placement_svg(
             c.placement.best, c.catalog, stages=c.placement.stages, path=path,
-            entry_pipe=c.options.entry_pipe, exit_pipe=c.options.exit_pipe))
+            entry_pipe=c.options.entry_pipe, exit_pipe=c.options.exit_pipe,
+            reserved=c.placement.reserved))
 
 
 class _OffloadPanel(_HtmlPanel):

@@ -9,6 +9,12 @@ order they are placed (sequential composition); their stage costs
 * egress ``q`` → ingress ``q``: one recirculation (loopback within the pipe);
 * ingress ``p`` → ingress ``p``: one resubmission (only after the ingress).
 
+sfclab's own core takes stages of every pipelet before any NF (the TNA program's
+initializer, rewinder and requests in the ingress, the recirculation and CPU handling
+in the egress): ``reserved`` (:data:`TNA_CORE_STAGES` for ``arch="tna"``, measured
+with the Tofino compiler) is subtracted from each ingress and egress pipelet, so the
+NFs get ``stages - reserved`` of each.
+
 Packets enter at the ingress of ``entry_pipe`` and leave from the egress of
 ``exit_pipe`` (``None``: any egress).  Between two consecutive NFs ``f → g`` of
 a path the cost is 0 when ``g`` is later on the same pipelet, else the cheapest
@@ -39,6 +45,8 @@ from ..nfinfo import NFCatalog
 from .common import first_seen, nf_info
 
 __all__ = [
+    "TNA_CORE_STAGES",
+    "CoreStages",
     "Pipelet",
     "Placement",
     "PlacementResult",
@@ -48,6 +56,25 @@ __all__ = [
     "step_costs",
     "placement_pass",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class CoreStages:
+    """Stages sfclab's own core takes in each ingress and each egress pipelet."""
+
+    ingress: int = 0
+    egress: int = 0
+
+
+#: What sfclab's core takes of a Tofino pipe, measured with p4c-barefoot 9.13.4 (the
+#: ``.bfa`` of each library NF alone: its ingress stages less the NF's span, at most; its
+#: egress stages): in the ingress the copy of the parsed fields, the initializer, the
+#: token check, the rewinder and the requests' tables — 5 to 7 stages with an NF on the
+#: switch, 8 with a server NF's detour (dpi, ips, ipsec) — and in the egress the
+#: recirculation and CPU headers (2).  ``tests/targets/tofino_measured.json`` records
+#: the measurement; ``tests/targets/test_tofino_stages.py`` checks this against it, and
+#: against the compiler where it is installed.
+TNA_CORE_STAGES = CoreStages(ingress=8, egress=2)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -86,6 +113,15 @@ class PlacementResult:
     pipes: int
     stages: int
     external_share: float
+    reserved: CoreStages = CoreStages()
+
+    def free(self, pipelet: Pipelet) -> int:
+        """Stages of *pipelet* left to NFs (its stages less sfclab's core)."""
+        return _free(self.stages, self.reserved, pipelet)
+
+
+def _free(stages: int, reserved: CoreStages, pl: Pipelet) -> int:
+    return max(0, stages - (reserved.ingress if pl.gress == "ingress" else reserved.egress))
 
 
 def recirculation_throughput(k: int, loopback_ratio: float = 1.0) -> float:
@@ -139,11 +175,13 @@ def _pair_costs(paths: Sequence[ServicePath]):
 
 
 class _Switch:
-    def __init__(self, pipes: int, stages: int, entry: int, exit_: int | None) -> None:
-        self.pipes, self.stages = pipes, stages
+    def __init__(self, pipes: int, stages: int, entry: int, exit_: int | None,
+                 reserved: CoreStages = CoreStages()) -> None:
+        self.pipes, self.stages, self.reserved = pipes, stages, reserved
         self.entry = Pipelet(entry, "ingress")
         self.exit = exit_
         self.pipelets = [Pipelet(p, g) for p in range(pipes) for g in ("ingress", "egress")]
+        self.free = {pl: _free(stages, reserved, pl) for pl in self.pipelets}
 
     def step(self, a: tuple[Pipelet, int], b: tuple[Pipelet, int]) -> int:
         if a[0] == b[0] and b[1] > a[1]:
@@ -214,10 +252,10 @@ def _pack(order: Sequence[str], route: Sequence[Pipelet], sw: _Switch, cost_of) 
     used = defaultdict(int)
     k = 0
     for nf in order:
-        while k < len(route) and used[route[k]] + cost_of[nf] > sw.stages:
+        while k < len(route) and used[route[k]] + cost_of[nf] > sw.free[route[k]]:
             k += 1
         if k == len(route):
-            free = [pl for pl in sw.pipelets if used[pl] + cost_of[nf] <= sw.stages]
+            free = [pl for pl in sw.pipelets if used[pl] + cost_of[nf] <= sw.free[pl]]
             if not free:
                 return None
             pl = free[0]
@@ -237,43 +275,82 @@ def _report(method: str, cells, sw: _Switch, paths, ratio: float) -> Placement:
     return Placement(method, pls, round(total, 12), rec, thr)
 
 
-def _check_fit(nfs, cost_of, sw: _Switch) -> None:
+def _check_fit(nfs, cost_of, sw: _Switch, where=None) -> None:
+    """A :class:`CompileError` when the NFs cannot fit the switch: one NF larger than
+    every pipelet, or more stages than all pipelets offer.  *where* (NF type -> text)
+    names where the chains use an NF."""
+    at = where or (lambda nf: "")
+    r = sw.reserved
+    core = (f" after sfclab's core ({r.ingress} of each ingress pipelet's {sw.stages} "
+            f"stages, {r.egress} of each egress's)" if r.ingress or r.egress else "")
+    biggest = max(sw.free.values(), default=0)
     for nf in nfs:
-        if cost_of[nf] > sw.stages:
-            raise CompileError(f"NF {nf!r} needs {cost_of[nf]} stages but a pipelet has "
-                               f"{sw.stages}", hint="use a switch with more stages per pipelet")
-    need, have = sum(cost_of[n] for n in nfs), sw.stages * len(sw.pipelets)
+        if cost_of[nf] > biggest:
+            raise CompileError(f"{at(nf)}NF {nf!r} needs {cost_of[nf]} stages but a pipelet "
+                               f"offers at most {biggest}{core}",
+                               hint="use a switch with more stages per pipelet, or run the "
+                                    "NF elsewhere (on another switch or a server)")
+    need, have = sum(cost_of[n] for n in nfs), sum(sw.free.values())
     if need > have:
-        raise CompileError(f"the NFs need {need} stages but {sw.pipes} pipes offer {have}",
-                           hint="use more pipes, or fewer NFs per switch")
+        heavy = ", ".join(f"{n} {cost_of[n]}" for n in
+                          sorted(nfs, key=lambda n: -cost_of[n])[:6])
+        more = _pipes_needed(need, cost_of, nfs, sw)
+        raise CompileError(f"{at(nfs[0]) if nfs else ''}the NFs need {need} stages ({heavy}"
+                           f"{', …' if len(nfs) > 6 else ''}) but {sw.pipes} pipe(s) of "
+                           f"{sw.stages} stages offer {have}{core}",
+                           hint=(f"compile for more pipes ({more} would do: `--pipes {more}`, "
+                                 f"or pipes={more}; a 64-port Tofino 1 has 4, the 32-port "
+                                 f"one 2)" if more else "compile for more pipes")
+                                + ", or put fewer NFs on this switch")
+
+
+def _pipes_needed(need: int, cost_of, nfs, sw: _Switch) -> int | None:
+    """The fewest pipes (up to 16) whose pipelets hold the NFs, packed first-fit."""
+    for pipes in range(sw.pipes + 1, 17):
+        bigger = _Switch(pipes, sw.stages, sw.entry.pipe, sw.exit, sw.reserved)
+        if need <= sum(bigger.free.values()) and _pack(
+                sorted(nfs, key=lambda n: -cost_of[n]), [], bigger, cost_of) is not None:
+            return pipes
+    return None
 
 
 def naive_placement(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
                     pipes: int = 2, stages: int = 12, entry_pipe: int = 0,
-                    exit_pipe: int | None = 0, loopback_ratio: float = 1.0) -> Placement:
+                    exit_pipe: int | None = 0, loopback_ratio: float = 1.0,
+                    reserved: CoreStages = CoreStages(), where=None) -> Placement:
     """Dejavu's naïve scheme: NFs by index, filling I0, E0, I1, E1, … in turn."""
-    sw = _Switch(pipes, stages, entry_pipe, exit_pipe)
+    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved)
     nfs = first_seen(paths)
     cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
-    _check_fit(nfs, cost_of, sw)
+    _check_fit(nfs, cost_of, sw, where)
     route = sorted(sw.pipelets, key=lambda pl: (pl.pipe != entry_pipe, pl.pipe, pl.gress != "ingress"))
     cells = _pack(nfs, route, sw, cost_of)
-    assert cells is not None
+    if cells is None:            # enough stages in all, but not in whole pipelets
+        cells = _pack(sorted(nfs, key=lambda n: -cost_of[n]), route, sw, cost_of)
+    if cells is None:
+        free = ", ".join(f"{pl} {n}" for pl, n in sw.free.items())
+        raise CompileError(f"the NFs' stages ({', '.join(f'{n} {cost_of[n]}' for n in nfs)}) "
+                           f"do not pack into the pipelets' free stages ({free})",
+                           hint="compile for more pipes (`--pipes`, pipes=…), or put fewer "
+                                "NFs on this switch")
     return _report("naive", cells, sw, paths, loopback_ratio)
 
 
 def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
           pipes: int = 2, stages: int = 12, entry_pipe: int = 0, exit_pipe: int | None = 0,
           loopback_ratio: float = 1.0, orders: Sequence[Sequence[str]] = (),
-          rounds: int = 20) -> PlacementResult:
-    """Place the paths' NFs; the best found and the naïve baseline."""
+          rounds: int = 20, reserved: CoreStages = CoreStages(), where=None) -> PlacementResult:
+    """Place the paths' NFs; the best found and the naïve baseline.  *reserved*: the
+    stages sfclab's core takes of each pipelet; *where* (NF type -> text) locates an NF
+    in the errors."""
     paths = list(paths)
-    sw = _Switch(pipes, stages, entry_pipe, exit_pipe)
+    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved)
     nfs = first_seen(paths)
     cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
-    _check_fit(nfs, cost_of, sw)
+    _check_fit(nfs, cost_of, sw, where)
     naive = naive_placement(paths, catalog, pipes=pipes, stages=stages, entry_pipe=entry_pipe,
-                            exit_pipe=exit_pipe, loopback_ratio=loopback_ratio)
+                            exit_pipe=exit_pipe, loopback_ratio=loopback_ratio,
+                            reserved=reserved, where=where)
     pairs, heads, tails = _pair_costs(paths)
     seeds = [{pl: list(n) for pl, n in naive.pipelets}]
     for order in (*orders, nfs):
@@ -285,7 +362,7 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
     best = min(seeds, key=lambda c: _cost(sw, c, pairs, heads, tails))
     best = _improve(best, sw, cost_of, pairs, heads, tails, rounds)
     return PlacementResult(_report("placed", best, sw, paths, loopback_ratio), naive, pipes,
-                           stages, 1 / (1 + loopback_ratio))
+                           stages, 1 / (1 + loopback_ratio), reserved)
 
 
 def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
@@ -297,7 +374,7 @@ def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
         for nf in [n for pl in sw.pipelets for n in cur[pl]]:
             src = next(pl for pl in sw.pipelets if nf in cur[pl])
             for dst in sw.pipelets:
-                if dst != src and used(cur, dst) + cost_of[nf] > sw.stages:
+                if dst != src and used(cur, dst) + cost_of[nf] > sw.free[dst]:
                     continue
                 for i in range(len(cur[dst]) + (dst != src)):
                     trial = {pl: list(n) for pl, n in cur.items()}
@@ -317,12 +394,26 @@ def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
 
 def placement_pass(state, *, options):
     """Driver entry: adds ``placement`` (:class:`PlacementResult`) to the state
-    (skipped unless ``options.placement`` or, when that is None, ``arch == "tna"``)."""
+    (skipped unless ``options.placement`` or, when that is None, ``arch == "tna"``).
+    For TNA each pipelet's stages are less sfclab's core (:data:`TNA_CORE_STAGES`)."""
     wanted = options.placement if options.placement is not None else state.arch == "tna"
     if not wanted:
         return state
     pipe_order = state.pipeline.optimal.slots if state.pipeline is not None else ()
     result = place(state.paths, state.catalog, pipes=options.pipes, stages=options.stages,
                    entry_pipe=options.entry_pipe, exit_pipe=options.exit_pipe,
-                   loopback_ratio=options.loopback_ratio, orders=[pipe_order])
+                   loopback_ratio=options.loopback_ratio, orders=[pipe_order],
+                   reserved=TNA_CORE_STAGES if state.arch == "tna" else CoreStages(),
+                   where=_where(state.chains))
     return dataclasses.replace(state, placement=result)
+
+
+def _where(chains):
+    """NF type -> ``"FILE:LINE:COL: chain 'c': "`` of the first chain using it."""
+    def at(nf: str) -> str:
+        for c in chains:
+            if any(c.graph.nodes[n].get("nf") == nf for n in c.nf_nodes()):
+                src = f"{c.source or '<chains>'}:{c.line}:{c.column}: " if c.line else ""
+                return f"{src}chain {c.name!r}: "
+        return ""
+    return at

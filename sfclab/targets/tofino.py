@@ -42,7 +42,7 @@ __all__ = [
     "find_bf_p4c", "missing_tools", "TnaPipeline", "TnaBuild", "compile_tna",
     "pack_pi_device_config", "unpack_pi_device_config", "pack_bf_pipeline_config",
     "parse_tofino_url", "TofinoTarget", "tofino_model_command", "bf_switchd_command", "sde_env",
-    "bfa_tables", "SlotStages", "slot_stages", "stage_table", "ingress_stages",
+    "bfa_tables", "SlotStages", "slot_stages", "stage_table", "ingress_stages", "stage_warning",
 ]
 
 BF_P4C = "bf-p4c"
@@ -369,9 +369,23 @@ def stage_table(rows: Sequence[SlotStages], total: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def ingress_stages(bfa_text: str) -> int:
-    """How many ingress stages the compiled program uses."""
-    return max((st for g, st, _, _ in bfa_tables(bfa_text) if g == "ingress"), default=-1) + 1
+def ingress_stages(bfa_text: str, gress: str = "ingress") -> int:
+    """How many ingress (or *gress*) stages the compiled program uses."""
+    return max((st for g, st, _, _ in bfa_tables(bfa_text) if g == gress), default=-1) + 1
+
+
+def stage_warning(total: int, limit: int = TOFINO1_STAGES) -> str | None:
+    """The warning ``sfclab compile --arch tna --p4c`` prints when the compiled program
+    uses more ingress stages than a Tofino 1 pipe has (None when it fits)."""
+    if total <= limit:
+        return None
+    return (f"warning: the program uses {total} ingress stages but a Tofino 1 pipe has "
+            f"{limit}: it does not fit the chip, although the compiler accepted it "
+            f"(p4c-barefoot places tables beyond stage {limit - 1} without an error). This "
+            f"program runs every NF slot in pipe 0's ingress, after sfclab's core; the "
+            f"placement's multi-pipe plan is not emitted.\n"
+            f"hint: put fewer NFs on this switch (each NF's span is in the table above), or "
+            f"spread the chains over switches (--topology)")
 
 
 # -- the target ------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def test_the_same_topology_again_keeps_the_network_running(lab):
     net = lab.network
     lab.set_topology(leaf_spine(2, 2, stages=8))
     assert lab.network is net and net.pushed
-    lab.set_topology(leaf_spine(2, 2, stages=6))             # another network: stopped
+    lab.set_topology(leaf_spine(2, 2, stages=9))             # another network: stopped
     assert lab.network is not net and not lab.network.pushed
 
 

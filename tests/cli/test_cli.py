@@ -192,3 +192,41 @@ def test_compile_prints_the_warnings_too(tmp_path, capsys):
     assert main(["compile", str(f)]) == 0
     err = capsys.readouterr().err
     assert err.count("warning: chain") == 2 and "          ^^^^^^\n" in err
+
+
+def test_compile_tna_refuses_chains_the_tofino_cannot_hold_and_pipes_makes_room(tmp_path, capsys):
+    """every_nf.sfc's 18 NFs need 51 stages (the catalogue's measured estimates); a 2-pipe
+    Tofino offers 30 after sfclab's core: a located error that says what to do, no files;
+    `--pipes 4` (the 64-port Tofino 1) fits them; v1model has no stage limit."""
+    every = str(EXAMPLES / "every_nf.sfc")
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), every]) == 1
+    err = capsys.readouterr().err
+    assert f"{every}:3:7: chain 'web': the NFs need 51 stages (stateful_firewall 6," in err
+    assert "but 2 pipe(s) of 12 stages offer 28 after sfclab's core (8 of each ingress" in err
+    assert "hint: compile for more pipes (4 would do: `--pipes 4`" in err
+    assert not (tmp_path / "o").exists()
+    assert main(["compile", "--arch", "tna", "--pipes", "4", "-o", str(tmp_path / "o"), every]) == 0
+    assert "placement (4 pipes x 12 stages" in (tmp_path / "o" / "plan.txt").read_text()
+    assert main(["compile", every, "-o", str(tmp_path / "v")]) == 0
+    capsys.readouterr()
+    assert main(["compile", "--pipes", "4", every]) == 2
+    assert "BMv2 (v1model) has no pipes to plan" in capsys.readouterr().err
+
+
+def test_compile_tna_warns_when_the_one_pipe_program_exceeds_a_pipe_by_the_estimates(tmp_path,
+                                                                                       capsys):
+    """The TNA program runs every slot in pipe 0's ingress: sfclab's core (8) plus the slots'
+    estimates against a Tofino 1 pipe's 12, said without the compiler (and in plan.txt)."""
+    src = tmp_path / "c.sfc"
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => firewall => qos => l3fwd "
+                   "=> output; }\n")
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), str(src)]) == 0
+    err = capsys.readouterr().err
+    assert ("needs about 17 ingress stages by the catalogue's estimates (sfclab's core 8, the NF "
+            "slots 9), more than a Tofino 1 pipe's 12") in err
+    assert "hint: --p4c measures it" in err
+    assert "about 17 ingress stages" in (tmp_path / "o" / "plan.txt").read_text()
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => l2fwd => output; }\n")
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "p"), str(src)]) == 0
+    assert "warning" not in capsys.readouterr().err                  # 8 + 2 of 12
+    assert "about 10 ingress stages" in (tmp_path / "p" / "plan.txt").read_text()

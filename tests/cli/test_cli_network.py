@@ -92,7 +92,7 @@ def test_compile_runs_p4c_on_every_switch(tmp_path, capsys, monkeypatch):
     fake.chmod(0o755)
     monkeypatch.setenv("SFCLAB_P4C", str(fake))
     topo = tmp_path / "line.topo"
-    topo.write_text("use line(3, stages=6)\n")
+    topo.write_text("use line(3, stages=8)\n")
     chains = tmp_path / "c.sfc"
     chains.write_text("chain web match tcp.dport == 80: heavy_hitter -> nat\n")
     assert main(["compile", str(chains), "--topology", str(topo), "-o", str(tmp_path / "o"),

@@ -115,9 +115,10 @@ def test_every_switch_of_a_network_carries_the_saved_field(arch):
     chains = sfclab.parse(EDGE)
     for c in chains:
         c.ingress, c.egress = "h1", "h2"
-    prog = generate_network(place_network(line(3, stages=6, arch=arch), chains), chains)
+    # 6 NF stages a switch: heavy_hitter (5) and qos (5) each need one of their own
+    prog = generate_network(place_network(line(4, stages=8, arch=arch), chains), chains)
     assert [(s.node, s.nodes) for s in prog.journeys["c/1"]] == [
-        ("s1", ("l2fwd",)), ("s2", ("heavy_hitter",)), ("s3", ("qos", "flood"))]
+        ("s1", ("l2fwd",)), ("s2", ("heavy_hitter",)), ("s3", ("qos",)), ("s4", ("flood",))]
     gens = {s: sp.generated for s, sp in prog.switches.items()}
     # one header on every link
     assert {tuple(_sfc_fields(g)) for g in gens.values()} == {tuple(_sfc_fields(gens["s1"]))}

@@ -94,7 +94,7 @@ def test_large_networks_group_each_switchs_hosts():
 
 
 def test_a_chain_route_with_a_server_detour():
-    t = parse_topology("use fat_tree(4, stages=6)\nserver srv1 runs ips at c1\n")
+    t = parse_topology("use fat_tree(4, stages=8)\nserver srv1 runs ips at c1\n")
     net = sfclab.Network(t, "chain sec match tcp.dport == 443 from h2 to h12: firewall -> ips "
                             "-> l3fwd")
     h = chain_highlight(net.placement, "sec")
@@ -109,7 +109,7 @@ def test_a_chain_route_with_a_server_detour():
 
 
 def test_a_packet_shows_only_what_ran_where_it_went():
-    net = sfclab.Network(line(3, stages=6), """chain web match tcp.dport == 80: heavy_hitter -> nat
+    net = sfclab.Network(line(3, stages=8), """chain web match tcp.dport == 80: heavy_hitter -> nat
 chain dns match udp.dport == 53: qos""")
     trace = net.send("h1", "h2", "dns")
     svg = topology_svg(net.topology, net.placement, highlight=trace_highlight(trace))
@@ -120,7 +120,7 @@ chain dns match udp.dport == 53: qos""")
 
 
 def test_no_highlight_draws_every_chip_in_full():
-    net = sfclab.Network(line(3, stages=6), "chain web match tcp.dport == 80: heavy_hitter -> nat")
+    net = sfclab.Network(line(3, stages=8), "chain web match tcp.dport == 80: heavy_hitter -> nat")
     svg = topology_svg(net.topology, net.placement, highlight=None)
     assert 'opacity="0.35"' not in svg and 'class="sfc-idle"' not in svg
     svg = topology_svg(net.topology, net.placement, highlight=Highlight(walk=("h1", "s1")))

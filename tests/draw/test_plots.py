@@ -14,6 +14,7 @@ from sfclab.draw.switch import passes_svg, pipelines_svg, placement_figure, plac
     throughput_figure
 from sfclab.nfinfo import NFCatalog, NFInfo
 from sfclab.passes import place, recirculation_throughput
+from sfclab.passes.placement import Pipelet
 from sfclab.passes.common import passes_on
 from sfclab.passes.placement import step_costs
 from sfclab.draw.plots import Mark, Series, Span, bar_plot, line_plot, timeline_plot
@@ -84,7 +85,7 @@ def test_a_timeline_puts_each_event_in_its_row_and_shades_the_spans():
 # -- the switch ---------------------------------------------------------------------------------
 
 def test_the_throughput_model_is_dejavus_and_the_placed_paths_are_marked():
-    pl = sfclab.compile(demo_chains(), arch="tna").placement
+    pl = sfclab.compile(demo_chains(), arch="tna", pipes=4).placement
     fig = throughput_figure(pl)
     legend = [t for t in re.findall(r"<text[^>]*>([^<]*)</text>", fig.svg) if "loopback" in t]
     this = next(i for i, t in enumerate(legend) if "(this switch)" in t)
@@ -103,7 +104,7 @@ def test_the_throughput_model_is_dejavus_and_the_placed_paths_are_marked():
 
 
 def test_step_costs_add_up_to_each_paths_recirculations():
-    c = sfclab.compile(demo_chains(), arch="tna")
+    c = sfclab.compile(demo_chains(), arch="tna", pipes=4)
     pl, o = c.placement, c.options
     for placement in (pl.best, pl.naive):
         rec = dict(placement.recirculations)
@@ -131,7 +132,7 @@ def test_fig6_naive_and_dejavu_side_by_side_with_the_route():
 
 
 def test_placement_pictures_fade_what_the_route_does_not_run():
-    c = sfclab.compile(demo_chains(), arch="tna")
+    c = sfclab.compile(demo_chains(), arch="tna", pipes=4)
     path = next(p for p in c.paths if p.id == "SFC1_DC/0")
     svg = placement_svg(c.placement.best, c.catalog, stages=c.placement.stages, path=path)
     faded = set(re.findall(r'<g class="sfc-chip" opacity="0.35"><title>(\w+):', svg))
@@ -164,3 +165,12 @@ def test_passes_of_a_looping_path_count_down():
     assert svg.count('class="sfc-recirculate"') == f.passes - 1
     assert "recirculate (counter" in svg or all(s.counter == 0 for s in f.states)
     assert not math.isnan(sum(floats(re.search(r'viewBox="([^"]+)"', svg)[1])))
+
+
+def test_tna_placement_pictures_show_the_stages_sfclabs_core_takes():
+    c = sfclab.compile(demo_chains(), arch="tna", pipes=4)
+    svg = placement_figure(c.placement, c.catalog).svg
+    i0 = svg.split('data-pipelet="I0"')[1].split("</title>")[0]
+    used = sum(c.catalog.get(n).stages for n in dict(c.placement.naive.pipelets)[Pipelet(0, "ingress")])
+    assert f"; {used} + core 8 of 12 stages" in i0
+    assert "E0 · " in svg and " + core 2 of 12 stages" in svg

@@ -13,7 +13,7 @@ import pytest
 from sfclab.targets.tools import ManagedProcess, free_port, wait_for_port
 
 
-#: Chains on line(3, stages=6): web split over two switches; ping and pong carry ICMP
+#: Chains on line(3, stages=8): web split over two switches; ping and pong carry ICMP
 #: both ways, so a real ping between h1 and h2 crosses their NFs.
 LINE_CHAINS = """
 chain web match ipv4.proto == 6 && tcp.dport == 80: heavy_hitter -> nat
@@ -31,7 +31,7 @@ def line_example(text: str = LINE_CHAINS, ends: dict | None = None) -> tuple:
     chains = sfclab.parse(text)
     for c in chains:
         c.ingress, c.egress = (ends or LINE_ENDS)[c.name]
-    return line(3, stages=6), chains
+    return line(3, stages=8), chains
 
 
 def interfaces_named(prefix: str) -> list[str]:

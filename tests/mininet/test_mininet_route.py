@@ -95,7 +95,7 @@ def test_a_labs_sfc_target_mininet(mn_prefix, capsys):
     magics = SfcMagics(None)
     magics.lab = lab
     try:
-        lab.set_topology("use line(3, stages=6)\n")
+        lab.set_topology("use line(3, stages=8)\n")
         lab.add(text)
         magics.sfc_target(f"mininet?prefix={mn_prefix}")
         assert "target: a Mininet network (nothing pushed yet" in capsys.readouterr().out

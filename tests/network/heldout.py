@@ -38,7 +38,7 @@ chain guard match tcp.dport == 22 from h7 to h2: ipsg -> stateful_firewall
 """),
     "small_switches": ("""
 topology small
-use line(4, stages=6)
+use line(4, stages=8)
 """, """
 chain long match tcp.dport == 80 from h1 to h2: firewall -> nat -> heavy_hitter -> l3fwd
 chain guard match udp.dport == 53 from h2 to h1: ipsg -> mac_learning -> monitor

@@ -60,21 +60,21 @@ def fat_tree_example() -> tuple:
     cs = sfclab.parse(FAT_TREE_CHAINS)
     for c in cs:
         c.ingress, c.egress = FAT_TREE_ENDS[c.name]
-    return fat_tree(4, stages=6), cs
+    return fat_tree(4, stages=8), cs
 
 
-#: NF types the random instances draw from (all offloadable, resources 1 to 4 stages).
+#: NF types the random instances draw from (all offloadable, resources 2 to 6 stages).
 TYPES = ("firewall", "nat", "l3fwd", "lb", "monitor", "qos", "heavy_hitter", "ipsg", "ids",
          "stateful_firewall")
 
 
 def random_instance(seed: int):
-    """A small random placement instance: a line, ring or leaf-spine with 5 to 12
+    """A small random placement instance: a line, ring or leaf-spine with 7 to 14
     stages per switch, sometimes a server that runs dpi, and 2 to 6 linear chains
     of 1 to 4 NFs (repeats numbered) between random hosts."""
     rng = random.Random(seed)
     kind = rng.randrange(3)
-    stages = rng.randint(5, 12)
+    stages = rng.randint(7, 14)
     if kind == 0:
         t = line(rng.randint(2, 4), stages=stages)
     elif kind == 1:

@@ -133,7 +133,7 @@ def test_tables_of_one_switch_count_its_hits(fat_tree):
 
 
 def test_a_chain_split_over_a_three_switch_line():
-    t = line(3, stages=6)                              # 4 NF stages per switch
+    t = line(3, stages=8)                              # 6 NF stages per switch
     chains = ChainSet.of([linear_chain("c", ["heavy_hitter", "qos", "nat"])])
     with Network(t, chains) as net:
         net.push()

@@ -85,7 +85,7 @@ def test_lab_6s_hops_are_numbered_alike_in_the_drawing_and_the_rows(chain, ends)
     """Lab 6's fat tree: the badges on the drawing, for the chain's route and for a
     packet, are the trace's hop numbers (the rows, "hop N"); c1 crossed twice around
     the server has both its numbers; the sending host has none."""
-    topo = sfclab.parse_topology("use fat_tree(4, stages=6)\nserver srv1 runs ips at c1\n")
+    topo = sfclab.parse_topology("use fat_tree(4, stages=8)\nserver srv1 runs ips at c1\n")
     with Network(topo, chain) as net:
         name = chain.split()[1]
         t = net.send(ends[0], None, net.class_traffic(name, 1).packets[0].packet)

@@ -24,7 +24,7 @@ chain in match tcp.sport == 80 from s3:7 to h1: monitor
 
 @pytest.fixture(scope="module")
 def net():
-    n = Network(line(3, stages=6), sfclab.parse(CHAINS))
+    n = Network(line(3, stages=8), sfclab.parse(CHAINS))
     n.push()
     yield n
     n.close()

@@ -54,7 +54,7 @@ def fat_tree_program():
 def test_every_switch_program_obeys_the_one_switch_rules(arch):
     topo, chains = fat_tree_example()
     if arch == "tna":
-        topo = fat_tree(4, stages=6, arch="tna")
+        topo = fat_tree(4, stages=8, arch="tna")
     prog = _program(topo, chains)
     assert set(prog.switches) == set(topo.switches)
     for s, sp in prog.switches.items():

@@ -23,8 +23,8 @@ def _chains(nfs):
 
 @pytest.fixture
 def net():
-    # 4 NF stages per switch: web's NFs go over the three switches
-    n = Network(line(3, stages=6), _chains(OLD))
+    # 6 NF stages per switch: web's NFs go over the three switches
+    n = Network(line(3, stages=8), _chains(OLD))
     n.push()
     yield n
     n.close()

@@ -74,7 +74,7 @@ def test_a_topology_cell_keeps_the_network_and_shows_its_tab(ip, sfc):  # noqa: 
 
 
 def test_two_cells_show_where_every_nf_runs(ip, sfc):  # noqa: F811
-    ip.run_cell_magic("topology", "", "use fat_tree(4, stages=6)\n")
+    ip.run_cell_magic("topology", "", "use fat_tree(4, stages=8)\n")
     ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80 from h1 to h16: "
                                    "firewall -> nat -> lb -> l3fwd\n")
     panel = topology_tab(sfc)

@@ -54,7 +54,7 @@ def test_dejavu_section4_throughput_figures():
 def test_placed_is_never_worse_than_naive():
     for seed in range(4):
         paths = random_chains(10, seed=seed).paths()
-        r = place(paths, pipes=2, stages=8)
+        r = place(paths, pipes=4, stages=12)
         assert r.best.weighted_recirculations <= r.naive.weighted_recirculations
         used = {nf for _, nfs in r.best.pipelets for nf in nfs}
         assert used == {nf for p in paths for nf in p.nfs}
@@ -64,10 +64,60 @@ def test_stage_budget_is_respected_and_infeasible_is_an_error():
     from sfclab.p4.catalog import load_default
 
     paths = random_chains(10, seed=1).paths()
-    r = place(paths, pipes=4, stages=4)
+    r = place(paths, pipes=6, stages=6)
     for _, nfs in r.best.pipelets:
-        assert sum(load_default().resolve(n).stages for n in nfs) <= 4
-    with pytest.raises(CompileError, match="stages but a pipelet has 2"):
+        assert sum(load_default().resolve(n).stages for n in nfs) <= 6
+    with pytest.raises(CompileError, match="needs 5 stages but a pipelet offers at most 2"):
         naive_placement(linear_chain("c", ["heavy_hitter"]).paths(), stages=2)
-    with pytest.raises(CompileError, match="2 pipes offer 16"):
-        place(paths, pipes=2, stages=4)
+    with pytest.raises(CompileError, match=r"2 pipe\(s\) of 6 stages offer 24"):
+        place(paths, pipes=2, stages=6)
+
+
+def test_tna_placement_leaves_sfclabs_core_its_stages_in_every_pipelet():
+    """For TNA each ingress pipelet holds sfclab's core (8 of 12 stages, measured with the
+    Tofino compiler) and each egress 2: NFs get the rest (before, all 12 of each)."""
+    import sfclab
+    from sfclab.passes.placement import TNA_CORE_STAGES
+
+    chains = ("chain a match ipv4.dst == 10.0.1.0/24 { input => firewall => l3fwd => output; }\n"
+              "chain b match ipv4.dst == 10.0.2.0/24 { input => qos => nat => output; }\n")
+    r = sfclab.compile(chains, arch="tna").placement
+    assert r.reserved == TNA_CORE_STAGES and (r.reserved.ingress, r.reserved.egress) == (8, 2)
+    cat = sfclab.compile(chains, arch="tna").catalog
+    for pl, nfs in r.best.pipelets:
+        assert sum(cat.get(n).stages for n in nfs) <= r.free(pl) == 12 - (
+            8 if pl.gress == "ingress" else 2)
+    assert "sfclab's core 8 of each ingress, 2 of each egress" in \
+        sfclab.compile(chains, arch="tna").explain()
+    # placed on an abstract switch the core is the caller's to give
+    assert place(linear_chain("c", ["qos"]).paths(), pipes=1, stages=12).reserved.ingress == 0
+
+
+def test_what_fits_without_the_core_does_not_fit_with_it():
+    from sfclab.passes.placement import CoreStages
+
+    paths = linear_chain("c", ["stateful_firewall", "qos", "heavy_hitter"]).paths()   # 6+5+5
+    assert place(paths, pipes=1, stages=12).best                   # I0 6+5, E0 5
+    with pytest.raises(CompileError, match=r"need 16 stages .* offer 14 after sfclab's core "
+                                           r"\(8 of each ingress pipelet's 12 stages, 2 of"):
+        place(paths, pipes=1, stages=12, reserved=CoreStages(8, 2))
+    with pytest.raises(CompileError, match="needs 6 stages but a pipelet offers at most 4"):
+        naive_placement(paths, pipes=4, stages=8, reserved=CoreStages(4, 4))
+    # 16 stages in all, but no two of 6, 5, 5 share a pipelet of 8: an error, not a crash
+    with pytest.raises(CompileError, match=r"do not pack into the pipelets' free stages "
+                                           r"\(I0 8, E0 8\)"):
+        place(paths, pipes=1, stages=8)
+
+
+def test_tna_placement_error_is_located_and_says_what_to_do():
+    import sfclab
+    from sfclab.lang import parse_file
+
+    every = FIXTURES.parents[2] / "examples" / "every_nf.sfc"
+    chains = parse_file(every)
+    with pytest.raises(CompileError) as e:
+        sfclab.compile(chains, arch="tna")
+    assert e.value.message.startswith(f"{every}:3:7: chain 'web': the NFs need 51 stages")
+    assert "--pipes 4" in e.value.hint and "fewer NFs" in e.value.hint
+    assert sfclab.compile(chains, arch="tna", pipes=4).placement.pipes == 4
+    assert sfclab.compile(chains).placement is None           # v1model: no placement, no limit

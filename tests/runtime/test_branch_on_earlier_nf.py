@@ -90,17 +90,17 @@ def test_the_value_survives_a_recirculation(lab):
 
 
 def test_the_value_crosses_switches_of_a_network():
-    """l2fwd runs on s1, heavy_hitter on s2, qos and the branch on s3: the flag l2fwd
-    set crosses two links in the SFC header."""
+    """l2fwd runs on s1, heavy_hitter on s2, qos and the branch on s3, flood on s4: the
+    flag l2fwd set crosses two links in the SFC header."""
     from sfclab.ir.topology import line
     from sfclab.network import Network
 
     chains = sfclab.parse("chain c match udp.dport == 80 { input => l2fwd => heavy_hitter;"
                           " heavy_hitter => qos; qos => (output : flood ? l2fwd.flood_flag == 0);"
                           " flood => output; }")
-    with Network(line(3, stages=6), chains) as net:
+    with Network(line(4, stages=8), chains) as net:
         net.push()
-        assert [s.node for s in net.program.journeys["c/1"] if s.nfs] == ["s1", "s2", "s3"]
+        assert [s.node for s in net.program.journeys["c/1"] if s.nfs] == ["s1", "s2", "s3", "s4"]
         nt = net.send("h1", None, _plain_packet(UNKNOWN_MAC))
         assert nt.path == "c/1" and nt.nfs() == ["l2fwd", "heavy_hitter", "qos", "flood"]
         nt = net.send("h1", None, _plain_packet(KNOWN_MAC))

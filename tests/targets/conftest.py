@@ -37,3 +37,14 @@ def no_tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for var in ("SFCLAB_P4C", "SFCLAB_BMV2", "SFCLAB_BF_P4C", "SDE", "SDE_INSTALL"):
         monkeypatch.delenv(var, raising=False)
     return empty
+
+
+@pytest.fixture(scope="session")
+def tofino_builds(tmp_path_factory):
+    """Compiles TNA programs with the Tofino compiler, each distinct program once per session
+    (shared by test_tofino.py and test_tofino_stages.py; tofino_programs.py)."""
+    from tofino_programs import TofinoBuilds, tofino_compiler
+
+    b = TofinoBuilds(tmp_path_factory.mktemp("tofino"), tofino_compiler())
+    yield b
+    b.close()

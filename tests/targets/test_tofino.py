@@ -318,13 +318,6 @@ needs_tofino_compiler = pytest.mark.skipif(
            "../shared/p4-tools/install.sh gives p4c-barefoot")
 
 
-@pytest.fixture(scope="session")
-def tofino_builds(tmp_path_factory):
-    b = TofinoBuilds(tmp_path_factory.mktemp("tofino"), tofino_compiler())
-    yield b
-    b.close()
-
-
 def _assert_compiles(builds: TofinoBuilds, programs: dict[str, object]) -> None:
     futures = {what: builds.submit(g) for what, g in programs.items()}
     refused = {w: f.result().result for w, f in futures.items() if not f.result().result.ok}

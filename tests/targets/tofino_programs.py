@@ -25,6 +25,9 @@ PIPELINES = ("auto", "mafsa", "optimal", "naive")
 EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json")))
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
+#: The Tofino's pipes an example's chains need (placement refuses them on the default 2):
+#: every_nf.sfc's 18 NFs need 51 stages, a 4-pipe (64-port) Tofino 1.
+PIPES = {"every_nf.sfc": 4}
 
 
 def tofino_compiler() -> str | None:
@@ -52,7 +55,8 @@ def example_programs(path: Path) -> dict[str, object]:
     chains = parse_file(path)
     opts = CodegenOptions(bindings=BINDINGS.get(path.name, {}))
     return {f"{path.name} --pipeline {mode}":
-            generate(sfclab.compile(chains, arch="tna", pipeline=mode), options=opts)
+            generate(sfclab.compile(chains, arch="tna", pipeline=mode,
+                                    pipes=PIPES.get(path.name, 2)), options=opts)
             for mode in PIPELINES}
 
 
@@ -100,5 +104,5 @@ class TofinoBuilds:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "P4C_BAREFOOT", "TofinoBuilds", "Build",
+__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "P4C_BAREFOOT", "TofinoBuilds", "Build",
            "nf_programs", "example_programs", "tofino_compiler", "alone", "mid_chain"]

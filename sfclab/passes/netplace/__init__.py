@@ -12,7 +12,7 @@ as the pipeline pass reports its candidates:
 
 >>> from sfclab.ir.topology import line
 >>> from sfclab.ir.model import ChainSet, linear_chain
->>> r = place_network(line(3, stages=6), ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])]))
+>>> r = place_network(line(3, stages=8), ChainSet.of([linear_chain("c", ["heavy_hitter", "nat"])]))
 >>> print(r.table())                                     # doctest: +ELLIPSIS
 network placement: 1 chains, 2 NF instances on line3 (3 switches)
   solver     status           cost     hops   recirc   server      time        gap
