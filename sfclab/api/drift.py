@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import SfclabError
 from ..ir.model import ChainSet
+from ..runtime.carry import changed_definitions
 
 __all__ = ["Drift", "drift", "network_drift", "chain_changes", "redefined_nfs",
            "changed_definitions"]
@@ -218,33 +219,6 @@ def redefined_nfs(compiled: Any, catalog: Any) -> tuple[str, ...]:
         return ()
     return changed_definitions({t for c in compiled.chains for t in c.nf_types()},
                                old_catalog, catalog)
-
-
-def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:
-    """The NFs of *names* whose definition differs between *old_catalog* and *catalog*
-    (NFs gone from either are left out: the chains say so)."""
-    out = []
-    for name in sorted(names):
-        try:
-            old, new = _definition(old_catalog, name), _definition(catalog, name)
-        except SfclabError:                 # gone from the catalogue: the chains say so
-            continue
-        if old != new:
-            out.append(name)
-    return tuple(out)
-
-
-def _definition(catalog: Any, name: str) -> tuple[Any, Any]:
-    """(compiler view, parsed P4 or None) of NF *name* in *catalog*."""
-    info = catalog.resolve(name)
-    definition = getattr(catalog, "definition", None)
-    if definition is None:
-        return info, None
-    try:
-        d = definition(name)
-    except SfclabError:                     # an NF without P4 (a server's)
-        return info, None
-    return info, d.program
 
 
 def _needs(lab: Any, gen: Any) -> tuple[str, str]:
