@@ -56,9 +56,10 @@ class Drift:
     #: A network: the NFs the new placement moves to other switches (their register state
     #: does not move with them), as :class:`sfclab.targets.network.update.MovedNF` says.
     moved: tuple[str, ...] = ()
-    #: A network: the switches to reload whose program keeps state in registers (a reload
-    #: starts them from zero).
-    zeroed: tuple[str, ...] = ()
+    #: A network: ``(switch, what)`` for each switch to reload whose program keeps state in
+    #: registers: what the reload carries of it and what starts from zero
+    #: (:class:`sfclab.runtime.carry.Carried`).
+    state: tuple[tuple[str, str], ...] = ()
     network: bool = False
 
     @property
@@ -91,9 +92,10 @@ class Drift:
             parts.append(f"NF{'' if one else 's'} {', '.join(self.nfs)} redefined since "
                          f"(%%nf): {where} {'its' if one else 'their'} old code")
         if self.switches:
+            state = dict(self.state)
             parts.append("switches that differ: " + ", ".join(
                 f"{s} ({'entries' if k != 'reload' else 'a program reload'}"
-                f"{': its registers start from zero' if s in self.zeroed else ''})"
+                f"{': ' + state[s] if s in state else ''})"
                 for s, k, _ in self.switches))
         parts += list(self.moved)
         return "; ".join(parts)
@@ -185,13 +187,11 @@ def network_drift(side: Any, chains: ChainSet) -> Drift | None:
         touched = tuple((s, p.kind, p.reason) for s, p in plan.switches.items()
                         if p.kind != "none")
         reloads = "; ".join(f"{s}: {why}" for s, k, why in touched if k == "reload")
-        sessions = running.target.sessions()
-        zeroed = tuple(s for s, k, _ in touched if k == "reload" and
-                       getattr(sessions[s].index, "info", None) is not None and
-                       len(sessions[s].index.info.registers))
+        state = tuple((s, "; ".join(c.text(done=False) for c in p.carried))
+                      for s, p in plan.switches.items() if p.kind == "reload" and p.carried)
         out = Drift(*changes, needs="reload" if reloads else "entries", reason=reloads,
                     nfs=nfs, switches=touched, moved=tuple(str(m) for m in plan.moved),
-                    zeroed=zeroed, network=True)
+                    state=state, network=True)
     _MEMO[side] = (key, out)
     return out
 

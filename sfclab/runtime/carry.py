@@ -56,11 +56,16 @@ class Carried:
         return not self.why
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, *, done: bool = True) -> str:
+        """What the reload did (*done*) or will do with the NF's registers."""
         if self.why:
             return f"{self.nf}'s registers start from zero ({self.why})"
         slots = f"slot {self.old} -> {self.new}: " if self.old != self.new else ""
-        return (f"carried the registers of {self.nf} ({slots}{self.registers} register"
-                f"{'s' if self.registers != 1 else ''}, {self.cells} cells)")
+        return (f"{'carried' if done else 'carries'} the registers of {self.nf} ({slots}"
+                f"{self.registers} register{'s' if self.registers != 1 else ''}, "
+                f"{self.cells} cells)")
 
 
 @dataclass

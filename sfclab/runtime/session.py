@@ -90,7 +90,8 @@ class UpdatePlan:
                 text = (f"reloaded the program: {self.reason}" if self.reason else
                         "reloaded the program")
                 return "; ".join([text] + [str(c) for c in self.carried])
-            return f"program reload needed: {self.reason}"
+            return "; ".join([f"program reload needed: {self.reason}"]
+                             + [c.text(done=False) for c in self.carried])
         if self.kind == "none":
             return "nothing to change"
         parts = [f"{w}: {', '.join(v)}" for w, v in (("added", self.added),
@@ -247,6 +248,16 @@ class Session:
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
 
+    def would_carry(self, gen: Generated) -> list[Carried]:
+        """What a reload to *gen* would carry of the running program's registers (nothing
+        is read or written; the cells are those the reload reads)."""
+        if self.generated is None or not list(self.index.info.registers):
+            return []
+        from ..codegen.p4info import build_p4info
+
+        index = P4InfoIndex(build_p4info(gen.program.program, arch=gen.arch))
+        return plan_carry(self.generated, self.index, gen, index).nfs
+
     def write_registers(self, updates: list) -> None:
         """Write register cells (P4Runtime updates), in batches."""
         for k in range(0, len(updates), _BATCH):
@@ -398,7 +409,7 @@ class Session:
             new = [s.instance for s in gen.composition.slots]
             why = (f"the NF slots change ({' | '.join(old)} -> {' | '.join(new)})" if old != new
                    else "the program changes (NF code, classifier keys or table sizes)")
-            return UpdatePlan("reload", reason=why)
+            return UpdatePlan("reload", reason=why, carried=self.would_carry(gen))
         saved = (dict(self._chain_sig), {k: dict(v) for k, v in self._chain_ids.items()},
                  self._next_id)
         plan = UpdatePlan("entries")

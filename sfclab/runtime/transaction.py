@@ -44,10 +44,12 @@ def _key(e) -> tuple:
 
 # -- updates -----------------------------------------------------------------------------------
 def apply_staged(sessions: Mapping[str, Any], staged: Mapping[str, Any], *,
-                 drain: Callable[[], None] = lambda: None) -> None:
+                 drain: Callable[[], None] = lambda: None,
+                 before_flip: Callable[[], None] = lambda: None) -> None:
     """Write each switch's staged update (*staged*: switch -> StagedUpdate of
-    ``sessions[switch]``), step by step over every switch; on any failure, take back
-    what was written everywhere and re-raise (module docstring)."""
+    ``sessions[switch]``), step by step over every switch (*before_flip* runs between
+    the first step and the flip: a network update carries moved NFs' state there); on
+    any failure, take back what was written everywhere and re-raise (module docstring)."""
     for s in staged:
         resync(sessions[s])
     begun: list[str] = []
@@ -56,6 +58,8 @@ def apply_staged(sessions: Mapping[str, Any], staged: Mapping[str, Any], *,
             if step is None:
                 drain()
                 continue
+            if step == "flip":
+                before_flip()
             for s, st in staged.items():
                 steps = getattr(st, step)
                 if steps:
