@@ -144,3 +144,91 @@ def test_a_failed_register_write_takes_the_reload_back_with_the_old_cells(lab, k
     plan = lab.update(allow_reload=True)          # and the next reload carries it
     assert "carried the registers of limiter" in str(plan)
     assert sorted(v for v in _cells(lab, "limiter")["seen"] if v) == [4]
+
+
+# -- a network: a moved NF takes its cells along; a failed write leaves the old state -------
+def _refuse_register_writes(server, fired: list) -> None:
+    """*server* drops the connection at the first Write of register cells (nothing of it
+    is done)."""
+    write = server._write
+
+    def refuse(req):
+        if not fired and any(u.entity.HasField("register_entry") for u in req.updates):
+            fired.append(req)
+            _fail(rpc_code.UNAVAILABLE, "the test dropped the connection")
+        return write(req)
+
+    server._write = refuse
+
+
+def _hh(lab, switch: str) -> dict[str, list[int]]:
+    s = lab.network.target.switches[switch].session
+    return {n.rsplit(".", 1)[1]: v
+            for n, v in read_registers(s, register_names(s, "heavy_hitter")).items()}
+
+
+@pytest.fixture
+def net(request):
+    """line(3) (switches of 6 stages, or as many as the test's parameter) running web
+    with heavy_hitter on s1, which counted 4 packets."""
+    from sfclab.ir.topology import line
+
+    lab = Lab()
+    lab.set_topology(line(3, stages=getattr(request, "param", 6)))
+    lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
+    lab.push()
+    assert lab.network.placement.chains["web"].node("heavy_hitter") == "s1"
+    lab.send("web", 4)
+    assert any(any(v) for v in _hh(lab, "s1").values())
+    yield lab
+    lab.close()
+
+
+def test_a_moved_nf_counts_on_from_its_carried_state(net):
+    before = _hh(net, "s1")
+    net.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
+    plan = net.update(allow_reload=True)
+    assert net.network.placement.chains["web"].node("heavy_hitter") == "s3"
+    assert [m.done for m in plan.moved] == [True]
+    assert _hh(net, "s3") == before
+    net.send("web", 2)                       # the sketch counts on from 4 on s3
+    after = _hh(net, "s3")
+    assert sum(map(sum, after.values())) == sum(map(sum, before.values())) + 2 * 3
+
+
+def test_a_failed_write_of_a_moved_nfs_cells_leaves_the_old_placement_and_state(net):
+    before, pushed = _hh(net, "s1"), net.network.program
+    fired: list = []
+    _refuse_register_writes(net.network.target.switches["s3"].server, fired)
+    net.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
+    with pytest.raises(SfclabError, match="reloaded s3 and put back"):
+        net.update(allow_reload=True)
+    assert fired
+    assert net.network.program is pushed
+    assert net.network.placement.chains["web"].node("heavy_hitter") == "s1"
+    assert _hh(net, "s1") == before
+    s3 = net.network.target.switches["s3"].session
+    assert s3.generated is pushed.switches["s3"].generated
+    assert not register_names(s3, "heavy_hitter")           # s3 runs its old program again
+    net.add("chain web match tcp.dport == 80: heavy_hitter -> nat")   # back to the running chains
+    net.send("web", 2)                        # heavy_hitter on s1 counts on from its cells
+    assert sum(map(sum, _hh(net, "s1").values())) == sum(map(sum, before.values())) + 2 * 3
+
+
+@pytest.mark.parametrize("net", [10], indirect=True)     # room on s1 for qos: s1 reloads
+def test_a_failed_carry_write_on_a_reloaded_switch_puts_back_its_program_and_cells(net):
+    before, pushed = _hh(net, "s1"), net.network.program
+    fired: list = []
+    _refuse_register_writes(net.network.target.switches["s1"].server, fired)
+    net.add("chain web match tcp.dport == 80: heavy_hitter -> qos -> nat")   # reloads s1
+    with pytest.raises(SfclabError, match="the push was taken back"):
+        net.update(allow_reload=True)
+    assert fired
+    assert net.network.program is pushed
+    assert net.network.target.switches["s1"].session.generated is \
+        pushed.switches["s1"].generated
+    assert _hh(net, "s1") == before
+    fired.append("once")                       # the next reload carries them
+    plan = net.update(allow_reload=True)
+    assert "carried the registers of heavy_hitter" in str(plan.switches["s1"])
+    assert _hh(net, "s1") == before
