@@ -145,3 +145,57 @@ def test_a_failed_register_write_takes_the_reload_back_with_the_old_cells(lab, k
     assert "carried the registers of limiter" in str(plan)
     assert sorted(v for v in _cells(lab, "limiter")["seen"] if v) == [4]
 
+
+
+def test_an_nf_in_two_slots_carries_each_slots_cells_to_the_slot_serving_the_same_nf():
+    """limiter runs twice in chain a (slots 0 and 2); heavy_hitter takes slot 2 on the
+    reload, so a's second limiter moves to slot 3 and its cells go with it."""
+    lab = Lab()
+    try:
+        lab.add_nf(LIMITER)
+        lab.add("chain a match tcp.dport == 80: limiter -> nat -> limiter#2 -> l3fwd")
+        lab.push()
+        flow = FLOW
+        for _ in range(2):
+            lab.send_packet(flow)
+        s = lab.target.session
+        first = read_registers(s, ["SfcIngress.slot0_limiter.seen"])
+        s.client.write([_cell(s, "SfcIngress.slot2_limiter.seen", 7, 9)])   # tell them apart
+        second = read_registers(s, ["SfcIngress.slot2_limiter.seen"])
+        lab.add(RENUMBER)
+        plan = lab.update(allow_reload=True)
+        assert [x.instance for x in s.generated.composition.slots if x.nf == "limiter"] == \
+            ["slot0_limiter", "slot3_limiter"]
+        assert "carried the registers of limiter (1 register, 16 cells)" in str(plan)
+        assert "carried the registers of limiter (slot 2 -> 3: 1 register, 16 cells)" in str(plan)
+        assert read_registers(s, ["SfcIngress.slot0_limiter.seen"]) == first
+        assert list(read_registers(s, ["SfcIngress.slot3_limiter.seen"]).values()) == \
+            list(second.values())
+    finally:
+        lab.close()
+
+
+def _cell(session, register: str, index: int, value: int):
+    reg = next(r for r in session.index.info.registers if r.preamble.name == register)
+    u = p4r.Update(type=p4r.Update.MODIFY)
+    u.entity.register_entry.register_id = reg.preamble.id
+    u.entity.register_entry.index.index = index
+    u.entity.register_entry.data.bitstring = value.to_bytes(4, "big")
+    return u
+
+
+def test_slots_that_split_the_chains_another_way_are_not_guessed():
+    """An NF type whose old slot served what two new slots now serve (or the reverse)
+    has no one new slot for its cells: they start from zero (plan_carry says why)."""
+    from types import SimpleNamespace as S
+
+    from sfclab.runtime.carry import _pairs
+
+    old = [S(index=0, nf="limiter"), S(index=1, nf="limiter")]
+    new = [S(index=0, nf="limiter"), S(index=1, nf="limiter")]
+    same = {0: frozenset({("a", "limiter")}), 1: frozenset({("b", "limiter")})}
+    swapped = {0: frozenset({("b", "limiter")}), 1: frozenset({("a", "limiter")})}
+    assert {o: n.index for o, n in _pairs(old, new, same, swapped).items()} == {0: 1, 1: 0}
+    merged = {0: frozenset({("a", "limiter"), ("b", "limiter")}), 1: frozenset()}
+    assert _pairs(old, new, same, merged) == {}          # both old slots -> new slot 0
+    assert _pairs(old, new, merged, same) == {}          # old slot 0 -> both new slots
