@@ -56,9 +56,9 @@ class Drift:
     #: A network: the NFs the new placement moves to other switches (their register state
     #: does not move with them), as :class:`sfclab.targets.network.update.MovedNF` says.
     moved: tuple[str, ...] = ()
-    #: A network: ``(switch, what)`` for each switch to reload whose program keeps state in
-    #: registers: what the reload carries of it and what starts from zero
-    #: (:class:`sfclab.runtime.carry.Carried`).
+    #: ``(switch, what)`` for each switch to reload whose program keeps state in registers
+    #: (one switch: ``("", what)``): what the reload carries of it and what starts from
+    #: zero (:class:`sfclab.runtime.carry.Carried`).
     state: tuple[tuple[str, str], ...] = ()
     network: bool = False
 
@@ -98,6 +98,8 @@ class Drift:
                 f"{': ' + state[s] if s in state else ''})"
                 for s, k, _ in self.switches))
         parts += list(self.moved)
+        if not self.network:
+            parts += [what for _, what in self.state]
         return "; ".join(parts)
 
     def headline(self) -> str:
@@ -153,8 +155,9 @@ def drift(lab: Any) -> Drift | None:
     nfs = redefined_nfs(gen.compiled, lab.catalog)
     out = None
     if any(changes) or nfs:
-        needs, reason = _needs(lab, gen)
-        out = Drift(*changes, needs=needs, reason=reason, nfs=nfs)
+        needs, reason, carried = _needs(lab, gen)
+        state = (("", "; ".join(c.text(done=False) for c in carried)),) if carried else ()
+        out = Drift(*changes, needs=needs, reason=reason, nfs=nfs, state=state)
     _MEMO[lab] = (key, out)
     return out
 
@@ -221,15 +224,16 @@ def redefined_nfs(compiled: Any, catalog: Any) -> tuple[str, ...]:
                                old_catalog, catalog)
 
 
-def _needs(lab: Any, gen: Any) -> tuple[str, str]:
-    """("entries" | "reload", why): whether the chains compile to the installed program
-    (the NF slots kept), as :meth:`sfclab.Lab.update` tries."""
+def _needs(lab: Any, gen: Any) -> tuple[str, str, tuple]:
+    """("entries" | "reload", why, what a reload carries of the registers: Carried ...):
+    whether the chains compile to the installed program (the NF slots kept), as
+    :meth:`sfclab.Lab.update` tries."""
     from ..codegen import generate
     from ..compiler import compile
 
     session = getattr(lab.target, "session", None)
     if session is None or not hasattr(session, "options_for_update"):
-        return "reload", ""
+        return "reload", "", ()
     options, slots = session.options_for_update()
     options = dataclasses.replace(options, bindings=dict(lab.bindings))
     try:
@@ -237,6 +241,16 @@ def _needs(lab: Any, gen: Any) -> tuple[str, str]:
                            **{**lab.options, "pipeline": slots})
         new = generate(compiled, options=options)
     except SfclabError as e:
-        return "reload", e.message
+        return "reload", e.message, _would_carry(lab, session, gen.arch)
     plan = session.plan(new)
-    return ("reload", plan.reason) if plan.kind == "reload" else ("entries", "")
+    return (("reload", plan.reason, tuple(plan.carried)) if plan.kind == "reload"
+            else ("entries", "", ()))
+
+
+def _would_carry(lab: Any, session: Any, arch: str) -> tuple:
+    """What a reload to the Lab's program (as :meth:`sfclab.Lab.update` makes it when the
+    installed slots cannot run the chains) would carry of the registers."""
+    try:
+        return tuple(session.would_carry(lab.generated(arch)))
+    except SfclabError:                     # the chains do not compile: the update says why
+        return ()

@@ -199,3 +199,17 @@ def test_slots_that_split_the_chains_another_way_are_not_guessed():
     merged = {0: frozenset({("a", "limiter"), ("b", "limiter")}), 1: frozenset()}
     assert _pairs(old, new, same, merged) == {}          # both old slots -> new slot 0
     assert _pairs(old, new, merged, same) == {}          # old slot 0 -> both new slots
+
+
+def test_drift_says_what_a_reload_would_carry(lab):
+    """Before %sfc update --reload, the warning says what the reload carries and what
+    starts from zero (it said nothing of the registers before)."""
+    from sfclab.api.drift import drift
+
+    lab.add(RENUMBER)
+    d = drift(lab)
+    assert d.needs == "reload"
+    assert "carries the registers of limiter (slot 0 -> 1: 1 register, 16 cells)" in d.what()
+    assert "carries the registers of stateful_firewall" in d.message()
+    lab.add_nf(LIMITER.replace("n > 3", "n > 5"))
+    assert "limiter's registers start from zero (its P4 code changed)" in drift(lab).what()
