@@ -18,7 +18,9 @@ renumber slots, so :func:`plan_carry` maps each old slot to its new one:
 The cells are those the push's :func:`~.transaction.snapshot` read before the swap
 (non-zero ones: the new program's start at zero); :func:`carry_updates` turns them
 into writes to the new program's registers, which the push makes after its entries
-(a failed write takes the push back, old program and cells included).
+(a failed write takes the push back, old program and cells included).  A switch that
+does not read or write registers over P4Runtime at all (BMv2's P4Runtime server answers
+UNIMPLEMENTED) reloads all the same, its registers from zero, and :class:`Carried` says so.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 from ..errors import SfclabError
 
 __all__ = ["Carried", "CarryPlan", "plan_carry", "carry_updates", "slot_registers",
-           "served", "changed_definitions"]
+           "served", "changed_definitions", "unsupported", "NO_REGISTER_IO"]
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,19 @@ def carry_updates(cells: Iterable[Any], old_index: Any, new_index: Any,
         u.entity.register_entry.register_id = new_ids[to]
         out.append(u)
     return out
+
+
+def unsupported(err: SfclabError) -> bool:
+    """*err* says the switch does not do register reads or writes over P4Runtime (BMv2's
+    answer: UNIMPLEMENTED), rather than that this one failed."""
+    failures = getattr(err, "failures", None)
+    if failures:
+        return all(f.code == "UNIMPLEMENTED" for f in failures)
+    return getattr(err, "status", None) == "UNIMPLEMENTED"
+
+
+#: Why registers start from zero on a switch that does not read or write them.
+NO_REGISTER_IO = "the switch does not read or write registers over P4Runtime"
 
 
 def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from typing import NoReturn
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
 from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
-from .carry import Carried, carry_updates, plan_carry
+from .carry import NO_REGISTER_IO, Carried, carry_updates, plan_carry, unsupported
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
@@ -222,7 +222,7 @@ class Session:
         try:
             self.set_state(new)
             self.write(steps, updates)
-            self.write_registers(cells)
+            carried = self._write_carried(carried, cells)
         except BaseException as err:
             if not isinstance(err, SfclabError):
                 left = restore(self, snap)
@@ -243,10 +243,22 @@ class Session:
             return [], []
         plan = plan_carry(self.generated, self.index, gen, index)
         if snap.registers is None:
-            why = "the switch would not read them"
+            why = snap.unread or "the switch would not read them"
             return [Carried(c.nf, c.old, None, why=why) if c.carried else c
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
+
+    def _write_carried(self, carried: list[Carried], cells: list) -> list[Carried]:
+        """Write the cells a reload carries; a switch that does not take register writes
+        (:func:`.carry.unsupported`) keeps them at zero, which *carried* then says."""
+        try:
+            self.write_registers(cells)
+        except SfclabError as err:
+            if not unsupported(err):
+                raise
+            return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO) if c.carried else c
+                    for c in carried]
+        return carried
 
     def would_carry(self, gen: Generated) -> list[Carried]:
         """What a reload to *gen* would carry of the running program's registers (nothing

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
+from .carry import NO_REGISTER_IO, unsupported
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
@@ -202,11 +203,13 @@ class Snapshot:
     state: tuple
     own: dict = field(default_factory=dict)
     registers: list | None = None
+    #: Why the register cells could not be read ('' when they were, or there are none).
+    unread: str = ""
 
 
 def snapshot(session) -> Snapshot:
     """*session*'s switch before a push (reads the register cells when a program runs)."""
-    registers = None
+    registers, unread = None, ""
     if session.pipeline is not None and list(session.index.info.registers):
         from finsy.proto import p4r
 
@@ -215,9 +218,9 @@ def snapshot(session) -> Snapshot:
         try:
             registers = [e for e in session.client.read([ent])
                          if e.register_entry.data.bitstring.strip(b"\0")]
-        except TargetError:
-            registers = None
-    return Snapshot(session.pipeline, session.state(), dict(session.own), registers)
+        except TargetError as e:
+            registers, unread = None, NO_REGISTER_IO if unsupported(e) else e.message
+    return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread)
 
 
 @dataclass(frozen=True)

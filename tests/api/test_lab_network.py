@@ -277,3 +277,24 @@ def test_a_failed_carry_write_on_a_reloaded_switch_puts_back_its_program_and_cel
     plan = net.update(allow_reload=True)
     assert "carried the registers of heavy_hitter" in str(plan.switches["s1"])
     assert _hh(net, "s1") == before
+
+
+def test_a_move_from_a_switch_without_register_reads_leaves_the_state_behind_and_says_so(net):
+    """BMv2's P4Runtime server answers register reads UNIMPLEMENTED: the update moves the
+    NF all the same, and says its state stayed behind and why."""
+    server = net.network.target.switches["s1"].server
+    read = server._read
+
+    def refuse(req):
+        if any(e.HasField("register_entry") for e in req.entities):
+            _fail(rpc_code.UNIMPLEMENTED, "Register reads are not supported yet")
+        return read(req)
+
+    server._read = refuse
+    net.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
+    plan = net.update(allow_reload=True)
+    assert net.network.placement.chains["web"].node("heavy_hitter") == "s3"
+    assert [str(m) for m in plan.moved] == [
+        "web's heavy_hitter moves s1 -> s3 (its register state stays behind: it starts from "
+        "zero on s3: the switch does not read or write registers over P4Runtime)"]
+    assert not any(any(v) for v in _hh(net, "s3").values())

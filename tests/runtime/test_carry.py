@@ -9,7 +9,7 @@ import pytest
 from finsy.proto import p4r, rpc_code
 from scapy.all import IP, TCP, Ether
 
-from sfclab.errors import SfclabError
+from sfclab.errors import SfclabError, TargetError
 from sfclab.lab import Lab
 from sfclab.runtime.migrate import read_registers, register_names
 from sfclab.targets.model.p4rt.codec import _fail
@@ -213,3 +213,26 @@ def test_drift_says_what_a_reload_would_carry(lab):
     assert "carries the registers of stateful_firewall" in d.message()
     lab.add_nf(LIMITER.replace("n > 3", "n > 5"))
     assert "limiter's registers start from zero (its P4 code changed)" in drift(lab).what()
+
+
+def test_a_switch_without_register_reads_reloads_and_says_its_registers_start_from_zero(lab):
+    """BMv2's P4Runtime server neither reads nor writes registers: the reload goes on (as
+    before), and says the state was not carried and why."""
+    client = lab.target.session.client
+    read = client.read
+
+    def bmv2_read(entities):                 # what sfclab's client makes of BMv2's answer
+        entities = list(entities)
+        if any(e.HasField("register_entry") for e in entities):
+            err = TargetError("Read failed: UNIMPLEMENTED: Register reads are not supported yet")
+            err.status = "UNIMPLEMENTED"
+            raise err
+        return read(entities)
+
+    client.read = bmv2_read
+    lab.add(RENUMBER)
+    plan = lab.update(allow_reload=True)
+    assert plan.done and lab.pushed is lab.target.session.generated
+    assert "limiter's registers start from zero (the switch does not read or write " \
+           "registers over P4Runtime)" in str(plan)
+    assert "carried" not in str(plan)

@@ -12,7 +12,9 @@ starts from zero on the new switch, and ``why`` says why.
 the old switch — before the update when the old switch is reloaded, else just before
 the flip (the latest state before the chain's packets go to the new switch) — and
 written to the new switch after its new entries, before the flip; when the update
-fails, the new switch's cells are put back as they were.
+fails, the new switch's cells are put back as they were.  A switch that does not read or
+write registers over P4Runtime (BMv2's server answers UNIMPLEMENTED) leaves the state
+behind, and the move says so; the update goes on.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ...runtime.carry import changed_definitions, served, slot_registers
+from ...errors import SfclabError
+from ...runtime.carry import (NO_REGISTER_IO, changed_definitions, served, slot_registers,
+                              unsupported)
 from ...runtime.migrate import read_registers, write_registers
 
 __all__ = ["judge_moves", "Mover"]
@@ -93,31 +97,49 @@ class Mover:
         self.moves = [m for m in moves if m.names]
         self.early: dict[int, dict[str, list[int]]] = {}
         self.saved: list[tuple[str, dict[str, list[int]]]] = []
+        self.skipped: set[int] = set()
 
     def read_early(self) -> None:
         """Read, before the update, the cells of the moves whose old switch is reloaded."""
         for i, m in enumerate(self.moves):
             if m.old in self.reloaded:
-                self.early[i] = read_registers(self.sessions[m.old], [a for a, _ in m.names])
+                cells = self._io(i, read_registers, self.sessions[m.old], [a for a, _ in m.names])
+                if cells is not None:
+                    self.early[i] = cells
 
     def carry(self) -> None:
         """Write each move's cells into its new switch (the old switch read now, unless
         read before the update)."""
         for i, m in enumerate(self.moves):
+            if i in self.skipped:
+                continue
             cells = self.early.get(i)
             if cells is None:
-                cells = read_registers(self.sessions[m.old], [a for a, _ in m.names])
+                cells = self._io(i, read_registers, self.sessions[m.old],
+                                 [a for a, _ in m.names])
             dst = self.sessions[m.new]
             to = dict(m.names)
-            if m.new not in self.reloaded:
-                self.saved.append((m.new, read_registers(dst, list(to.values()))))
-            write_registers(dst, {to[a]: v for a, v in cells.items()})
+            if cells is not None and m.new not in self.reloaded:
+                old = self._io(i, read_registers, dst, list(to.values()))
+                if old is not None:
+                    self.saved.append((m.new, old))
+            if i not in self.skipped:
+                self._io(i, write_registers, dst, {to[a]: v for a, v in cells.items()})
+
+    def _io(self, i: int, fn, *args):
+        """*fn(*args)*; None, and move *i* skipped, when the switch does not read or write
+        registers over P4Runtime (BMv2: UNIMPLEMENTED): its state stays behind."""
+        try:
+            return fn(*args)
+        except SfclabError as err:
+            if not unsupported(err):
+                raise
+            self.skipped.add(i)
+            return None
 
     def undo(self) -> str:
         """Put back the new switches' cells written (those not reloaded: a reload's undo
         puts its own back); '' when done, else why not."""
-        from ...errors import SfclabError
-
         try:
             for s, cells in reversed(self.saved):
                 write_registers(self.sessions[s], cells)
@@ -126,7 +148,11 @@ class Mover:
         return ""
 
     def done(self, moves: list) -> list:
-        carried = {(m.chain, m.instance) for m in self.moves}
-        return [replace(m, done=True) if (m.chain, m.instance) in carried else m
+        """*moves* as the update left them: carried, or (a switch without register reads
+        or writes) left behind, saying so."""
+        carried = {(m.chain, m.instance) for i, m in enumerate(self.moves)
+                   if i not in self.skipped}
+        return [replace(m, done=True) if (m.chain, m.instance) in carried else
+                replace(m, names=(), cells=0, why=NO_REGISTER_IO) if m.names else m
                 for m in moves]
 
