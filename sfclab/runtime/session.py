@@ -173,6 +173,9 @@ class Session:
         #: What the last push carried of the old program's registers, NF by NF (a reload:
         #: :class:`~.carry.Carried`; empty after a plain push).
         self.carried: list[Carried] = []
+        #: The switch answered that it does not read or write registers over P4Runtime
+        #: (BMv2): a reload cannot carry them (:meth:`would_carry` says so from then on).
+        self.no_register_io = False
 
     # -- push ----------------------------------------------------------------------------------
     def push(self, gen: Generated, *, carry: bool = False) -> int:
@@ -244,6 +247,7 @@ class Session:
         plan = plan_carry(self.generated, self.index, gen, index)
         if snap.registers is None:
             why = snap.unread or "the switch would not read them"
+            self.no_register_io = why == NO_REGISTER_IO
             return [Carried(c.nf, c.old, None, why=why) if c.carried else c
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
@@ -256,6 +260,7 @@ class Session:
         except SfclabError as err:
             if not unsupported(err):
                 raise
+            self.no_register_io = True
             return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO) if c.carried else c
                     for c in carried]
         return carried
@@ -268,7 +273,9 @@ class Session:
         from ..codegen.p4info import build_p4info
 
         index = P4InfoIndex(build_p4info(gen.program.program, arch=gen.arch))
-        return plan_carry(self.generated, self.index, gen, index).nfs
+        nfs = plan_carry(self.generated, self.index, gen, index).nfs
+        return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO)
+                if c.carried and self.no_register_io else c for c in nfs]
 
     def write_registers(self, updates: list) -> None:
         """Write register cells (P4Runtime updates), in batches."""

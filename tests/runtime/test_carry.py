@@ -236,3 +236,6 @@ def test_a_switch_without_register_reads_reloads_and_says_its_registers_start_fr
     assert "limiter's registers start from zero (the switch does not read or write " \
            "registers over P4Runtime)" in str(plan)
     assert "carried" not in str(plan)
+    lab.add("chain q match udp.dport == 54: qos -> l3fwd")          # the next reload's plan
+    assert "limiter's registers start from zero (the switch does not read or write " \
+           "registers over P4Runtime)" in str(lab.target.session.plan(lab.generated("v1model")))
