@@ -18,7 +18,9 @@ it crosses; one classified after it, the new one.  If a step fails on a switch
 switch, is taken back (:func:`sfclab.runtime.transaction.apply_staged`, which a
 one-switch update uses too); a switch reloaded for the update gets its old
 program pushed again.  A reloaded switch carries its NFs' register cells into its new
-program where they keep their meaning (:mod:`sfclab.runtime.carry`).  A switch whose NF
+program where they keep their meaning (:mod:`sfclab.runtime.carry`); an NF the update
+moves to another switch takes its cells along, written there between ``first`` and
+``flip`` (:mod:`.moves`).  A switch whose NF
 slots change needs a program reload (``allow_reload``), which is not hitless for
 the packets crossing that switch at that moment.
 """
