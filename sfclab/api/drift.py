@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import SfclabError
 from ..ir.model import ChainSet
+from ..runtime.carry import changed_definitions
 
 __all__ = ["Drift", "drift", "network_drift", "chain_changes", "redefined_nfs",
            "changed_definitions"]
@@ -55,9 +56,10 @@ class Drift:
     #: A network: the NFs the new placement moves to other switches (their register state
     #: does not move with them), as :class:`sfclab.targets.network.update.MovedNF` says.
     moved: tuple[str, ...] = ()
-    #: A network: the switches to reload whose program keeps state in registers (a reload
-    #: starts them from zero).
-    zeroed: tuple[str, ...] = ()
+    #: ``(switch, what)`` for each switch to reload whose program keeps state in registers
+    #: (one switch: ``("", what)``): what the reload carries of it and what starts from
+    #: zero (:class:`sfclab.runtime.carry.Carried`).
+    state: tuple[tuple[str, str], ...] = ()
     network: bool = False
 
     @property
@@ -90,11 +92,14 @@ class Drift:
             parts.append(f"NF{'' if one else 's'} {', '.join(self.nfs)} redefined since "
                          f"(%%nf): {where} {'its' if one else 'their'} old code")
         if self.switches:
+            state = dict(self.state)
             parts.append("switches that differ: " + ", ".join(
                 f"{s} ({'entries' if k != 'reload' else 'a program reload'}"
-                f"{': its registers start from zero' if s in self.zeroed else ''})"
+                f"{': ' + state[s] if s in state else ''})"
                 for s, k, _ in self.switches))
         parts += list(self.moved)
+        if not self.network:
+            parts += [what for _, what in self.state]
         return "; ".join(parts)
 
     def headline(self) -> str:
@@ -150,8 +155,9 @@ def drift(lab: Any) -> Drift | None:
     nfs = redefined_nfs(gen.compiled, lab.catalog)
     out = None
     if any(changes) or nfs:
-        needs, reason = _needs(lab, gen)
-        out = Drift(*changes, needs=needs, reason=reason, nfs=nfs)
+        needs, reason, carried = _needs(lab, gen)
+        state = (("", "; ".join(c.text(done=False) for c in carried)),) if carried else ()
+        out = Drift(*changes, needs=needs, reason=reason, nfs=nfs, state=state)
     _MEMO[lab] = (key, out)
     return out
 
@@ -184,13 +190,11 @@ def network_drift(side: Any, chains: ChainSet) -> Drift | None:
         touched = tuple((s, p.kind, p.reason) for s, p in plan.switches.items()
                         if p.kind != "none")
         reloads = "; ".join(f"{s}: {why}" for s, k, why in touched if k == "reload")
-        sessions = running.target.sessions()
-        zeroed = tuple(s for s, k, _ in touched if k == "reload" and
-                       getattr(sessions[s].index, "info", None) is not None and
-                       len(sessions[s].index.info.registers))
+        state = tuple((s, "; ".join(c.text(done=False) for c in p.carried))
+                      for s, p in plan.switches.items() if p.kind == "reload" and p.carried)
         out = Drift(*changes, needs="reload" if reloads else "entries", reason=reloads,
                     nfs=nfs, switches=touched, moved=tuple(str(m) for m in plan.moved),
-                    zeroed=zeroed, network=True)
+                    state=state, network=True)
     _MEMO[side] = (key, out)
     return out
 
@@ -220,42 +224,16 @@ def redefined_nfs(compiled: Any, catalog: Any) -> tuple[str, ...]:
                                old_catalog, catalog)
 
 
-def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:
-    """The NFs of *names* whose definition differs between *old_catalog* and *catalog*
-    (NFs gone from either are left out: the chains say so)."""
-    out = []
-    for name in sorted(names):
-        try:
-            old, new = _definition(old_catalog, name), _definition(catalog, name)
-        except SfclabError:                 # gone from the catalogue: the chains say so
-            continue
-        if old != new:
-            out.append(name)
-    return tuple(out)
-
-
-def _definition(catalog: Any, name: str) -> tuple[Any, Any]:
-    """(compiler view, parsed P4 or None) of NF *name* in *catalog*."""
-    info = catalog.resolve(name)
-    definition = getattr(catalog, "definition", None)
-    if definition is None:
-        return info, None
-    try:
-        d = definition(name)
-    except SfclabError:                     # an NF without P4 (a server's)
-        return info, None
-    return info, d.program
-
-
-def _needs(lab: Any, gen: Any) -> tuple[str, str]:
-    """("entries" | "reload", why): whether the chains compile to the installed program
-    (the NF slots kept), as :meth:`sfclab.Lab.update` tries."""
+def _needs(lab: Any, gen: Any) -> tuple[str, str, tuple]:
+    """("entries" | "reload", why, what a reload carries of the registers: Carried ...):
+    whether the chains compile to the installed program (the NF slots kept), as
+    :meth:`sfclab.Lab.update` tries."""
     from ..codegen import generate
     from ..compiler import compile
 
     session = getattr(lab.target, "session", None)
     if session is None or not hasattr(session, "options_for_update"):
-        return "reload", ""
+        return "reload", "", ()
     options, slots = session.options_for_update()
     options = dataclasses.replace(options, bindings=dict(lab.bindings))
     try:
@@ -263,6 +241,16 @@ def _needs(lab: Any, gen: Any) -> tuple[str, str]:
                            **{**lab.options, "pipeline": slots})
         new = generate(compiled, options=options)
     except SfclabError as e:
-        return "reload", e.message
+        return "reload", e.message, _would_carry(lab, session, gen.arch)
     plan = session.plan(new)
-    return ("reload", plan.reason) if plan.kind == "reload" else ("entries", "")
+    return (("reload", plan.reason, tuple(plan.carried)) if plan.kind == "reload"
+            else ("entries", "", ()))
+
+
+def _would_carry(lab: Any, session: Any, arch: str) -> tuple:
+    """What a reload to the Lab's program (as :meth:`sfclab.Lab.update` makes it when the
+    installed slots cannot run the chains) would carry of the registers."""
+    try:
+        return tuple(session.would_carry(lab.generated(arch)))
+    except SfclabError:                     # the chains do not compile: the update says why
+        return ()

@@ -443,8 +443,8 @@ class Network:
             self.push()
             return None
         new, placement, program = self._next(chains, catalog)
-        plan = self.target.update(program, allow_reload=allow_reload)
-        plan.moved = self._moved(placement)
+        plan = self.target.update(program, allow_reload=allow_reload,
+                                  moves=self._moved(placement, program))
         self.catalog = catalog
         self._chains, self._placement, self._program = new, placement, program
         self._close_oracles()
@@ -461,13 +461,16 @@ class Network:
         catalog = catalog if catalog is not None else self.catalog
         new, placement, program = self._next(chains, catalog)
         plan = self.target.plan(program)
-        plan.moved = self._moved(placement)
+        plan.moved = self._moved(placement, program)
         return plan
 
-    def _moved(self, placement) -> list:
+    def _moved(self, placement, program) -> list:
         """The NFs of chains in both the running placement and *placement* that
         *placement* runs on another node (:class:`~sfclab.targets.network.update.MovedNF`;
-        stateful when the old switch's program has registers for the NF's type)."""
+        stateful when the old switch's program has registers for the NF's type), each
+        stateful one with whether its cells carry to *program*'s switch (:func:`judge_moves
+        <sfclab.targets.network.moves.judge_moves>`)."""
+        from ..targets.network.moves import judge_moves
         from ..targets.network.update import MovedNF
 
         old_pl = self.placement
@@ -486,7 +489,8 @@ class Network:
                     kind = kinds.get(i, i)
                     out.append(MovedNF(name, i, was[i], n,
                                        any(f"_{kind}." in r for r in regs)))
-        return out
+        return judge_moves(sessions, {s: sp.generated for s, sp in program.switches.items()},
+                           out)
 
     def _next(self, chains, catalog: NFCatalog):
         """``(chains, placement, program)`` the running network moves to for *chains*."""

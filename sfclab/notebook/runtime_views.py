@@ -241,7 +241,8 @@ def update_text(plan: Any) -> str:
             + [f"  {m}" for m in getattr(plan, "moved", ())])
     if plan.kind == "reload":
         why = f" ({plan.reason})" if plan.reason else ""
-        return f"reloaded the program{why} and wrote every entry: the target runs the Lab's chains"
+        return "; ".join([f"reloaded the program{why} and wrote every entry: the target runs "
+                          f"the Lab's chains"] + [str(c) for c in getattr(plan, "carried", ())])
     return str(plan)
 
 

@@ -16,7 +16,7 @@ from finsy.proto import p4r
 from ..errors import TargetError
 from .session import Session
 
-__all__ = ["register_names", "read_registers", "migrate_registers"]
+__all__ = ["register_names", "read_registers", "write_registers", "migrate_registers"]
 
 
 def register_names(session: Session, nf: str | None = None) -> list[str]:
@@ -54,18 +54,23 @@ def migrate_registers(src: Session, dst: Session, *, nf: str | None = None,
     if missing:
         raise TargetError(f"the destination's program has no register {missing[0]!r}",
                           hint="push the same program to both switches first")
-    moved = 0
-    for name, cells in read_registers(src, names).items():
-        rid = dst_regs[name].preamble.id
-        updates = []
-        for i, v in enumerate(cells):
+    cells = read_registers(src, names)
+    write_registers(dst, cells)
+    return sum(len(v) for v in cells.values())
+
+
+def write_registers(session: Session, cells: dict[str, list[int]]) -> None:
+    """Write every cell of *cells* (register name -> its cells, as :func:`read_registers`
+    gives them) into *session*'s switch, in batches."""
+    ids = {r.preamble.name: r.preamble.id for r in session.index.info.registers}
+    updates = []
+    for name, values in cells.items():
+        for i, v in enumerate(values):
             u = p4r.Update(type=p4r.Update.MODIFY)
-            u.entity.register_entry.register_id = rid
+            u.entity.register_entry.register_id = ids[name]
             u.entity.register_entry.index.index = i
             u.entity.register_entry.data.bitstring = v.to_bytes(max(1, (v.bit_length() + 7) // 8),
                                                                 "big")
             updates.append(u)
-        for k in range(0, len(updates), 512):
-            dst.client.write(updates[k:k + 512])
-        moved += len(cells)
-    return moved
+    for k in range(0, len(updates), 512):
+        session.client.write(updates[k:k + 512])

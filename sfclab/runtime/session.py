@@ -30,6 +30,7 @@ from typing import NoReturn
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
 from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
+from .carry import NO_REGISTER_IO, Carried, carry_updates, plan_carry, unsupported
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
 from .replication import MulticastGroup, flood_config, port_set
@@ -79,13 +80,18 @@ class UpdatePlan:
     writes: int = 0
     reason: str = ""
     done: bool = False
+    #: A reload done: what it carried of the old program's registers, NF by NF
+    #: (:class:`~.carry.Carried`).
+    carried: list = field(default_factory=list)
 
     def __str__(self) -> str:
         if self.kind == "reload":
             if self.done:
-                return f"reloaded the program: {self.reason}" if self.reason else \
-                    "reloaded the program"
-            return f"program reload needed: {self.reason}"
+                text = (f"reloaded the program: {self.reason}" if self.reason else
+                        "reloaded the program")
+                return "; ".join([text] + [str(c) for c in self.carried])
+            return "; ".join([f"program reload needed: {self.reason}"]
+                             + [c.text(done=False) for c in self.carried])
         if self.kind == "none":
             return "nothing to change"
         parts = [f"{w}: {', '.join(v)}" for w, v in (("added", self.added),
@@ -164,15 +170,25 @@ class Session:
         #: The program a failed first push left on the switch with no entries (nothing is
         #: pushed; :class:`~.transaction.Stranded`), until a push succeeds.
         self.stranded: Stranded | None = None
+        #: What the last push carried of the old program's registers, NF by NF (a reload:
+        #: :class:`~.carry.Carried`; empty after a plain push).
+        self.carried: list[Carried] = []
+        #: The switch answered that it does not read or write registers over P4Runtime
+        #: (BMv2): a reload cannot carry them (:meth:`would_carry` says so from then on).
+        self.no_register_io = False
 
     # -- push ----------------------------------------------------------------------------------
-    def push(self, gen: Generated) -> int:
+    def push(self, gen: Generated, *, carry: bool = False) -> int:
         """Push the program and install every entry; returns the number of entries.
 
         One transaction (:mod:`.transaction`): entries that do not fit the program or
         its tables, and a program the target's VERIFY refuses, are refused before the
         program is swapped; when a write after the swap fails, the old program is put
-        back with its entries (and register cells), and the error says so."""
+        back with its entries (and register cells), and the error says so.
+
+        *carry* (a program reload): the registers of the NFs that keep their meaning in
+        the new program get the old program's cells, written after the entries
+        (:mod:`.carry`); :attr:`carried` says what was carried and what starts from zero."""
         from ..codegen.p4info import build_p4info
 
         config = self.device_config(gen)
@@ -195,6 +211,7 @@ class Session:
             self.set_state(before)
             verify(self.client, info, config)
             snap = snapshot(self)
+            carried, cells = self._carry(snap, gen, new[1]) if carry else ([], [])
         except BaseException:
             self.set_state(before)
             raise
@@ -208,6 +225,7 @@ class Session:
         try:
             self.set_state(new)
             self.write(steps, updates)
+            carried = self._write_carried(carried, cells)
         except BaseException as err:
             if not isinstance(err, SfclabError):
                 left = restore(self, snap)
@@ -217,8 +235,52 @@ class Session:
         self.generated, self.pipeline, self.own = gen, (info, config), {}
         self.installed, self.groups, self.out_of_step = dict(target), groups, []
         self.stranded = None
+        self.carried = carried
         self._name_ids(gen)
         return len(target)
+
+    def _carry(self, snap, gen: Generated, index: P4InfoIndex) -> tuple[list[Carried], list]:
+        """What a reload to *gen* (P4Info *index*) carries of the running
+        program's registers (:func:`.carry.plan_carry`), and the writes that do it."""
+        if snap.pipeline is None or self.generated is None:
+            return [], []
+        plan = plan_carry(self.generated, self.index, gen, index)
+        if snap.registers is None:
+            why = snap.unread or "the switch would not read them"
+            self.no_register_io = why == NO_REGISTER_IO
+            return [Carried(c.nf, c.old, None, why=why) if c.carried else c
+                    for c in plan.nfs], []
+        return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
+
+    def _write_carried(self, carried: list[Carried], cells: list) -> list[Carried]:
+        """Write the cells a reload carries; a switch that does not take register writes
+        (:func:`.carry.unsupported`) keeps them at zero, which *carried* then says."""
+        try:
+            self.write_registers(cells)
+        except SfclabError as err:
+            if not unsupported(err):
+                raise
+            self.no_register_io = True
+            return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO) if c.carried else c
+                    for c in carried]
+        return carried
+
+    def would_carry(self, gen: Generated) -> list[Carried]:
+        """What a reload to *gen* would carry of the running program's registers (nothing
+        is read or written; the cells are those the reload reads)."""
+        if self.generated is None or not list(self.index.info.registers):
+            return []
+        from ..codegen.p4info import build_p4info
+
+        index = P4InfoIndex(build_p4info(gen.program.program, arch=gen.arch))
+        nfs = plan_carry(self.generated, self.index, gen, index).nfs
+        return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO)
+                if c.carried and self.no_register_io else c for c in nfs]
+
+    def write_registers(self, updates: list) -> None:
+        """Write register cells (P4Runtime updates), in batches."""
+        for k in range(0, len(updates), _BATCH):
+            self.client.write(updates[k:k + _BATCH])
 
     def _strand(self, snap, gen: Generated, new: tuple, *, sure: bool, clean: bool) -> None:
         """After a failed first push: record the program left on the switch (when the
@@ -366,7 +428,7 @@ class Session:
             new = [s.instance for s in gen.composition.slots]
             why = (f"the NF slots change ({' | '.join(old)} -> {' | '.join(new)})" if old != new
                    else "the program changes (NF code, classifier keys or table sizes)")
-            return UpdatePlan("reload", reason=why)
+            return UpdatePlan("reload", reason=why, carried=self.would_carry(gen))
         saved = (dict(self._chain_sig), {k: dict(v) for k, v in self._chain_ids.items()},
                  self._next_id)
         plan = UpdatePlan("entries")
@@ -400,8 +462,8 @@ class Session:
                 raise TargetError(f"this change needs a program reload: {plan.reason}",
                                   hint="push again (lab.push() / %sfc push), or "
                                        "update(allow_reload=True)")
-            self.push(gen)
-            plan.done = True
+            self.push(gen, carry=True)
+            plan.done, plan.carried = True, list(self.carried)
             return plan
         staged = self.stage(gen, plan)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
+from .carry import NO_REGISTER_IO, unsupported
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
@@ -44,10 +45,12 @@ def _key(e) -> tuple:
 
 # -- updates -----------------------------------------------------------------------------------
 def apply_staged(sessions: Mapping[str, Any], staged: Mapping[str, Any], *,
-                 drain: Callable[[], None] = lambda: None) -> None:
+                 drain: Callable[[], None] = lambda: None,
+                 before_flip: Callable[[], None] = lambda: None) -> None:
     """Write each switch's staged update (*staged*: switch -> StagedUpdate of
-    ``sessions[switch]``), step by step over every switch; on any failure, take back
-    what was written everywhere and re-raise (module docstring)."""
+    ``sessions[switch]``), step by step over every switch (*before_flip* runs between
+    the first step and the flip: a network update carries moved NFs' state there); on
+    any failure, take back what was written everywhere and re-raise (module docstring)."""
     for s in staged:
         resync(sessions[s])
     begun: list[str] = []
@@ -56,6 +59,8 @@ def apply_staged(sessions: Mapping[str, Any], staged: Mapping[str, Any], *,
             if step is None:
                 drain()
                 continue
+            if step == "flip":
+                before_flip()
             for s, st in staged.items():
                 steps = getattr(st, step)
                 if steps:
@@ -198,11 +203,13 @@ class Snapshot:
     state: tuple
     own: dict = field(default_factory=dict)
     registers: list | None = None
+    #: Why the register cells could not be read ('' when they were, or there are none).
+    unread: str = ""
 
 
 def snapshot(session) -> Snapshot:
     """*session*'s switch before a push (reads the register cells when a program runs)."""
-    registers = None
+    registers, unread = None, ""
     if session.pipeline is not None and list(session.index.info.registers):
         from finsy.proto import p4r
 
@@ -211,9 +218,9 @@ def snapshot(session) -> Snapshot:
         try:
             registers = [e for e in session.client.read([ent])
                          if e.register_entry.data.bitstring.strip(b"\0")]
-        except TargetError:
-            registers = None
-    return Snapshot(session.pipeline, session.state(), dict(session.own), registers)
+        except TargetError as e:
+            registers, unread = None, NO_REGISTER_IO if unsupported(e) else e.message
+    return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread)
 
 
 @dataclass(frozen=True)

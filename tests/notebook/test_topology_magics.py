@@ -393,3 +393,37 @@ def test_a_topology_cell_rerun_with_a_switch_and_link_gone_says_the_network_stop
     sent = ip.run_line_magic("sfc", "send web")                 # pushes the new network
     assert sent.traces[0].egress == "h2" and sfc.lab.network.pushed
     assert "changed since the push" not in panel.head.value and "Running" in panel.head.value
+
+
+def test_an_update_that_moves_a_stateful_nf_says_its_registers_go_with_it(ip, sfc,  # noqa: F811
+                                                                          capsys):
+    """heavy_hitter counts web's packets on s1; web re-run as nat -> heavy_hitter places it
+    on s3: %sfc trace warns that its registers move with it, %sfc update --reload says it
+    carried them, and s3's cells are those s1 counted."""
+    from sfclab.runtime.migrate import read_registers, register_names
+
+    ip.run_cell_magic("topology", "", "use line(3, stages=6)\n")
+    ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80: heavy_hitter -> nat\n")
+    ip.run_line_magic("sfc", "push")
+    ip.run_line_magic("sfc", "send web 4")
+    switches = sfc.lab.network.target.switches
+
+    def cells(s):
+        session = switches[s].session
+        return {n.rsplit(".", 1)[1]: v for n, v in
+                read_registers(session, register_names(session, "heavy_hitter")).items()}
+
+    counted = cells("s1")
+    assert any(any(v) for v in counted.values())
+    ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80: nat -> heavy_hitter\n")
+    sfc.shown.clear()
+    ip.run_line_magic("sfc", "trace")
+    assert "web's heavy_hitter moves s1 -> s3 (its registers move with it: 3 registers, " \
+           "3072 cells)" in sfc.shown[0].text
+    capsys.readouterr()
+    ip.run_line_magic("sfc", "update --reload")
+    out = capsys.readouterr().out
+    assert "  web's heavy_hitter moves s1 -> s3 (carried its registers: 3 registers, 3072 " \
+           "cells)" in out
+    assert cells("s3") == counted
+    sfc.lab.close()

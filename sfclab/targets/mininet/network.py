@@ -272,9 +272,9 @@ class MininetNetwork:
         self._serve(program)
         return counts
 
-    def update(self, program, *, allow_reload: bool = False):
+    def update(self, program, *, allow_reload: bool = False, moves: list | None = None):
         """Move the network to *program* consistently (as the embedded network does)."""
-        plan = self.walker.update(program, allow_reload=allow_reload)
+        plan = self.walker.update(program, allow_reload=allow_reload, moves=moves)
         self._serve(program)
         return plan
 

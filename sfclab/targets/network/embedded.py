@@ -90,15 +90,16 @@ class EmbeddedNetwork:
         return plan_update(self.sessions(), {s: sp.generated
                                              for s, sp in program.switches.items()})
 
-    def update(self, program: NetworkProgram, *, allow_reload: bool = False
-               ) -> NetworkUpdatePlan:
-        """Move the network to *program* consistently (:mod:`.update`)."""
+    def update(self, program: NetworkProgram, *, allow_reload: bool = False,
+               moves: list | None = None) -> NetworkUpdatePlan:
+        """Move the network to *program* consistently (:mod:`.update`), carrying the
+        register cells of the NFs *moves* carries (:mod:`.moves`)."""
         if self.program is None:
             raise TargetError("nothing is pushed yet", hint="push the network first")
         self._check_archs(program)
         plan = update_network(self.sessions(), {s: sp.generated
                                                 for s, sp in program.switches.items()},
-                              allow_reload=allow_reload, drain=self.drain)
+                              allow_reload=allow_reload, drain=self.drain, moves=moves)
         self.servers = {srv: ServerStandIn(srv, tasks) for srv, tasks in program.servers.items()}
         self.program = program
         return plan

@@ -17,7 +17,10 @@ it crosses; one classified after it, the new one.  If a step fails on a switch
 (a refusal, a transport error, a timeout), everything written so far, on every
 switch, is taken back (:func:`sfclab.runtime.transaction.apply_staged`, which a
 one-switch update uses too); a switch reloaded for the update gets its old
-program pushed again.  A switch whose NF
+program pushed again.  A reloaded switch carries its NFs' register cells into its new
+program where they keep their meaning (:mod:`sfclab.runtime.carry`); an NF the update
+moves to another switch takes its cells along, written there between ``first`` and
+``flip`` (:mod:`.moves`).  A switch whose NF
 slots change needs a program reload (``allow_reload``), which is not hitless for
 the packets crossing that switch at that moment.
 """
@@ -31,6 +34,7 @@ from ...codegen import Generated
 from ...errors import SfclabError, TargetError
 from ...runtime.session import Session, UpdatePlan
 from ...runtime.transaction import apply_staged, reworded, snapshot, undo_push
+from .moves import Mover
 
 __all__ = ["NetworkUpdatePlan", "MovedNF", "plan_update", "update_network"]
 
@@ -45,12 +49,27 @@ class MovedNF:
     old: str
     new: str
     stateful: bool = False
+    #: Its registers' cells carry (:mod:`.moves`): old register name -> new, and the cells.
+    names: tuple[tuple[str, str], ...] = ()
+    cells: int = 0
+    #: A stateful NF whose cells do not carry: why not.
+    why: str = ""
+    #: The update carried them.
+    done: bool = False
 
     def __str__(self) -> str:
         """``web's nat moves s2 -> s3 (its register state stays behind: it starts
-        from zero on s3)``."""
-        why = (f" (its register state stays behind: it starts from zero on {self.new})"
-               if self.stateful else "")
+        from zero on s3)``, or ``… (carried its registers: 3 registers, 3072 cells)``."""
+        n = len(self.names)
+        if self.names:
+            why = (f" ({'carried its' if self.done else 'its'} registers"
+                   f"{'' if self.done else ' move with it'}: {n} register{'s' if n != 1 else ''}"
+                   f", {self.cells} cells)")
+        elif self.stateful:
+            why = (f" (its register state stays behind: it starts from zero on {self.new}"
+                   f"{': ' + self.why if self.why else ''})")
+        else:
+            why = ""
         return f"{self.chain}'s {self.instance} moves {self.old} -> {self.new}{why}"
 
 
@@ -90,9 +109,11 @@ def plan_update(sessions: Mapping[str, Session], gens: Mapping[str, Generated]
 
 
 def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated], *,
-                   allow_reload: bool = False, drain: Callable[[], None] = lambda: None
-                   ) -> NetworkUpdatePlan:
-    """Move every switch to its program in *gens* consistently (module docstring)."""
+                   allow_reload: bool = False, drain: Callable[[], None] = lambda: None,
+                   moves: list | None = None) -> NetworkUpdatePlan:
+    """Move every switch to its program in *gens* consistently (module docstring); the
+    NFs that *moves* (:func:`.moves.judge_moves`) carries take their register cells to
+    their new switch before the flip."""
     plan = plan_update(sessions, gens)
     reload = plan.reloads()
     if reload and not allow_reload:
@@ -100,24 +121,31 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
         raise TargetError(f"this change needs a program reload on {', '.join(reload)} ({why})",
                           hint="update(allow_reload=True), or push the network again")
     snaps = {s: snapshot(sessions[s]) for s in reload}     # program, entries, registers
+    mover = Mover(sessions, moves or [], reload)
     pushed = []
     try:
-        for s in reload:
-            sessions[s].push(gens[s])
+        mover.read_early()
+        for s in reload:                   # each carries its NFs' register cells
+            sessions[s].push(gens[s], carry=True)
             pushed.append(s)
         staged = {s: sessions[s].stage(gens[s], p) for s, p in plan.switches.items()
                   if p.kind != "reload"}
-        apply_staged(sessions, staged, drain=drain)
+        apply_staged(sessions, staged, drain=drain, before_flip=mover.carry)
     except SfclabError as err:
+        undone = mover.undo()
+        if undone:
+            err = reworded(err, f"{err.message}; putting back the registers written on the "
+                                f"new switches failed ({undone})")
         # the reloaded switches run their old programs again, with entries and registers
         left = {s: why for s in reversed(pushed) if (why := undo_push(sessions[s], snaps[s]))}
         if not pushed:
-            raise
+            raise err from None
         back = (f"reloaded {', '.join(pushed)} and put back" if not left else
                 "putting back the reloaded switches failed (" +
                 "; ".join(f"{s}: {why}" for s, why in left.items()) + "): push again")
         raise reworded(err, f"{err.message}; {back}") from None
     for s in reload:
-        plan.switches[s].done = True
+        plan.switches[s].done, plan.switches[s].carried = True, list(sessions[s].carried)
+    plan.moved = mover.done(moves or [])
     return plan
 
