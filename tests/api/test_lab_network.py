@@ -157,7 +157,7 @@ def test_a_reload_of_a_switch_with_state_carries_its_registers():
     from sfclab.api.drift import drift
     from sfclab.notebook.runtime_views import update_text
 
-    lab = _counting(stages=10)
+    lab = _counting(stages=12)
     try:
         before = {n.rsplit(".", 1)[1]: v for n, v in _counted(lab, "s1").items()}
         lab.add("chain web match tcp.dport == 80: heavy_hitter -> qos -> nat")
@@ -181,7 +181,7 @@ def test_an_update_that_moves_a_stateful_nf_carries_its_state():
     from sfclab.api.drift import drift
     from sfclab.notebook.runtime_views import update_text
 
-    lab = _counting(stages=6)
+    lab = _counting(stages=7)
     try:
         before = {n.rsplit(".", 1)[1]: v for n, v in _counted(lab, "s1").items()}
         lab.add("chain web match tcp.dport == 80: nat -> heavy_hitter")
@@ -223,8 +223,8 @@ def _hh(lab, switch: str) -> dict[str, list[int]]:
 
 @pytest.fixture
 def net(request):
-    """_counting's Lab (switches of 6 stages, or as many as the test's parameter)."""
-    lab = _counting(stages=getattr(request, "param", 6))
+    """_counting's Lab (switches of 7 stages, or as many as the test's parameter)."""
+    lab = _counting(stages=getattr(request, "param", 7))
     yield lab
     lab.close()
 
@@ -260,7 +260,7 @@ def test_a_failed_write_of_a_moved_nfs_cells_leaves_the_old_placement_and_state(
     assert sum(map(sum, _hh(net, "s1").values())) == sum(map(sum, before.values())) + 2 * 3
 
 
-@pytest.mark.parametrize("net", [10], indirect=True)     # room on s1 for qos: s1 reloads
+@pytest.mark.parametrize("net", [12], indirect=True)     # room on s1 for qos: s1 reloads
 def test_a_failed_carry_write_on_a_reloaded_switch_puts_back_its_program_and_cells(net):
     before, pushed = _hh(net, "s1"), net.network.program
     fired: list = []

@@ -402,7 +402,7 @@ def test_an_update_that_moves_a_stateful_nf_says_its_registers_go_with_it(ip, sf
     carried them, and s3's cells are those s1 counted."""
     from sfclab.runtime.migrate import read_registers, register_names
 
-    ip.run_cell_magic("topology", "", "use line(3, stages=6)\n")
+    ip.run_cell_magic("topology", "", "use line(3, stages=7)\n")
     ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80: heavy_hitter -> nat\n")
     ip.run_line_magic("sfc", "push")
     ip.run_line_magic("sfc", "send web 4")

@@ -154,7 +154,7 @@ def test_a_failed_network_update_puts_reloaded_switches_back_with_their_register
 
     lab = Lab()
     try:
-        lab.set_topology(line(3, stages=10))
+        lab.set_topology(line(3, stages=12))
         lab.add("chain web match tcp.dport == 80: heavy_hitter -> nat")
         lab.push()
         net = lab.network
