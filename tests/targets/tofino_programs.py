@@ -1,11 +1,13 @@
 """The TNA programs the Tofino-compiler tests and ``benchmarks/bench_tofino.py`` compile:
-each library NF alone and mid-chain, every example in every pipeline mode; and a runner
-that compiles each distinct program once (keyed by its text's hash), a few at a time,
-timing each compile (wall and CPU seconds of the compiler process)."""
+each library NF alone and mid-chain, every example in every pipeline mode, the Tofino
+switches' programs of the example networks; and a runner that compiles each distinct
+program once (keyed by its text's hash), a few at a time, longest first, timing each
+compile (wall and CPU seconds of the compiler process)."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import os
 import threading
@@ -16,7 +18,8 @@ from pathlib import Path
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.codegen.p4c import P4C_BAREFOOT, find_compiler, run_p4c
-from sfclab.lang import parse_file
+from sfclab.api.network import Network
+from sfclab.lang import parse_file, parse_topology_file
 from sfclab.p4.catalog import load_default
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -25,6 +28,8 @@ PIPELINES = ("auto", "mafsa", "optimal", "naive")
 EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json")))
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
+#: (topology, chains) of the networks whose Tofino switches' programs are compiled.
+NETWORKS = (("campus.topo", "every_nf.sfc"),)
 
 
 def tofino_compiler() -> str | None:
@@ -43,17 +48,35 @@ def mid_chain(nf: str) -> str:
             f"=> output; }}\n")
 
 
+@functools.cache
 def nf_programs(nf: str) -> dict[str, object]:
     return {f"{nf} alone": generate(sfclab.compile(alone(nf), arch="tna")),
             f"{nf} mid-chain": generate(sfclab.compile(mid_chain(nf), arch="tna"))}
 
 
+@functools.cache
 def example_programs(path: Path) -> dict[str, object]:
     chains = parse_file(path)
     opts = CodegenOptions(bindings=BINDINGS.get(path.name, {}))
     return {f"{path.name} --pipeline {mode}":
             generate(sfclab.compile(chains, arch="tna", pipeline=mode), options=opts)
             for mode in PIPELINES}
+
+
+@functools.cache
+def network_programs(topology: str, chains: str) -> dict[str, object]:
+    """The TNA switches' programs of *chains* placed on *topology* (files in examples/), as
+    ``sfclab compile --topology`` writes them."""
+    net = Network(parse_topology_file(EXAMPLES / topology), parse_file(EXAMPLES / chains))
+    return {f"{chains} on {topology}: {s}": sp.generated
+            for s, sp in net.program.switches.items() if sp.generated.arch == "tna"}
+
+
+def longest_first(programs: dict[str, object]) -> dict[str, object]:
+    """*programs* ordered by their text's length, longest first: the compile time grows with
+    it (minutes for every_nf.sfc, seconds for one NF), so with the longest started first the
+    workers finish together instead of one compiling every_nf.sfc alone at the end."""
+    return dict(sorted(programs.items(), key=lambda kv: -len(kv[1].program.text)))
 
 
 @dataclass(frozen=True)
@@ -100,5 +123,6 @@ class TofinoBuilds:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "P4C_BAREFOOT", "TofinoBuilds", "Build",
-           "nf_programs", "example_programs", "tofino_compiler", "alone", "mid_chain"]
+__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "NETWORKS", "P4C_BAREFOOT", "TofinoBuilds",
+           "Build", "nf_programs", "example_programs", "network_programs", "longest_first",
+           "tofino_compiler", "alone", "mid_chain"]
