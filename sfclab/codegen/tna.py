@@ -17,7 +17,9 @@ ingress / ingress deparser and egress parser / egress / egress deparser in one
   its table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a
   digest is packed by the ingress deparser, so an NF that sends digests gets a
   third parameter, a buffer the deparser reads (``digest_type`` says which);
-* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser.
+* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser;
+* the packet-out branch's field has a PHV container of its own (``@pa_no_overlay``), which
+  ``p4c-barefoot`` 9.13.4 needs not to crash (``_NO_OVERLAY`` says why).
 
 Tofino gives a register one access per packet: an NF that may touch a register
 twice on one packet path (a read and a write) is refused, naming the register and
@@ -440,7 +442,7 @@ struct eg_meta_t {{
 #: The packet-out branch's header field, kept out of shared PHV containers.  It is read only
 #: in the branch a controller's packet takes (``if (hdr.packet_out.isValid())``) and never
 #: deparsed, so ``p4c-barefoot`` 9.13.4 may overlay its container with an NF local that the
-#: NF's other branch zeroes (``bit<16> l4_sport = 0;``); its metadata-initialisation
+#: other branch zeroes (qos's ``bit<1> remark_red = 0;``); its metadata-initialisation
 #: analysis then orders the two mutually exclusive tables and stops with "Compiler Bug:
 #: Metadata initialization analysis incorrect.  Live ranges between tbl_programN and
 #: tbl_programM overlap" (add_initialization.cpp skips its mutual-exclusion test for a
