@@ -310,7 +310,8 @@ def test_sde_env():
 # p4c-barefoot (p4c's open Tofino back end) enforces Tofino's hardware rules (PHV, table
 # placement, stateful ALUs, one-stage actions, gateways).  Each distinct program is compiled
 # once per session (keyed by its text's hash), two at a time, the longest first
-# (tofino_programs.py); the tests skip without the compiler.  benchmarks/bench_tofino.py times the same sweep.
+# (tofino_programs.py); the tests skip without the compiler.  benchmarks/bench_tofino.py
+# times the same sweep.
 
 
 needs_tofino_compiler = pytest.mark.skipif(
