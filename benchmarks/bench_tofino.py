@@ -1,10 +1,11 @@
 """How long the Tofino compiler takes on the programs the test suite compiles for TNA.
 
-    python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples]
+    python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples|networks] [--record]
 
-Generates every library NF alone and mid-chain and every example in every pipeline mode
-(``tests/targets/tofino_programs.py``), compiles each distinct program once with
-``p4c-barefoot`` (or ``bf-p4c``), N at a time (default 2), and prints a markdown table:
+Generates every library NF alone and mid-chain, every example in every pipeline mode and
+the Tofino switches' programs of the example networks (``tests/targets/tofino_programs.py``),
+compiles each distinct program once with ``p4c-barefoot`` (or ``bf-p4c``), N at a time
+(default 2), the longest first (as the test suite does), and prints a markdown table:
 per program its wall time and, in total, the compiler's CPU seconds (``os.times`` of the
 child processes), from which the time on an unloaded machine with N cores follows
 (CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate.
@@ -25,8 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"))
 
 from tofino_measure import measure, record  # noqa: E402
-from tofino_programs import (EXAMPLE_FILES, NFS, TofinoBuilds,  # noqa: E402
-                             example_programs, nf_programs, tofino_compiler)
+from tofino_programs import (EXAMPLE_FILES, NETWORKS, NFS, TofinoBuilds,  # noqa: E402
+                             example_programs, longest_first, network_programs, nf_programs,
+                             tofino_compiler)
 
 from sfclab.targets.tofino import ingress_stages, slot_stages  # noqa: E402
 
@@ -34,12 +36,12 @@ from sfclab.targets.tofino import ingress_stages, slot_stages  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", choices=("nfs", "examples"))
+    ap.add_argument("--only", choices=("nfs", "examples", "networks"))
     ap.add_argument("--record", action="store_true",
                     help="rewrite tests/targets/tofino_measured.json from the NFs alone")
     args = ap.parse_args()
-    if args.record and args.only == "examples":
-        ap.error("--record measures the NF programs: not with --only examples")
+    if args.record and args.only in ("examples", "networks"):
+        ap.error(f"--record measures the NF programs: not with --only {args.only}")
     exe = tofino_compiler()
     if exe is None:
         print("no Tofino compiler (bf-p4c / p4c-barefoot) on PATH", file=sys.stderr)
@@ -51,17 +53,23 @@ def main() -> int:
     if args.only in (None, "examples"):
         for p in EXAMPLE_FILES:
             programs.update(example_programs(p))
+    if args.only in (None, "networks"):
+        for topo, chains in NETWORKS:
+            programs.update(network_programs(topo, chains))
     print(f"compiler: {exe}; {len(programs)} programs; load {os.getloadavg()[0]:.1f}",
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         builds = TofinoBuilds(Path(tmp), exe, jobs=args.jobs)
         t0, c0 = time.perf_counter(), os.times()
-        futures = {what: builds.submit(g) for what, g in programs.items()}
+        futures = {what: builds.submit(g) for what, g in longest_first(programs).items()}
         print("| program | result | wall s | ingress stages | core | slots: stages used / estimate |")
         print("|---|---|---:|---:|---:|---|")
         seen, alone = set(), {}
+        refused: dict[str, object] = {}
         for what, f in futures.items():
             b = f.result()
+            if not b.result.ok:
+                refused[what] = b.result
             first = id(f) not in seen
             seen.add(id(f))
             bfa = b.out / "tofino" / "pipe" / "program.bfa"
@@ -78,6 +86,10 @@ def main() -> int:
         builds.close()
         wall, c1 = time.perf_counter() - t0, os.times()
     cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+    for what, r in refused.items():
+        crash = [line for line in r.output.splitlines() if "Compiler Bug" in line]
+        print(f"\n{what}: REFUSED\n" + "\n".join([*r.messages[:6], *crash]
+                                                  or [r.output[-1500:]]))
     if args.record:
         if set(alone) != set(NFS):
             print(f"not recorded: no measurement for {sorted(set(NFS) - set(alone))}",
@@ -88,7 +100,8 @@ def main() -> int:
         table = record(alone, f"{Path(exe).name} {version.split()[-1] if version else '?'}")
         print(f"recorded {len(table['nfs'])} NFs and the core {table['core']} in "
               f"tests/targets/tofino_measured.json")
-    print(f"\n{len(builds.futures)} distinct programs compiled in {wall:.0f} s wall, "
+    print(f"\n{len(builds.futures)} distinct programs ({len(refused)} of {len(programs)} "
+          f"refused) compiled in {wall:.0f} s wall, "
           f"{cpu:.0f} s of compiler CPU ({cpu / max(len(builds.futures), 1):.1f} s each): "
           f"{cpu / args.jobs:.0f} s on {args.jobs} unloaded cores; load now "
           f"{os.getloadavg()[0]:.1f}")

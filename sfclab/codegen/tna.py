@@ -17,7 +17,9 @@ ingress / ingress deparser and egress parser / egress / egress deparser in one
   its table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a
   digest is packed by the ingress deparser, so an NF that sends digests gets a
   third parameter, a buffer the deparser reads (``digest_type`` says which);
-* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser.
+* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser;
+* the packet-out branch's field has a PHV container of its own (``@pa_no_overlay``), which
+  ``p4c-barefoot`` 9.13.4 needs not to crash (``_NO_OVERLAY`` says why).
 
 Tofino gives a register one access per packet: an NF that may touch a register
 twice on one packet path (a read and a write) is refused, naming the register and
@@ -456,7 +458,18 @@ struct eg_meta_t {{
 }}
 """
 
-_INGRESS = """control SfcIngress(inout headers_t hdr, inout meta_t meta, in ingress_intrinsic_metadata_t ig_intr_md, in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md, inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+#: The packet-out branch's header field, kept out of shared PHV containers.  It is read only
+#: in the branch a controller's packet takes (``if (hdr.packet_out.isValid())``) and never
+#: deparsed, so ``p4c-barefoot`` 9.13.4 may overlay its container with an NF local that the
+#: other branch zeroes (qos's ``bit<1> remark_red = 0;``); its metadata-initialisation
+#: analysis then orders the two mutually exclusive tables and stops with "Compiler Bug:
+#: Metadata initialization analysis incorrect.  Live ranges between tbl_programN and
+#: tbl_programM overlap" (add_initialization.cpp skips its mutual-exclusion test for a
+#: field the program initialises itself).  ``@pa_no_overlay`` costs 16 PHV bits.
+_NO_OVERLAY = '@pa_no_overlay("ingress", "hdr.packet_out.egress_port")'
+
+_INGRESS = _NO_OVERLAY + """
+control SfcIngress(inout headers_t hdr, inout meta_t meta, in ingress_intrinsic_metadata_t ig_intr_md, in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md, inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
 {locals}
 
     apply {{

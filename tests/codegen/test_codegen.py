@@ -403,3 +403,25 @@ def test_every_entry_resolves_in_the_p4info(path: Path, arch: str):
         action_ids = {a.id for a in t.action_refs}
         assert e.action in actions and actions[e.action].preamble.id in action_ids, e
         assert sorted(p.name for p in actions[e.action].params) == sorted(k for k, _ in e.params)
+
+
+def test_tna_keeps_the_packet_out_port_out_of_shared_phv_containers():
+    """p4c-barefoot 9.13.4 crashed ("Compiler Bug: Metadata initialization analysis
+    incorrect") when the packet-out branch's field shared a PHV container with an NF local
+    zeroed in the other branch (every_nf.sfc --pipeline naive; tests/targets/test_tofino.py
+    compiles it): the TNA ingress says ``@pa_no_overlay`` for that field, by a name the
+    program has; v1model has no such annotation."""
+    src = "chain c { input => qos => output; }"
+    prog = generate(sfclab.compile(src, arch="tna")).program.program
+    ingress = next(d for d in prog.decls if getattr(d, "name", "") == "SfcIngress")
+    (pa,) = [a for a in ingress.annotations if a.name == "pa_no_overlay"]
+    gress, field = (x.strip().strip('"') for x in pa.body.split(","))
+    assert (gress, field) == ("ingress", "hdr.packet_out.egress_port")
+    types = {d.name: d for d in prog.decls if isinstance(d, (A.StructDecl, A.HeaderDecl))}
+    decl = types["headers_t"]
+    for name in field.split(".")[1:]:
+        f = next(f for f in decl.fields if f.name == name)
+        decl = types.get(getattr(f.type, "name", ""))
+    assert f.type == A.BitType(16)
+    v1 = generate(sfclab.compile(src, arch="v1model")).program.text
+    assert "@pa_" not in v1

@@ -40,11 +40,19 @@ def no_tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tofino_builds(tmp_path_factory):
+def tofino_builds(tmp_path_factory, request):
     """Compiles TNA programs with the Tofino compiler, each distinct program once per session
-    (shared by test_tofino.py and test_tofino_stages.py; tofino_programs.py)."""
-    from tofino_programs import TofinoBuilds, tofino_compiler
+    (shared by test_tofino.py and test_tofino_stages.py; tofino_programs.py).  Every
+    selected test's programs are queued at once, the longest first (every_nf.sfc's take
+    minutes), so that both workers stay busy and finish together; each test then waits
+    for its own."""
+    from tofino_programs import TofinoBuilds, longest_first, programs_of, tofino_compiler
 
     b = TofinoBuilds(tmp_path_factory.mktemp("tofino"), tofino_compiler())
+    queued: dict[str, object] = {}
+    for item in request.session.items:
+        queued.update(programs_of(item))
+    for g in longest_first(queued).values():
+        b.submit(g)
     yield b
     b.close()

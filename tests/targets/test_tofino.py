@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from targets_support import write_exe
-from tofino_programs import (EXAMPLE_FILES, EXAMPLES, NFS, P4C_BAREFOOT, TofinoBuilds,
-                             example_programs, nf_programs, tofino_compiler)
+from tofino_programs import (EXAMPLE_FILES, EXAMPLES, NETWORKS, NFS, P4C_BAREFOOT,
+                             all_nf_programs, example_programs, network_programs,
+                             tofino_compiler)
 
 import sfclab
 from sfclab.codegen import generate
@@ -308,8 +309,9 @@ def test_sde_env():
 # -- the real Tofino compiler on every program sfclab writes for TNA -----------------------------
 # p4c-barefoot (p4c's open Tofino back end) enforces Tofino's hardware rules (PHV, table
 # placement, stateful ALUs, one-stage actions, gateways).  Each distinct program is compiled
-# once per session (keyed by its text's hash), two at a time (tofino_programs.py); the tests
-# skip without the compiler.  benchmarks/bench_tofino.py times the same sweep.
+# once per session (keyed by its text's hash), two at a time, the longest first
+# (tofino_programs.py); the tests skip without the compiler.  benchmarks/bench_tofino.py
+# times the same sweep.
 
 
 needs_tofino_compiler = pytest.mark.skipif(
@@ -318,7 +320,7 @@ needs_tofino_compiler = pytest.mark.skipif(
            "../shared/p4-tools/install.sh gives p4c-barefoot")
 
 
-def _assert_compiles(builds: TofinoBuilds, programs: dict[str, object]) -> None:
+def _assert_compiles(builds, programs: dict[str, object]) -> None:
     futures = {what: builds.submit(g) for what, g in programs.items()}
     refused = {w: f.result().result for w, f in futures.items() if not f.result().result.ok}
     assert not refused, "\n\n".join(f"{w}: refused by the Tofino compiler:\n"
@@ -330,30 +332,36 @@ def _assert_compiles(builds: TofinoBuilds, programs: dict[str, object]) -> None:
 def test_every_library_nf_alone_and_mid_chain_compiles_for_tofino(tofino_builds):
     """All 18 library NFs, alone and between a firewall and l3fwd (before issue 24 lb, nat,
     qos, monitor, heavy_hitter and stateful_firewall were refused)."""
-    programs: dict[str, object] = {}
-    for nf in NFS:
-        programs.update(nf_programs(nf))
+    programs = all_nf_programs()
     assert len(programs) == 2 * len(NFS) >= 36
     _assert_compiles(tofino_builds, programs)
-
-
-#: Every pipeline mode of every example takes about 5 minutes of compiling on 2 cores
-#: (benchmarks/bench_tofino.py); the suite compiles each example's `auto` program, all four
-#: modes with SFCLAB_TOFINO_SWEEP=1.  (every_nf.sfc --pipeline naive crashes p4c-barefoot:
-#: "Compiler Bug: Metadata initialization analysis incorrect", table_injected_deps.cpp:268.)
-SWEEP = bool(os.environ.get("SFCLAB_TOFINO_SWEEP"))
 
 
 @needs_tofino_compiler
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
 def test_every_example_compiles_for_tofino(path, tofino_builds):
-    """Each example's TNA program (before issue 24's range keys were fixed, flexmesh_fig9,
-    p4sc_table3, p4sfc_mixed and web were refused: their branch tables range-matched the
-    32-bit NF value, and Tofino's range keys are at most 20 bits; now that key is ternary
-    on TNA, each range entry written as its prefixes)."""
+    """Each example's TNA program in every pipeline mode (auto, mafsa, optimal, naive; modes
+    that give the same text are compiled once).  Before issue 24's range keys were fixed,
+    flexmesh_fig9, p4sc_table3, p4sfc_mixed and web were refused (their branch tables
+    range-matched the 32-bit NF value; Tofino's range keys are at most 20 bits; now that
+    key is ternary on TNA); every_nf.sfc --pipeline naive crashed p4c-barefoot 9.13.4
+    ("Compiler Bug: Metadata initialization analysis incorrect") until the packet-out
+    branch's field was kept out of shared PHV containers."""
     programs = example_programs(path)
-    if not SWEEP:
-        programs = {w: g for w, g in programs.items() if w.endswith("--pipeline auto")}
+    assert {w.rsplit(" ", 1)[1] for w in programs} == {"auto", "mafsa", "optimal", "naive"}
+    _assert_compiles(tofino_builds, programs)
+
+
+@needs_tofino_compiler
+@pytest.mark.parametrize("network", NETWORKS, ids=lambda n: f"{n[1]} on {n[0]}")
+def test_every_network_tofino_switch_compiles_for_tofino(network, tofino_builds):
+    """The Tofino switches' programs of every_nf.sfc placed on campus.topo (core1 holds
+    heavy_hitter and qos, whose zeroed locals shared a PHV container with the packet-out
+    branch's field and crashed p4c-barefoot 9.13.4 before: "Compiler Bug: Metadata
+    initialization analysis incorrect.  Live ranges between tbl_programN and tbl_programM
+    overlap")."""
+    programs = network_programs(*network)
+    assert programs, f"{network[0]} has no Tofino switch"
     _assert_compiles(tofino_builds, programs)
 
 
@@ -363,8 +371,7 @@ def test_every_example_compiles_for_tofino(path, tofino_builds):
 def test_compile_topology_p4c_compiles_each_tna_switch_with_the_tofino_compiler(tmp_path, capsys):
     """``sfclab compile --topology campus.topo p4sfc_intent.json --p4c``: the two Tofino core
     switches' programs go through the Tofino compiler, the BMv2 edge switches' through
-    p4c-bm2-ss.  (With every_nf.sfc, core1's program crashes p4c-barefoot 9.13.4: "Compiler
-    Bug: Metadata initialization analysis incorrect"; not fixed.)"""
+    p4c-bm2-ss (every_nf.sfc's Tofino switches: the test above)."""
     from sfclab.cli import main
 
     rc = main(["compile", "--topology", str(EXAMPLES / "campus.topo"),

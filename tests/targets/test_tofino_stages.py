@@ -22,7 +22,7 @@ from sfclab.passes.placement import TNA_CORE_STAGES
 import sfclab
 
 from tofino_measure import RECORD, load_record, measure
-from tofino_programs import NFS, nf_programs, tofino_compiler
+from tofino_programs import NFS, all_nf_programs, tofino_compiler
 
 needs_tofino_compiler = pytest.mark.skipif(
     tofino_compiler() is None,
@@ -54,13 +54,6 @@ def test_the_record_says_what_it_measured():
     assert all(isinstance(s, int) and s >= 0 for s in table["nfs"].values())
 
 
-def _programs():
-    programs: dict[str, object] = {}
-    for nf in NFS:
-        programs.update(nf_programs(nf))           # the same texts test_tofino.py compiles
-    return programs
-
-
 def _compiled(tofino_builds, programs):
     futures = {what: tofino_builds.submit(g) for what, g in programs.items()}
     out = {}
@@ -77,7 +70,7 @@ def test_each_library_nf_alone_spans_at_most_its_estimate(tofino_builds):
     """Before issue 24's fix 14 of the 18 estimates were below the compiler's spans (e.g. qos
     3 for 5, stateful_firewall 3 for 6, router 1 for 3)."""
     cat = load_default()
-    measured = _compiled(tofino_builds, _programs())
+    measured = _compiled(tofino_builds, all_nf_programs())
     over = {}
     for nf in NFS:
         for slot_nf, span in measured[f"{nf} alone"].spans:
@@ -92,7 +85,7 @@ def test_placements_budget_holds_what_the_compiler_places(tofino_builds):
     its slots' estimates, and its egress at most the core's egress stages — so what placement
     counts as fitting a pipelet, the compiler fits in as many stages."""
     cat = load_default()
-    measured = _compiled(tofino_builds, _programs())
+    measured = _compiled(tofino_builds, all_nf_programs())
     wrong = {}
     for what, m in measured.items():
         budget = TNA_CORE_STAGES.ingress + sum(cat.get(nf).stages for nf, _ in m.spans)

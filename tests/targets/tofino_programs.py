@@ -1,11 +1,13 @@
 """The TNA programs the Tofino-compiler tests and ``benchmarks/bench_tofino.py`` compile:
-each library NF alone and mid-chain, every example in every pipeline mode; and a runner
-that compiles each distinct program once (keyed by its text's hash), a few at a time,
-timing each compile (wall and CPU seconds of the compiler process)."""
+each library NF alone and mid-chain, every example in every pipeline mode, the Tofino
+switches' programs of the example networks; and a runner that compiles each distinct
+program once (keyed by its text's hash), a few at a time, longest first, timing each
+compile (wall and CPU seconds of the compiler process)."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import os
 import threading
@@ -16,7 +18,8 @@ from pathlib import Path
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.codegen.p4c import P4C_BAREFOOT, find_compiler, run_p4c
-from sfclab.lang import parse_file
+from sfclab.api.network import Network
+from sfclab.lang import parse_file, parse_topology_file
 from sfclab.p4.catalog import load_default
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -28,6 +31,8 @@ BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
 #: The Tofino's pipes an example's chains need (placement refuses them on the default 2):
 #: every_nf.sfc's 18 NFs need 51 stages, a 4-pipe (64-port) Tofino 1.
 PIPES = {"every_nf.sfc": 4}
+#: (topology, chains) of the networks whose Tofino switches' programs are compiled.
+NETWORKS = (("campus.topo", "every_nf.sfc"),)
 
 
 def tofino_compiler() -> str | None:
@@ -46,11 +51,21 @@ def mid_chain(nf: str) -> str:
             f"=> output; }}\n")
 
 
+@functools.cache
 def nf_programs(nf: str) -> dict[str, object]:
     return {f"{nf} alone": generate(sfclab.compile(alone(nf), arch="tna")),
             f"{nf} mid-chain": generate(sfclab.compile(mid_chain(nf), arch="tna"))}
 
 
+def all_nf_programs() -> dict[str, object]:
+    """Every library NF alone and mid-chain."""
+    programs: dict[str, object] = {}
+    for nf in NFS:
+        programs.update(nf_programs(nf))
+    return programs
+
+
+@functools.cache
 def example_programs(path: Path) -> dict[str, object]:
     chains = parse_file(path)
     opts = CodegenOptions(bindings=BINDINGS.get(path.name, {}))
@@ -58,6 +73,22 @@ def example_programs(path: Path) -> dict[str, object]:
             generate(sfclab.compile(chains, arch="tna", pipeline=mode,
                                     pipes=PIPES.get(path.name, 2)), options=opts)
             for mode in PIPELINES}
+
+
+@functools.cache
+def network_programs(topology: str, chains: str) -> dict[str, object]:
+    """The TNA switches' programs of *chains* placed on *topology* (files in examples/), as
+    ``sfclab compile --topology`` writes them."""
+    net = Network(parse_topology_file(EXAMPLES / topology), parse_file(EXAMPLES / chains))
+    return {f"{chains} on {topology}: {s}": sp.generated
+            for s, sp in net.program.switches.items() if sp.generated.arch == "tna"}
+
+
+def longest_first(programs: dict[str, object]) -> dict[str, object]:
+    """*programs* ordered by their text's length, longest first: the compile time grows with
+    it (minutes for every_nf.sfc, seconds for one NF), so with the longest started first the
+    workers finish together instead of one compiling every_nf.sfc alone at the end."""
+    return dict(sorted(programs.items(), key=lambda kv: -len(kv[1].program.text)))
 
 
 @dataclass(frozen=True)
@@ -104,5 +135,26 @@ class TofinoBuilds:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "P4C_BAREFOOT", "TofinoBuilds", "Build",
-           "nf_programs", "example_programs", "tofino_compiler", "alone", "mid_chain"]
+#: The tests that compile every NF program (test_tofino.py, test_tofino_stages.py).
+_NF_TESTS = {"test_every_library_nf_alone_and_mid_chain_compiles_for_tofino",
+             "test_each_library_nf_alone_spans_at_most_its_estimate",
+             "test_placements_budget_holds_what_the_compiler_places"}
+
+
+def programs_of(item) -> dict[str, object]:
+    """The TNA programs a collected test compiles through the ``tofino_builds`` fixture
+    (queued at the session's start, the longest first)."""
+    name = getattr(item, "originalname", "")
+    if name in _NF_TESTS:
+        return all_nf_programs()
+    if name == "test_every_example_compiles_for_tofino":
+        return example_programs(item.callspec.params["path"])
+    if name == "test_every_network_tofino_switch_compiles_for_tofino":
+        return network_programs(*item.callspec.params["network"])
+    return {}
+
+
+__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "NETWORKS", "P4C_BAREFOOT",
+           "TofinoBuilds", "Build", "nf_programs", "example_programs", "network_programs",
+           "longest_first", "tofino_compiler", "alone", "mid_chain", "all_nf_programs",
+           "programs_of"]
