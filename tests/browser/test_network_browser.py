@@ -19,7 +19,7 @@ from test_views_browser import (KERNEL, UI, _to_docs, live_view, no_widget_error
 
 pytestmark = pytest.mark.browser
 
-TOPOLOGY = "%%topology\ntopology datacenter\nuse fat_tree(4, stages=6)"
+TOPOLOGY = "%%topology\ntopology datacenter\nuse fat_tree(4, stages=8)"
 CHAINS = """%%chain
 chain web match tcp.dport == 80 from h1 to h16: firewall -> nat -> lb -> l3fwd
 chain dns match udp.dport == 53 from h3 to h9: monitor -> qos -> stateful_firewall"""
