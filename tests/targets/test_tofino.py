@@ -355,11 +355,11 @@ def test_every_example_compiles_for_tofino(path, tofino_builds):
 @needs_tofino_compiler
 @pytest.mark.parametrize("network", NETWORKS, ids=lambda n: f"{n[1]} on {n[0]}")
 def test_every_network_tofino_switch_compiles_for_tofino(network, tofino_builds):
-    """The Tofino switches' programs of every_nf.sfc placed on campus.topo (core1 holds
-    heavy_hitter and qos, whose zeroed locals shared a PHV container with the packet-out
-    branch's field and crashed p4c-barefoot 9.13.4 before: "Compiler Bug: Metadata
-    initialization analysis incorrect.  Live ranges between tbl_programN and tbl_programM
-    overlap")."""
+    """The Tofino switches' programs of the examples placed on campus.topo, as
+    ``sfclab compile --topology`` writes them.  (every_nf.sfc on campus.topo crashed
+    p4c-barefoot 9.13.4 before the packet-out field's @pa_no_overlay; with the measured
+    stage estimates its NFs no longer fit campus's switches, and placement refuses it:
+    the same crash is covered by every_nf.sfc --pipeline naive above.)"""
     programs = network_programs(*network)
     assert programs, f"{network[0]} has no Tofino switch"
     _assert_compiles(tofino_builds, programs)

@@ -22,6 +22,7 @@ records in turn.
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Sequence
 
@@ -83,7 +84,7 @@ class Bmv2Records:
 
     def __init__(self, interfaces: dict[int, str], nanolog: str | None, names: NameMap, *,
                  device_id: int = 0, cpu_port: int = 255, quiet: float = 0.1,
-                 netns_pid: int | None = None) -> None:
+                 lost_after: float = 3.0, netns_pid: int | None = None) -> None:
         self.interfaces = dict(interfaces)
         #: the interfaces are in the network namespace of this process (None: ours)
         self.netns_pid = netns_pid
@@ -91,6 +92,7 @@ class Bmv2Records:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.quiet = quiet
+        self.lost_after = lost_after
         self.notes: list[str] = []
         self._wires: InterfacePorts | None = None
         self._events: EventSubscriber | None = None
@@ -116,10 +118,16 @@ class Bmv2Records:
         return self._wires
 
     def read(self) -> list[SwitchRecord]:
-        """The records of what the switch did until it went quiet ([] while it is busy)."""
+        """The records of what the switch did until it went quiet ([] while it is busy).
+
+        Quiet is counted up to the start of this read (time sfclab itself spent elsewhere
+        is not the switch's silence), and while the events say a packet went out of a port
+        whose frame has not been seen yet, or a received frame has no events yet, the
+        records wait for it, up to *lost_after* seconds of silence (a loaded machine may
+        take longer than *quiet* to forward; what is still missing then is lost)."""
+        now = time.monotonic()
         got = self.wires.sniff(0.0)
         msgs = self._events.messages(quiet=0.0, timeout=0.0) if self._events else []
-        now = time.monotonic()
         if got or msgs:
             self._frames += got
             self._messages += msgs
@@ -128,10 +136,23 @@ class Bmv2Records:
         if not self._frames or now - self._last < self.quiet:
             return []
         traces = decode_events(self._messages, self.names, device_id=self.device_id)
+        if now - self._last < self.lost_after and self._owed(traces):
+            return []
         out = assemble(self._frames, traces, cpu_port=self.cpu_port, first_seq=self._seq)
         self._seq += len(out)
         self._frames, self._messages = [], []
         return out
+
+    def _owed(self, traces: Sequence[PacketTrace]) -> bool:
+        """Whether the events promise frames not seen yet: a frame received without its
+        packet's events (when the switch gives events), or an output the events name."""
+        received = sum(1 for _, _, outgoing, _ in self._frames if not outgoing)
+        if self._events is not None and len(traces) < received:
+            return True
+        sent = collections.Counter(port for port, _, outgoing, _ in self._frames if outgoing)
+        promised = collections.Counter(e.value for t in traces for e in t.events
+                                       if e.kind == "packet_out" and e.value != self.cpu_port)
+        return bool(promised - sent)
 
     def close(self) -> None:
         for part in (self._wires, self._events):
