@@ -4,6 +4,7 @@ per packet, the event-logger messages BMv2 would (``bmv2_events.pack_message``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -43,18 +44,31 @@ class _FakeSwitch(threading.Thread):
                 self.ports.send(2, out)
 
 
-def test_records_pair_each_frame_in_with_what_went_out_and_its_trace(veths, tmp_path):
+@contextlib.contextmanager
+def _wired(veths, tmp_path, *, lag: float = 0.0):
+    """A fake switch on the veths and its Bmv2Records (sniffers open): (records, hosts)."""
     pynng = pytest.importorskip("pynng", reason="pynng (BMv2's event logger) is not installed")
     (sw1, h1), (sw2, h2) = veths
     address = f"ipc://{tmp_path}/events.ipc"
     pub = pynng.Pub0(listen=address)
-    switch = _FakeSwitch(InterfacePorts({1: sw1, 2: sw2}), pub)
+    switch = _FakeSwitch(InterfacePorts({1: sw1, 2: sw2}), pub, lag=lag)
     records = Bmv2Records({1: sw1, 2: sw2}, address, E.NameMap.from_json(NAMES))
     hosts = InterfacePorts({1: h1, 2: h2})
     switch.start()
     try:
         assert records._events.wait_connected(5)
         records.read()                                   # opens the sniffers
+        yield records, hosts
+    finally:
+        switch.stop.set()
+        switch.join(2)
+        records.close()
+        hosts.close()
+        pub.close()
+
+
+def test_records_pair_each_frame_in_with_what_went_out_and_its_trace(veths, tmp_path):
+    with _wired(veths, tmp_path) as (records, hosts):
         frames = [bytes(12) + b"\x09\x00" + bytes([i]) * 50 for i in (1, 2)]
         got = []
         for f in frames:
@@ -68,29 +82,13 @@ def test_records_pair_each_frame_in_with_what_went_out_and_its_trace(veths, tmp_
             assert r.outputs == [(2, f[:12] + f[12:][::-1])]
             assert r.trace.nfs() == ["firewall"] and r.trace.ingress_port == 1
         assert records.read() == []                       # nothing twice
-    finally:
-        switch.stop.set()
-        switch.join(2)
-        records.close()
-        hosts.close()
-        pub.close()
 
 
 def test_a_frame_the_events_promise_is_waited_for_past_the_quiet_time(veths, tmp_path):
     """A loaded switch sends its frame out 0.5 s after its events (five times the quiet
     time): the record waits for the output the events named (before, it came out after
     0.1 s of quiet without its output, as once in CI under load)."""
-    pynng = pytest.importorskip("pynng", reason="pynng (BMv2's event logger) is not installed")
-    (sw1, h1), (sw2, h2) = veths
-    address = f"ipc://{tmp_path}/events.ipc"
-    pub = pynng.Pub0(listen=address)
-    switch = _FakeSwitch(InterfacePorts({1: sw1, 2: sw2}), pub, lag=0.5)
-    records = Bmv2Records({1: sw1, 2: sw2}, address, E.NameMap.from_json(NAMES))
-    hosts = InterfacePorts({1: h1, 2: h2})
-    switch.start()
-    try:
-        assert records._events.wait_connected(5)
-        records.read()
+    with _wired(veths, tmp_path, lag=0.5) as (records, hosts):
         frame = bytes(12) + b"\x09\x00" + bytes([7]) * 50
         hosts.send(1, frame)
         got: list = []
@@ -99,9 +97,3 @@ def test_a_frame_the_events_promise_is_waited_for_past_the_quiet_time(veths, tmp
             got = records.read()
             time.sleep(0.02)
         assert [(r.port, r.outputs) for r in got] == [(1, [(2, frame[:12] + frame[12:][::-1])])]
-    finally:
-        switch.stop.set()
-        switch.join(2)
-        records.close()
-        hosts.close()
-        pub.close()
