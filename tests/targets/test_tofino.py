@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from targets_support import write_exe
 from tofino_programs import (EXAMPLE_FILES, EXAMPLES, NETWORKS, NFS, P4C_BAREFOOT,
-                             all_nf_programs, example_programs, network_programs,
-                             tofino_compiler)
+                             all_nf_programs, example_programs, needs_tofino_compiler,
+                             network_programs)
 
 import sfclab
 from sfclab.codegen import generate
@@ -314,10 +314,6 @@ def test_sde_env():
 # times the same sweep.
 
 
-needs_tofino_compiler = pytest.mark.skipif(
-    tofino_compiler() is None,
-    reason=f"the Tofino compiler ({T.BF_P4C} or {P4C_BAREFOOT}) is not installed; "
-           "../shared/p4-tools/install.sh gives p4c-barefoot")
 
 
 def _assert_compiles(builds, programs: dict[str, object]) -> None:

@@ -22,12 +22,8 @@ from sfclab.passes.placement import TNA_CORE_STAGES
 import sfclab
 
 from tofino_measure import RECORD, load_record, measure
-from tofino_programs import NFS, all_nf_programs, tofino_compiler
+from tofino_programs import NFS, all_nf_programs, needs_tofino_compiler
 
-needs_tofino_compiler = pytest.mark.skipif(
-    tofino_compiler() is None,
-    reason="the Tofino compiler (bf-p4c or p4c-barefoot) is not installed; "
-           "../shared/p4-tools/install.sh gives p4c-barefoot")
 
 TO_RECORD = "measure again: python benchmarks/bench_tofino.py --only nfs --record"
 

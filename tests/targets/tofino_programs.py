@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.codegen.p4c import P4C_BAREFOOT, find_compiler, run_p4c
@@ -41,6 +43,13 @@ NETWORKS = (("campus.topo", "p4sc_table3.sfc"), ("campus.topo", "p4sfc_mixed.sfc
 def tofino_compiler() -> str | None:
     """bf-p4c or p4c-barefoot, as ``sfclab compile --arch tna --p4c`` finds it."""
     return find_compiler("tna")
+
+
+#: Skips a test that runs the Tofino compiler where it is not installed, saying so.
+needs_tofino_compiler = pytest.mark.skipif(
+    tofino_compiler() is None,
+    reason="the Tofino compiler (bf-p4c or p4c-barefoot) is not installed; "
+           "../shared/p4-tools/install.sh gives p4c-barefoot")
 
 
 def alone(nf: str) -> str:
@@ -159,5 +168,5 @@ def programs_of(item) -> dict[str, object]:
 
 __all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "NETWORKS", "P4C_BAREFOOT",
            "TofinoBuilds", "Build", "nf_programs", "example_programs", "network_programs",
-           "longest_first", "tofino_compiler", "alone", "mid_chain", "all_nf_programs",
+           "longest_first", "tofino_compiler", "needs_tofino_compiler", "alone", "mid_chain", "all_nf_programs",
            "programs_of"]
