@@ -44,8 +44,10 @@ export const CSS = `
   background: rgba(255,255,255,.85); padding: 0 4px; border-radius: 2px; }
 .sfc-zoom-hint { position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); z-index: 6;
   pointer-events: none; padding: 6px 14px; border-radius: 4px; background: rgba(0,0,0,.65); color: #fff; font-size: 13px; }
-.sfc-lab { display: inline-flex; align-items: center; padding: 0 6px; font-size: 12px; max-width: 28em;
-  overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--jp-ui-font-color2, #555); }
+.sfc-lab-group { align-items: center; min-width: 0; }
+/* the Lab's status wraps between words: read whole, the advice in it too, at any width */
+.sfc-lab { display: block; min-width: 0; max-width: 40em; padding: 0 6px; font-size: 12px; line-height: 1.35;
+  white-space: normal; overflow-wrap: break-word; color: var(--jp-ui-font-color2, #555); }
 .sfc-lab.sfc-bad { color: #c62828; }
 .sfc-handle { position: absolute; z-index: 5; width: 18px; height: 18px; margin: -9px 0 0 -9px; border-radius: 50%;
   background: #1976d2; color: #fff; font: bold 15px/18px sans-serif; text-align: center; cursor: crosshair;

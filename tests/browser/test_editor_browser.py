@@ -166,6 +166,11 @@ def test_editor_renders_drags_connects_and_syncs_text(lab, page, artifacts: Path
     assert page.locator(".sfc-status").inner_text() == "valid chain ✓"
     assert "chain web: firewall -> nat" in wait_for_file(state, bool)
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-1-rendered.png"))
+    # labels in JupyterLab's UI font, resolved to names (Cytoscape takes no CSS variable)
+    drawn, lab_font = page.evaluate(f"""() => [{CY}.nodes()[0].style('font-family'),
+        getComputedStyle(document.querySelector('.sfc-editor')).getPropertyValue('--jp-ui-font-family')]""")
+    assert lab_font.strip() and "var(" not in drawn
+    assert drawn.split(",")[0].strip(' "') == lab_font.split(",")[0].strip(" '\""), (drawn, lab_font)
 
     # drag lb from the palette onto an empty spot of the canvas
     box = canvas.bounding_box()
@@ -279,9 +284,12 @@ def test_press_on_a_node_grabs_it_wherever_the_notebook_scrolled(server, request
 def assert_no_js_errors(page) -> None:
     """No uncaught error in the page, but for one of Notebook 7's own (7.6: its
     shortcuts plugin reads the schema of a plugin it has not loaded; it happens
-    with no sfclab extension installed at all)."""
+    with no sfclab extension installed at all), and no console warning of sfclab's
+    front end (conftest.front_end_warning)."""
     ours = [e for e in page.js_errors if not ("reading 'schema'" in e and "notebook_core" in e)]
     assert ours == [], "\n".join(ours)
+    # nor a warning of the editor's code or Cytoscape's (a font or a mapping it refused)
+    assert page.front_end_warnings == [], "\n".join(page.front_end_warnings)
 
 
 def _centre(b: dict) -> tuple[float, float]:

@@ -187,7 +187,8 @@ def test_typing_in_a_stale_cell_marks_the_chain_and_leaves_the_drawing(ip, sfc):
 def test_the_bound_editor_says_when_the_drawing_is_newer_than_the_cell(ip, sfc):
     ip.run_cell_magic("chain", "", CELL)
     ed = draw_monitor_into_mgmt(sfc.lab)
-    assert ed.lab_state["status"] == "in the Lab: web, mgmt · mgmt: newer than its %%chain cell"
+    assert ed.lab_state["status"] == ("in the Lab: web, mgmt · mgmt: newer than its %%chain cell "
+                                        "(run it with --from-lab)")
     assert "run it with --from-lab to copy the drawing there" in ed.lab_state["detail"]
     ip.run_cell_magic("chain", "--from-lab", CELL)             # the cell takes the drawing
     assert ed.lab_state["status"] == "in the Lab: web, mgmt"
