@@ -248,7 +248,11 @@ function render({ model, el }) {
   syncPalette(); syncGraph(); syncText(); syncName(); syncHistory(); syncLab();
   const resize = new ResizeObserver(() => cy.resize());
   resize.observe(stage);
-  const setFont = () => { const f = uiFont(root); if (f !== font) { font = f; cy.style(graphStyle(f)); } };
+  // (a rule added on top: the stylesheet keeps zoom.js's label size rule)
+  const setFont = () => {
+    const f = uiFont(root);
+    if (f !== font) { font = f; cy.style().selector("node, edge").style("font-family", f).update(); }
+  };
   requestAnimationFrame(() => { setFont(); cy.resize(); if (cy.nodes().nonempty()) fitAll(); shown = true; reportView(); });
 
   return () => {

@@ -474,6 +474,16 @@ LABEL_PX_JS = f"""() => {{ const cy = {CY};
         parseFloat(e.style('font-size')) * cy.zoom())); }}"""
 
 
+# labelled edges whose label comes within 10 px (an arrowhead) of a node, in model coordinates
+LABELS_CLEAR_JS = f"""() => {{ const cy = {CY};
+    const box = {{includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false}};
+    return cy.edges().filter(e => e.data('label')).flatMap(e => {{
+        const l = e.boundingBox(box);
+        return cy.nodes().filter(n => {{ const b = n.boundingBox({{includeLabels: false, includeOverlays: false}});
+            return l.x1 < b.x2 + 10 && b.x1 - 10 < l.x2 && l.y1 < b.y2 && b.y1 < l.y2; }})
+            .map(n => `${{e.data('label')}} (${{e.id()}}) by ${{n.id()}}`); }}); }}"""
+
+
 def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, artifacts) -> None:
     page.goto(lab.notebook("handling.ipynb", [FILL, LONG, FILL]))
     run_all(page)
@@ -520,6 +530,8 @@ def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, arti
     assert page.evaluate(IN_VIEW_JS) == []
     assert page.evaluate(LABEL_PX_JS) >= 11 - 0.05, "edge labels shrank below 11 px"
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-tidy-fit.png"))
+    # and the edge labels ("verdict == 0") clear of the nodes and the arrowheads (issue 33.6)
+    assert page.evaluate(LABELS_CLEAR_JS) == []
 
     # Delete on a selected node deletes it; Backspace on a selected edge too
     page.mouse.click(*node_point(page, "monitor"))
