@@ -72,6 +72,14 @@ GRAPHS_JS = """(out) => [...out.querySelectorAll('.sfc-graph')]
     })"""
 
 
+# the labels of marks drawn over a mark's ring (its stroke and the label's halo included)
+MARK_LABELS_ON_RINGS_JS = """(out) => { const svg = out.querySelector('svg.sfc-plot-svg');
+    const rings = [...svg.querySelectorAll('.sfc-mark')].map(c => c.getBBox());
+    return [...svg.querySelectorAll('text[font-weight=bold]')].flatMap(t => { const r = t.getBBox();
+        return rings.filter(b => r.x < b.x + b.width + 3 && b.x - 3 < r.x + r.width
+            && r.y < b.y + b.height && b.y < r.y + r.height).map(() => t.textContent); }); }"""
+
+
 def pictures(out) -> list[dict]:
     return out.evaluate(PICTURES_JS)
 
@@ -256,6 +264,7 @@ def test_lab_02_shows_the_chains_the_merged_ir_and_its_plots(lab, page, artifact
     assert share["lines"] == 1 and share["marks"] == 2, share
     assert "P4SC: 13.15 %" in share["text"] and "your mean: " in share["text"]
     readable(share)
+    assert out.evaluate(MARK_LABELS_ON_RINGS_JS) == []      # the "%" was under the ring
     out.screenshot(path=str(artifacts / "labs-02-share.png"))
     no_widget_errors(page)
 
