@@ -31,6 +31,15 @@ def test_site_builds_strict(tmp_path):
                  "composed-program", "targets", "runtime-changes", "network", "benchmarks",
                  "limits", "api", "design", "labs/01_first_chain", "labs/06_network_wide_chains"):
         assert page in pages, f"the site has no page {page}/"
+    # the lab pages show what their cells draw (docs/_ext/lab_figures.py), the pictures there
+    for lab in ("01_first_chain", "02_merging_chains", "06_network_wide_chains"):
+        page = (site / "labs" / lab / "index.html").read_text()
+        shown = re.findall(r'<figure class="sfc-lab-figure".*?<img src="([^"]+)"', page, re.S)
+        assert shown, f"the page of {lab} shows no figure"
+        for src in shown:
+            assert (site / "labs" / lab / src).resolve().is_file(), src
+    home = (site / "index.html").read_text()
+    assert '<img alt="A %%chain cell' in home and 'src="editor.png"' in home
     api = (site / "api" / "index.html").read_text()
     assert 'id="sfclab.api.lab.Lab"' in api and 'id="sfclab.api.network.Network"' in api
     _api_reads_as_meant(api)
