@@ -145,7 +145,8 @@ class Network:
         self._target = None
         self._target_url = target
         self._oracles: dict[str, Any] = {}         # ingress -> its chains on one model switch
-        self._plans: dict[tuple, list] = {}        # (chain, seed) -> [plan, packets made, oracle]
+        self._plans: dict[tuple, list] = {}        # (chain, seed, …) -> [plan, made, oracle]
+        self._warned: set[str] = set()             # address warnings given
         #: Every packet sent, by number (:class:`~sfclab.targets.network.NetworkTrace`): the
         #: last ones whole (:class:`~sfclab.targets.trace_store.Window`; ``len()`` counts all).
         self.traces = Window()
@@ -279,7 +280,7 @@ class Network:
             self.push()
         if what is None or isinstance(what, str):
             chain = self._chain_for(src, dst, what)
-            packets = self._class_packets(chain.name, n, seed)
+            packets = self._class_packets(chain.name, n, seed, src, dst)
             label = chain.name
         else:
             packets, label = (bytes(what) for _ in range(n)), ""
@@ -295,23 +296,29 @@ class Network:
                total=n, desc=f"sending {label or 'packets'}")
         return out[0] if n == 1 else out
 
-    def _class_packets(self, chain: str, n: int, seed: int | None) -> Iterable[bytes]:
-        """*n* packets of *chain*'s class (bytes): searched for when few, else from a
-        :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as a Lab's send)."""
+    def _class_packets(self, chain: str, n: int, seed: int | None, src: str,
+                       dst: str | None) -> Iterable[bytes]:
+        """*n* packets of *chain*'s class from *src* to *dst* (bytes): searched for when
+        few, else from a :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as
+        a Lab's send)."""
         from ..targets.traffic_plan import PER_PATH, TrafficPlan
 
         if n <= PER_PATH * max(1, len(self.placement.problem.chain(chain).paths)):
-            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed)
+            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed,
+                                      src=src, dst=dst)
             if not plan.packets:
                 raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
                                   f"service paths", hint=plan.text())
             return [bytes(cp.packet) for cp in plan.packets]
         oracle = self._oracle(self.placement.problem.chain(chain).ingress)
-        key = (chain, seed or 0)
+        own, ends = self._addresses(chain, src, dst)
+        key = (chain, seed or 0, ends)
         made = self._plans.get(key)
         if made is None or made[2] is not oracle:
             made = self._plans[key] = [TrafficPlan.make(oracle.generated, chain, oracle=oracle,
-                                                        seed=seed or 0), 0, oracle]
+                                                        seed=seed or 0, own=own, sender=ends[0],
+                                                        receiver=ends[1]), 0, oracle]
+            self._warn(made[0].coverage)
         plan, start = made[0], made[1]
         if not plan.bases:
             raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
@@ -330,13 +337,17 @@ class Network:
         raise SfclabError(f"no chain runs from {src!r}" + (f" to {dst!r}" if dst else ""),
                           hint="name the chain: net.send(src, dst, 'web')")
 
-    def class_traffic(self, chain: str, n: int, *, seed: int = 0):
+    def class_traffic(self, chain: str, n: int, *, seed: int = 0, src: str | None = None,
+                      dst: str | None = None):
         """*n* packets of *chain*'s class that cover as many of its service paths as can
         be found, round-robin over them — what a Lab's ``send`` sends on one switch
-        (:func:`~sfclab.targets.coverage.class_traffic`).  The candidates run on the
-        embedded model with the chains that enter where *chain* enters, compiled for
-        one switch (the ingress switch classifies them alike; chains entering
-        elsewhere do not compete for its packets).  Returns the
+        (:func:`~sfclab.targets.coverage.class_traffic`) — as traffic from host *src*
+        to host *dst* (default: the chain's ingress and egress): each carries their
+        MACs and IPv4 addresses wherever the chain's match allows, and a warning says
+        where the match makes it carry others (the packets follow the match).  The
+        candidates run on the embedded model with the chains that enter where *chain*
+        enters, compiled for one switch (the ingress switch classifies them alike;
+        chains entering elsewhere do not compete for its packets).  Returns the
         :class:`~sfclab.targets.coverage.ClassTraffic`: the packets, the service path
         each takes, and the paths no packet reaches, with the reason."""
         from ..targets.coverage import class_traffic
@@ -344,7 +355,39 @@ class Network:
         if chain not in self._chains:
             raise self._no_chain(chain)
         oracle = self._oracle(self.placement.problem.chain(chain).ingress)
-        return class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle)
+        own, ends = self._addresses(chain, src, dst)
+        plan = class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle, own=own,
+                             sender=ends[0], receiver=ends[1])
+        self._warn(plan)
+        return plan
+
+    def _addresses(self, chain: str, src: str | None, dst: str | None
+                   ) -> tuple[dict[str, int], tuple[str, str]]:
+        """The addresses traffic of *chain* from *src* to *dst* carries (defaults: its
+        ingress and egress; a server or a switch port has none), and ``(src, dst)``."""
+        from ..runtime.traffic import host_fields
+
+        c = self.placement.problem.chain(chain)
+        src, dst = src or c.ingress, dst or c.egress
+        hosts = self.topology.hosts
+        return host_fields(hosts.get(src), hosts.get(dst)), (src, dst)
+
+    def _warn(self, plan) -> None:
+        """Each of *plan*'s address warnings, once per network (a Python warning,
+        located at the chain's match)."""
+        import warnings
+
+        from ..errors import SourceWarning
+
+        chain = self._chains[plan.chain]
+        for text in plan.warnings:
+            if text in self._warned:
+                continue
+            self._warned.add(text)
+            w = SourceWarning(text, line=chain.line, column=chain.column, source=chain.source,
+                              hint="send from a host the match allows, or widen the match")
+            warnings.warn_explicit(w, SourceWarning, chain.source or "<chains>", chain.line,
+                                   module="sfclab")
 
     def _oracle(self, ingress: str):
         """The embedded model running the chains that enter at *ingress*, on one switch,
