@@ -219,7 +219,23 @@ def _part_of(session, hop: Hop) -> str | None:
         dp, _ = facts()
         if dp is not None:
             return session.path_of_id(dp)
-    return session.path_of(hop.trace)
+    found = session.path_of(hop.trace)
+    if found is None and hop.dropped and hop.trace is not None:
+        found = _dropped_part(session, hop.trace)
+    return found
+
+
+def _dropped_part(session, trace) -> str | None:
+    """The part a packet dropped part-way ran on, from a trace without action
+    arguments (BMv2's event logger): the one part path of the switch whose NFs start
+    with the NFs the trace shows, if only one does (a linear chain's, say)."""
+    gen = session.generated
+    if gen is None:
+        return None
+    seen = tuple(trace.nfs_seen())
+    found = {f"{p.chain}/{p.index}" for p in gen.compiled.paths
+             if seen and seen in (tuple(p.nodes[:len(seen)]), tuple(p.nfs[:len(seen)]))}
+    return found.pop() if len(found) == 1 else None
 
 
 class _Links:
