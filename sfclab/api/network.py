@@ -35,86 +35,11 @@ from ..errors import SfclabError, TargetError, did_you_mean
 from ..ir.model import Chain, ChainSet
 from ..ir.topology import Topology
 from ..nfinfo import NFCatalog
+from ..targets.network.connect import MININET_OPTIONS, NETWORK_TARGETS, open_network_target
 from ..targets.sending import stream
 from ..targets.trace_store import Window
 
-__all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
-
-
-def _embedded(topology: Topology, options: Mapping[str, str]):
-    from ..targets.network import EmbeddedNetwork
-
-    if options:
-        raise TargetError(f"the embedded network takes no options, not {', '.join(options)}",
-                          hint="use `model`")
-    return EmbeddedNetwork(topology)
-
-
-#: The Mininet network's options in a URL (``mininet?switch=bmv2&timeout=10``) and their types.
-MININET_OPTIONS = {"switch": str, "prefix": str, "workdir": str, "timeout": float,
-                   "start_timeout": float}
-
-
-def _mininet(topology: Topology, options: Mapping[str, str]):
-    try:
-        from ..targets.mininet import MininetNetwork  # type: ignore[import-not-found]
-    except ImportError:
-        raise TargetError("this sfclab has no Mininet network target",
-                          hint="use the embedded network (`model`), or an sfclab with "
-                               "sfclab.targets.mininet") from None
-    return MininetNetwork(topology, **_typed(options, MININET_OPTIONS, "the Mininet network"))
-
-
-def _typed(options: Mapping[str, str], types: Mapping[str, type], what: str) -> dict[str, Any]:
-    """A URL's options as keywords of the types *types* gives, or a TargetError.
-
-    >>> _typed({"timeout": "8"}, MININET_OPTIONS, "the Mininet network")
-    {'timeout': 8.0}
-    >>> _typed({"timeuot": "8"}, MININET_OPTIONS, "the Mininet network")
-    Traceback (most recent call last):
-    sfclab.errors.TargetError: the Mininet network has no option 'timeuot'
-    hint: did you mean 'timeout' or 'start_timeout'?
-    """
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        kind = types.get(key)
-        if kind is None:
-            raise TargetError(f"{what} has no option {key!r}",
-                              hint=did_you_mean(key, types) or f"options: {', '.join(types)}")
-        try:
-            out[key] = kind(value)
-        except ValueError:
-            raise TargetError(f"{what}'s option {key}={value!r} is not a {kind.__name__}",
-                              hint=f"e.g. {key}=10") from None
-    return out
-
-
-#: Network target names -> ``opener(topology, options)``: what :meth:`Network.connect`
-#: accepts as ``NAME`` or ``NAME?key=value&…`` (the options are the opener's keywords).
-NETWORK_TARGETS: dict[str, Any] = {"model": _embedded, "mininet": _mininet}
-
-
-def open_network_target(url: str | None, topology: Topology):
-    """The network target *url* names, for *topology* (None: the embedded network).
-
-    >>> from sfclab.ir.topology import line
-    >>> open_network_target("model", line(2))
-    <EmbeddedNetwork line2: 2 switches, 2 hosts, 0 servers, 3 links>
-    >>> open_network_target("modle", line(2))
-    Traceback (most recent call last):
-    sfclab.errors.TargetError: unknown network target 'modle'
-    hint: did you mean 'model'?
-    """
-    from urllib.parse import parse_qsl
-
-    name, _, query = (url or "model").partition("?")
-    name = name.removesuffix("://")
-    opener = NETWORK_TARGETS.get(name)
-    if opener is None:
-        raise TargetError(f"unknown network target {name!r}",
-                          hint=did_you_mean(name, NETWORK_TARGETS)
-                          or f"network targets: {', '.join(NETWORK_TARGETS)}")
-    return opener(topology, dict(parse_qsl(query)))
+__all__ = ["Network", "NETWORK_TARGETS", "MININET_OPTIONS", "open_network_target"]
 
 
 class Network:
@@ -360,6 +285,29 @@ class Network:
                              sender=ends[0], receiver=ends[1])
         self._warn(plan)
         return plan
+
+    def diff_targets(self, a: Any = "net", b: Any = "mininet?switch=bmv2", *, packets: int = 4,
+                     seed: int = 0):
+        """Run this network's program on network targets *a* and *b* (URLs: ``net``,
+        ``mininet?switch=model``, ``mininet?switch=bmv2``; or target objects), send
+        *packets* of every chain's class traffic from its ingress on both, and compare
+        each packet's fate, egress, bytes, NFs, switches and service path
+        (:func:`~sfclab.targets.network.diff.diff_network_targets`; the network's own
+        target is not used).  Returns the report (``.same``, ``.text()``)."""
+        from ..runtime.traffic import ClassUnreachable
+        from ..targets.coverage import ClassTraffic
+        from ..targets.network.diff import diff_network_targets
+
+        traffic = {}
+        for c in self._chains:
+            src = self.placement.problem.chain(c.name).ingress
+            try:
+                plan = self.class_traffic(c.name, packets, seed=seed)
+            except ClassUnreachable as e:
+                ids = tuple(p.id for p in self.placement.problem.chain(c.name).paths)
+                plan = ClassTraffic(c.name, (), (), ids, {p: e.message for p in ids})
+            traffic[c.name] = (src, plan)
+        return diff_network_targets(self.program, a, b, traffic)
 
     def _addresses(self, chain: str, src: str | None, dst: str | None
                    ) -> tuple[dict[str, int], tuple[str, str]]:
