@@ -34,6 +34,7 @@ from typing import Any
 
 from ...codegen.network import NetworkProgram
 from ..coverage import ClassTraffic
+from ..diff import DiffReport
 from .connect import open_network_target, target_name
 from .trace import NetworkTrace
 
@@ -69,13 +70,8 @@ class NetworkDiffReport:
     def same(self) -> bool:
         return not self.divergences
 
-    def coverage_text(self) -> str:
-        """How many service paths the packets covered, and a line per missed path."""
-        paths = sum(len(t.paths) for t in self.coverage.values())
-        covered = sum(len(t.covered) for t in self.coverage.values())
-        lines = [f"service paths covered: {covered} of {paths}"]
-        lines += [line for t in self.coverage.values() for line in t.missed_lines()]
-        return "\n".join(lines)
+    #: How many service paths the packets covered, and a line per missed path.
+    coverage_text = DiffReport.coverage_text
 
     def text(self) -> str:
         head = f"{self.compared} packets on {self.a} and {self.b}: "
