@@ -106,3 +106,34 @@ def test_a_hosts_packets_carry_its_addresses_and_meet_the_acl_as_they_are():
             quic = n.send("h1", "h4", "quic", n=3, seed=seed)
             assert [t.egress for t in quic] == ["h4"] * 3, [t.text() for t in quic]
             assert all(t.nfs() == ["firewall", "nat", "l3fwd"] for t in quic)
+
+
+def test_a_match_that_contradicts_the_hosts_addresses_is_followed_with_a_warning():
+    """The issue's campus: ``guard`` matches sources in 192.168.0.0/16 but alice is
+    10.20.0.5: its packets follow the match, and one warning (located at the chain)
+    says which address they cannot carry; the destination (bob's) is kept."""
+    import warnings
+
+    from scapy.layers.inet import IP
+    from scapy.layers.l2 import Ether
+
+    from sfclab.errors import SourceWarning
+
+    topo = sfclab.parse_topology("switch s1\nhost alice 10.20.0.5 at s1:1\n"
+                                 "host bob 10.20.1.7 at s1:2\n")
+    chains = "chain ok match udp.dport == 53 from alice to bob: monitor\n" \
+             "chain guard match ipv4.src == 192.168.0.0/16 && udp.dport == 54 " \
+             "from alice to bob: monitor"
+    with sfclab.Network(topo, chains) as n, warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ok = n.class_traffic("ok", 2).packets
+        n.send("alice", "bob", "guard", n=2)
+        plan = n.class_traffic("guard", 2)
+    said = [w.message for w in got if issubclass(w.category, SourceWarning)]
+    assert len(said) == 1 and said[0].line == 2, [str(w) for w in said]
+    assert "cannot carry alice's address 10.20.0.5 (ipv4.src)" in str(said[0])
+    assert plan.warnings == (said[0].message,)
+    assert all(p.packet[IP].src == "10.20.0.5" for p in ok)
+    for cp in plan.packets:
+        assert cp.packet[IP].src.startswith("192.168.") and cp.packet[IP].dst == "10.20.1.7"
+        assert cp.packet[Ether].src == topo.hosts["alice"].mac_text
