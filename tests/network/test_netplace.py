@@ -197,7 +197,7 @@ def test_the_placement_is_the_same_in_every_process():
               f"pl = place_network(t, sfclab.parse({SERVER_LEAF_CHAINS!r}))\n"
               "print(pl.cost.total, [pl.chains[c].describe() for c in sorted(pl.chains)])\n")
     outs = set()
-    for seed in ("1", "2", "3"):
+    for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               env=env, timeout=120)
