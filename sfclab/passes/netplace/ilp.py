@@ -185,7 +185,7 @@ def _detours(m: Model, c, x, weight: float) -> None:
         return out
 
     firsts = dict(c.firsts)
-    for v in c.on_server:
+    for v in sorted(c.on_server):
         xv = total(v)
         into = [(a, wt) for a, b, wt in c.pairs if b == v]
         if v in firsts:
