@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from . import _moved  # noqa: F401  (old module paths: sfclab.network, sfclab.plots, ...)
+from . import frontends as _frontends
 from ._version import __version__
 from .errors import SfclabError
 from .ir import Chain, ChainSet, ServicePath
@@ -21,6 +22,16 @@ __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
 #: Subpackages reachable as attributes after a bare ``import sfclab``, imported on first
 #: use (``sfclab.notebook.ChainEditor()``): the plain import stays as fast as before.
 _LAZY_SUBPACKAGES = ("p4", "notebook")
+
+
+def _widgets():
+    """sfclab's widgets as the front end Labs are drawn with (imported on first use)."""
+    from .notebook.front_end import WIDGETS
+
+    return WIDGETS
+
+
+_frontends.register(_widgets)
 
 
 def load_ipython_extension(ipython) -> None:
