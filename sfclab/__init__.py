@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from . import _moved  # noqa: F401  (old module paths: sfclab.network, sfclab.plots, ...)
+from . import _protos
 from . import frontends as _frontends
 from ._version import __version__
 from .errors import SfclabError
@@ -32,6 +33,7 @@ def _widgets():
 
 
 _frontends.register(_widgets)
+_protos.install()      # finsy's protobuf messages without grpcio, where there is none (Pyodide)
 
 
 def load_ipython_extension(ipython) -> None:
