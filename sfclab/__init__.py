@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from . import _moved  # noqa: F401  (old module paths: sfclab.network, sfclab.plots, ...)
-from . import _protos
+from . import _browser, _protos
 from . import frontends as _frontends
 from ._version import __version__
 from .errors import SfclabError
@@ -34,6 +34,8 @@ def _widgets():
 
 _frontends.register(_widgets)
 _protos.install()      # finsy's protobuf messages without grpcio, where there is none (Pyodide)
+if _browser.in_browser():
+    _browser.prepare()     # scapy in Pyodide: IPv6 layers, a loopback interface, no noise
 
 
 def load_ipython_extension(ipython) -> None:
