@@ -589,6 +589,15 @@ class Lab:
         out.drift = said
         return out
 
+    def traffic(self, chain: str, *, pause: float = 0.002):
+        """``with lab.traffic(chain) as t:``: *chain*'s packets keep going through the
+        target while the block runs (a change, an update), one by one, and ``t.sent``
+        says what each did (:class:`~sfclab.api.traffic.Traffic`: on a thread, or where
+        no thread starts, as in the browser, between the block's writes to the switches)."""
+        from .traffic import Traffic
+
+        return Traffic(self, chain, pause=pause)
+
     def _oracle_for(self, gen: Generated):
         from ..targets.coverage import Oracle
 

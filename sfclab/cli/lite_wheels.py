@@ -44,6 +44,7 @@ class Wheel:
     name: str
     version: str
     requires: list[Requirement] = field(default_factory=list)
+    python: SpecifierSet = field(default_factory=SpecifierSet)
 
     @classmethod
     def read(cls, path: Path) -> Wheel:
@@ -51,7 +52,8 @@ class Wheel:
             meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
             msg = Parser().parsestr(z.read(meta).decode("utf-8"))
         return cls(path, canonicalize_name(msg["Name"]), msg["Version"],
-                   [Requirement(r) for r in msg.get_all("Requires-Dist") or ()])
+                   [Requirement(r) for r in msg.get_all("Requires-Dist") or ()],
+                   SpecifierSet(msg.get("Requires-Python") or ""))
 
     def needs(self, markers: dict[str, str]) -> list[Requirement]:
         """The requirements that hold in the environment *markers* (no extras)."""
@@ -98,8 +100,9 @@ def collect(roots: Iterable[Path], wanted: Iterable[str], cache: Path, python: s
     markers = pyodide_markers(python)
     have = {w.name: w for w in map(Wheel.read, roots)}
     fixed = set(have)                          # given, never replaced by a download
-    pending = [Requirement(r) for r in wanted] + [r for w in have.values()
-                                                  for r in w.needs(markers)]
+    pending = [r for r in map(Requirement, wanted)
+               if r.marker is None or r.marker.evaluate({**markers, "extra": ""})]
+    pending += [r for w in have.values() for r in w.needs(markers)]
     specs: dict[str, SpecifierSet] = {}
     while pending:
         for r in pending:
@@ -117,11 +120,11 @@ def collect(roots: Iterable[Path], wanted: Iterable[str], cache: Path, python: s
                               f"{n}{specs[n]}", hint="give a wheel that does")
         for n in missing:
             have.pop(n, None)
-        found = _cached(cache, missing, specs)
+        found = _cached(cache, missing, specs, python)
         to_fetch = [n for n in missing if n not in found]
         if to_fetch:
             fetch([f"{n}{specs[n]}" for n in to_fetch], cache, python)
-            found.update(_cached(cache, to_fetch, specs))
+            found.update(_cached(cache, to_fetch, specs, python))
         for n in missing:
             if n not in found:
                 raise SfclabError(f"no pure-Python wheel of {n}{specs[n]} was found",
@@ -131,14 +134,18 @@ def collect(roots: Iterable[Path], wanted: Iterable[str], cache: Path, python: s
     return have
 
 
-def _cached(cache: Path, names: list[str], specs: dict[str, SpecifierSet]) -> dict[str, Wheel]:
-    """The newest wheel in *cache* of each of *names* that satisfies its specifier."""
+def _cached(cache: Path, names: list[str], specs: dict[str, SpecifierSet],
+            python: str) -> dict[str, Wheel]:
+    """The newest wheel in *cache* of each of *names* that satisfies its specifier and
+    runs on *python*."""
     best: dict[str, Wheel] = {}
     for path in sorted(cache.glob("*.whl")):
         name, version, _, _ = parse_wheel_filename(path.name)
-        if name in names and specs[name].contains(version, prereleases=True):
-            if name not in best or version > parse_wheel_filename(best[name].path.name)[1]:
-                best[name] = Wheel.read(path)
+        if name in names and specs[name].contains(version, prereleases=True) and (
+                name not in best or version > parse_wheel_filename(best[name].path.name)[1]):
+            wheel = Wheel.read(path)
+            if wheel.python.contains(python, prereleases=True):
+                best[name] = wheel
     return best
 
 

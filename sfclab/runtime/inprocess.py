@@ -20,7 +20,8 @@ receives each ``StreamMessageResponse``), ``stream_request(stream, msg)`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from finsy.proto import p4r
@@ -28,7 +29,7 @@ from finsy.proto import p4r
 from .client import Client
 from .status import RpcFailure, status_code
 
-__all__ = ["InProcessClient", "InProcessContext"]
+__all__ = ["InProcessClient", "InProcessContext", "between_writes"]
 
 
 class InProcessContext:
@@ -56,7 +57,10 @@ class _Stub:
 
     def _unary(self, name: str):
         def call(request, timeout: float | None = None):
-            return getattr(self._servicer, name)(request, InProcessContext())
+            answer = getattr(self._servicer, name)(request, InProcessContext())
+            if name == "Write":
+                _after_write()
+            return answer
         return call
 
     def __getattr__(self, name: str):
@@ -67,6 +71,36 @@ class _Stub:
 
     def Read(self, request, timeout: float | None = None) -> Iterator:
         return self._servicer.Read(request, InProcessContext())
+
+
+#: What runs after every in-process Write (:func:`between_writes`), and whether it runs now.
+_hooks: list[Callable[[], None]] = []
+_running = False
+
+
+@contextmanager
+def between_writes(fn: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, call ``fn()`` after every in-process Write RPC that succeeded
+    (of any client): where no thread can start (Pyodide), what runs "at the same time" as a
+    change of the switches runs between its writes.  A Write ``fn`` makes itself calls
+    nothing."""
+    _hooks.append(fn)
+    try:
+        yield
+    finally:
+        _hooks.remove(fn)
+
+
+def _after_write() -> None:
+    global _running
+    if _running or not _hooks:
+        return
+    _running = True
+    try:
+        for fn in list(_hooks):
+            fn()
+    finally:
+        _running = False
 
 
 class _Inbox:
