@@ -23,8 +23,14 @@ from pathlib import Path
 
 #: A lab's page in the site (JupyterLab's app of JupyterLite).
 PAGE = "lab/index.html?path={notebook}"
+#: The notebook on show (a restored workspace may have others open, hidden).
+SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 LOCAL = re.compile(r"^(https?|wss?)://127\.0\.0\.1[:/]")
 KERNEL_START = 600_000   # ms: Pyodide, the wheels, ipykernel's and sfclab's imports
+CHROMIUM = os.environ.get("SFCLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
 
 
 def missing() -> str:
@@ -94,33 +100,61 @@ def run_all_timed(page, url: str, ncells: int, timeout: int = KERNEL_START) -> d
     idle, and wait for its last cell (a cell that fails is an AssertionError with its
     error); seconds from opening to the notebook shown, the kernel idle, the first output
     and the last cell done."""
+    times = start_run_all(page, url, timeout)
+    return finish_run_all(page, ncells, times, timeout)
+
+
+def start_run_all(page, url: str, timeout: int = KERNEL_START) -> dict[str, float]:
+    """The first half of :func:`run_all_timed`: open, wait for the kernel, Run All."""
     t0 = time.perf_counter()
     page.goto(url)
-    page.locator(".jp-Notebook").first.wait_for(timeout=timeout)
-    shown = time.perf_counter() - t0
+    page.locator(SHOWN).first.wait_for(timeout=timeout)
+    times = {"t0": t0, "shown": time.perf_counter() - t0}
     page.get_by_text(re.compile(r"\| Idle$")).first.wait_for(timeout=timeout)
-    idle = time.perf_counter() - t0
+    times["kernel idle"] = time.perf_counter() - t0
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    page.locator(".jp-Notebook .jp-OutputArea-output").first.wait_for(state="attached",
-                                                                      timeout=timeout)
-    first = time.perf_counter() - t0
+    return times
+
+
+def finish_run_all(page, ncells: int, times: dict[str, float],
+                   timeout: int = KERNEL_START) -> dict[str, float]:
+    """The second half of :func:`run_all_timed`: the first output, then the last cell."""
+    t0 = times.pop("t0")
+    page.locator(f"{SHOWN} .jp-OutputArea-output").first.wait_for(state="attached",
+                                                                  timeout=timeout)
+    times["first output"] = time.perf_counter() - t0
     page.wait_for_function(
-        """(n) => { const ps = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
+        """([shown, n]) => { const ps = [...document.querySelectorAll(shown + ' .jp-CodeCell')]
             .map(c => c.querySelector('.jp-InputArea-prompt').textContent.trim());
             return (ps.length === n && ps[n - 1] === `[${n}]:`) || document.querySelector(
-                "[data-mime-type='application/vnd.jupyter.stderr']") !== null; }""",
-        arg=ncells, timeout=timeout, polling=500)
-    failed = page.locator("[data-mime-type='application/vnd.jupyter.stderr']")
+                shown + " [data-mime-type='application/vnd.jupyter.stderr']") !== null; }""",
+        arg=[SHOWN, ncells], timeout=timeout, polling=500)
+    failed = page.locator(f"{SHOWN} [data-mime-type='application/vnd.jupyter.stderr']")
     assert failed.count() == 0, f"a cell failed: {failed.first.text_content()[-3000:]}"
-    return {"shown": shown, "kernel idle": idle, "first output": first,
-            "run all": time.perf_counter() - t0}
+    times["run all"] = time.perf_counter() - t0
+    return times
 
 
 def prompts(page) -> list[str]:
-    return page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
-        .map(c => c.querySelector('.jp-InputArea-prompt').textContent.trim())""")
+    return page.evaluate("""(shown) => [...document.querySelectorAll(shown + ' .jp-CodeCell')]
+        .map(c => c.querySelector('.jp-InputArea-prompt').textContent.trim())""", SHOWN)
 
 
 def code_cell(page, k: int):
-    return page.locator(".jp-Notebook .jp-CodeCell").nth(k)
+    return page.locator(f"{SHOWN} .jp-CodeCell").nth(k)
+
+
+@contextmanager
+def browser() -> Iterator:
+    """Debian's chromium, headless, as tests/browser's conftest launches it; each lab gets
+    a context of its own from it (a first visit: nothing stored, no workspace restored)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                      args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

@@ -3,7 +3,8 @@
 The site is built once (``sfclab lite build``: npm's pyodide, PyPI's pure-Python wheels)
 and served on 127.0.0.1; Debian's chromium may reach nothing else (every other request is
 aborted, and none is made).  Labs 01 and 06 run as they are (Run All, no install cell) on
-the Pyodide kernel, every cell to its end with no error, and show what a student reads:
+the Pyodide kernel, each in its own tab and at the same time (two kernels, two cores),
+every cell to its end with no error, and show what a student reads:
 lab 01 the live view, the packet table of ``%sfc send``, a packet's timeline (``%sfc
 trace``), the table occupancy and the chain editor; lab 06 the topology view, the
 network's packet table and a packet's hops.  Screenshots go to ``test-artifacts/``.
@@ -17,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from lite_support import PAGE, code_cell, missing, offline, prompts, run_all_timed, serve, \
-    site
+from lite_support import PAGE, browser, code_cell, finish_run_all, missing, offline, prompts, \
+    serve, site, start_run_all
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOKS = ROOT / "notebooks"
 STDERR = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
 
@@ -37,26 +39,37 @@ def index(cells: list[str], start: str) -> int:
     return next(i for i, c in enumerate(cells) if c.startswith(start))
 
 
+LABS = ("01_first_chain.ipynb", "06_network_wide_chains.ipynb")
+
+
 @pytest.fixture(scope="module")
-def lite_url(tmp_path_factory):
+def ran(tmp_path_factory):
+    """Labs 01 and 06, each run all in a browser context of its own on the built site:
+    notebook -> (page, its code cells, page errors, refused requests)."""
     why = missing()
     if why:
         pytest.skip(why)
     built = site(tmp_path_factory.mktemp("lite") / "site",
                  cache=tmp_path_factory.getbasetemp() / "lite-cache")
-    with serve(built) as url:
-        yield url
-
-
-@pytest.fixture
-def offline_page(browser_context):
-    refused = offline(browser_context)
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page, refused, errors
-    page.close()
-    browser_context.unroute("**/*")
+    pages = {}
+    with serve(built) as url, browser() as chromium:
+        started = {}
+        for nb in LABS:                    # both run at once: a kernel per tab
+            ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            refused = offline(ctx)
+            page = ctx.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            pages[nb] = (page, code_cells(nb), errors, refused)
+            started[nb] = start_run_all(page, url + PAGE.format(notebook=nb))
+        for nb in LABS:
+            try:
+                finish_run_all(pages[nb][0], len(pages[nb][1]), started[nb])
+            except BaseException:
+                ARTIFACTS.mkdir(exist_ok=True)
+                pages[nb][0].screenshot(path=str(ARTIFACTS / f"lite-{nb}-failed.png"))
+                raise
+        yield pages
 
 
 def _ran_clean(page, cells: list[str], errors: list[str], refused: list[str]) -> None:
@@ -78,10 +91,8 @@ def _shot(page, k: int, selector: str, path: Path) -> None:
     el.screenshot(path=str(path))
 
 
-def test_lab_01_runs_in_the_browser(lite_url, offline_page, artifacts):
-    page, refused, errors = offline_page
-    cells = code_cells("01_first_chain.ipynb")
-    run_all_timed(page, lite_url + PAGE.format(notebook="01_first_chain.ipynb"), len(cells))
+def test_lab_01_runs_in_the_browser(ran, artifacts):
+    page, cells, errors, refused = ran["01_first_chain.ipynb"]
     _ran_clean(page, cells, errors, refused)
 
     view = code_cell(page, index(cells, "%%chain")).locator(".widget-tab").first
@@ -105,11 +116,8 @@ def test_lab_01_runs_in_the_browser(lite_url, offline_page, artifacts):
     _shot(page, index(cells, "%sfc edit mgmt"), ".sfc-editor", artifacts / "lite-01-editor.png")
 
 
-def test_lab_06_runs_in_the_browser(lite_url, offline_page, artifacts):
-    page, refused, errors = offline_page
-    cells = code_cells("06_network_wide_chains.ipynb")
-    run_all_timed(page, lite_url + PAGE.format(notebook="06_network_wide_chains.ipynb"),
-                  len(cells))
+def test_lab_06_runs_in_the_browser(ran, artifacts):
+    page, cells, errors, refused = ran["06_network_wide_chains.ipynb"]
     _ran_clean(page, cells, errors, refused)
 
     topo = code_cell(page, index(cells, "%%topology")).locator(".sfc-topology")
