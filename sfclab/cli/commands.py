@@ -11,7 +11,8 @@ with ``--topology FILE.topo`` it places the chains across the network's switches
 prints the placement table and writes one program (P4, P4Info, entries, plan)
 per switch;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
-model; ``sfclab model-switch`` serves the model over P4Runtime.
+model; ``sfclab model-switch`` serves the model over P4Runtime; ``sfclab lite build OUT``
+builds the labs as a JupyterLite site (:mod:`.lite`).
 """
 
 from __future__ import annotations
@@ -435,6 +436,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_arguments(m)
     m.set_defaults(run=_model_switch)
+    lite = sub.add_parser("lite", help="the labs as a JupyterLite site that runs in the "
+                                       "browser (sfclab lite build OUT)")
+    from . import lite as lite_site
+
+    lite_site.add_arguments(lite)
+    lite.set_defaults(run=lite_site.run)
     return p
 
 
