@@ -18,9 +18,11 @@ renumber slots, so :func:`plan_carry` maps each old slot to its new one:
 The cells are those the push's :func:`~.transaction.snapshot` read before the swap
 (non-zero ones: the new program's start at zero); :func:`carry_updates` turns them
 into writes to the new program's registers, which the push makes after its entries
-(a failed write takes the push back, old program and cells included).  A switch that
-does not read or write registers over P4Runtime at all (BMv2's P4Runtime server answers
-UNIMPLEMENTED) reloads all the same, its registers from zero, and :class:`Carried` says so.
+(a failed write takes the push back, old program and cells included).  Cells are read
+and written the way the switch takes them (:mod:`.registers`): over P4Runtime, or, on a
+real BMv2 whose P4Runtime server answers UNIMPLEMENTED, over its Thrift runtime.  A
+switch with no way in at all (BMv2 whose Thrift runtime cannot be reached) reloads all
+the same, its registers from zero, and :class:`Carried` says so and why.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 from ..errors import SfclabError
 
 __all__ = ["Carried", "CarryPlan", "plan_carry", "carry_updates", "slot_registers",
-           "served", "changed_definitions", "unsupported", "NO_REGISTER_IO"]
+           "served", "changed_definitions", "unsupported", "unsupported_why", "NO_REGISTER_IO"]
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,16 @@ def unsupported(err: SfclabError) -> bool:
 
 #: Why registers start from zero on a switch that does not read or write them.
 NO_REGISTER_IO = "the switch does not read or write registers over P4Runtime"
+
+
+def unsupported_why(err: SfclabError) -> str:
+    """Why a switch that does not do registers (:func:`unsupported`) does not: its way in
+    says (``why``: BMv2's Thrift runtime cannot be reached …), else P4Runtime's answer.
+
+    >>> unsupported_why(SfclabError("UNIMPLEMENTED"))
+    'the switch does not read or write registers over P4Runtime'
+    """
+    return getattr(err, "why", "") or NO_REGISTER_IO
 
 
 def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:

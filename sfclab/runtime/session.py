@@ -30,9 +30,10 @@ from typing import NoReturn
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
 from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
-from .carry import NO_REGISTER_IO, Carried, carry_updates, plan_carry, unsupported
+from .carry import Carried, carry_updates, plan_carry, unsupported, unsupported_why
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
+from .registers import P4RuntimeRegisters, RegisterIO
 from .replication import MulticastGroup, flood_config, port_set
 from .transaction import Stranded, apply_staged, check_capacity, restore, snapshot, verify
 
@@ -137,13 +138,17 @@ class Session:
 
     def __init__(self, client: Client, device_config: Callable[[Generated], object], *,
                  grace: float = 0.0,
-                 ports: Callable[[], Iterable[int] | None] | Iterable[int] | None = None
-                 ) -> None:
+                 ports: Callable[[], Iterable[int] | None] | Iterable[int] | None = None,
+                 registers: RegisterIO | None = None) -> None:
         """*device_config(gen)* gives the target's ``p4_device_config`` bytes, or a pair
         (bytes, P4Info) when a compiler wrote the P4Info to push (p4c's ids win).
         *ports*: the switch's data-plane ports (or a function giving them), which a
-        ``flood`` floods out of; None: unknown, no flood groups are written."""
+        ``flood`` floods out of; None: unknown, no flood groups are written.
+        *registers*: how register cells are read and written (:mod:`.registers`;
+        default: over P4Runtime)."""
         self.client = client
+        #: How the switch's register cells are read and written (:mod:`.registers`).
+        self.register_io: RegisterIO = registers or P4RuntimeRegisters(client)
         self.device_config = device_config
         self.grace = grace                # wait before removing old entries (packets in flight)
         self.ports = ports
@@ -173,9 +178,10 @@ class Session:
         #: What the last push carried of the old program's registers, NF by NF (a reload:
         #: :class:`~.carry.Carried`; empty after a plain push).
         self.carried: list[Carried] = []
-        #: The switch answered that it does not read or write registers over P4Runtime
-        #: (BMv2): a reload cannot carry them (:meth:`would_carry` says so from then on).
-        self.no_register_io = False
+        #: Why the switch cannot read or write registers ('' while it can: no way in
+        #: answered that it does not): a reload cannot carry them (:meth:`would_carry`
+        #: says so from then on).
+        self.no_register_io = ""
 
     # -- push ----------------------------------------------------------------------------------
     def push(self, gen: Generated, *, carry: bool = False) -> int:
@@ -247,7 +253,7 @@ class Session:
         plan = plan_carry(self.generated, self.index, gen, index)
         if snap.registers is None:
             why = snap.unread or "the switch would not read them"
-            self.no_register_io = why == NO_REGISTER_IO
+            self.no_register_io = why if snap.unsupported else ""
             return [Carried(c.nf, c.old, None, why=why) if c.carried else c
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
@@ -260,8 +266,8 @@ class Session:
         except SfclabError as err:
             if not unsupported(err):
                 raise
-            self.no_register_io = True
-            return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO) if c.carried else c
+            self.no_register_io = unsupported_why(err)
+            return [Carried(c.nf, c.old, None, why=self.no_register_io) if c.carried else c
                     for c in carried]
         return carried
 
@@ -274,13 +280,19 @@ class Session:
 
         index = P4InfoIndex(build_p4info(gen.program.program, arch=gen.arch))
         nfs = plan_carry(self.generated, self.index, gen, index).nfs
-        return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO)
+        return [Carried(c.nf, c.old, None, why=self.no_register_io)
                 if c.carried and self.no_register_io else c for c in nfs]
 
     def write_registers(self, updates: list) -> None:
-        """Write register cells (P4Runtime updates), in batches."""
-        for k in range(0, len(updates), _BATCH):
-            self.client.write(updates[k:k + _BATCH])
+        """Write register cells (P4Runtime updates of the running program's registers)
+        the way the switch takes them (:attr:`register_io`)."""
+        if updates:
+            self.register_io.write(self.index, updates)
+
+    def read_registers(self, register_ids: Iterable[int] = ()) -> list:
+        """Every cell of the running program's registers *register_ids* (all: none
+        given), as P4Runtime entities, the way the switch gives them (:attr:`register_io`)."""
+        return self.register_io.read(self.index, tuple(register_ids))
 
     def _strand(self, snap, gen: Generated, new: tuple, *, sure: bool, clean: bool) -> None:
         """After a failed first push: record the program left on the switch (when the

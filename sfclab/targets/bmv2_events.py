@@ -469,13 +469,21 @@ class EventSubscriber:
     """
 
     def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
-                 device_id: int | None = None) -> None:
+                 device_id: int | None = None, connect=None) -> None:
+        """*connect(host, port, rcvbuf=…)*: how a ``tcp://`` address is reached (in the
+        switch's own namespace: :meth:`.bmv2.Bmv2Target.tcp`); only sfclab's own reader
+        (``sp``) can use it."""
         if backend not in (None, "pynng", "nnpy", "sp"):
             raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
                               hint="use 'pynng', 'nnpy' or 'sp'")
         self.address = address
         self.names = names
         self.device_id = device_id
+        self._dial = connect if address.startswith("tcp://") else None
+        if self._dial is not None and backend not in (None, "sp"):
+            raise TargetError(f"{address} is in the switch's own network namespace: only "
+                              f"sfclab's own reader reaches it, not {backend}",
+                              hint="backend='sp' (or leave it out)")
         if backend is None and address.startswith("tcp://"):
             backend = "sp"          # sfclab's own reader (:mod:`.bmv2_sp`), in bulk
         self.backend = backend if backend == "sp" else subscriber_backend(backend)
@@ -489,7 +497,7 @@ class EventSubscriber:
         if self.backend == "sp":
             from .bmv2_sp import SpSubscriber
 
-            self._sock = SpSubscriber(self.address)
+            self._sock = SpSubscriber(self.address, dial=self._dial)
         elif self.backend == "pynng":
             import pynng
 
