@@ -34,6 +34,7 @@ from typing import Any
 from ..errors import SfclabError
 
 __all__ = ["Carried", "CarryPlan", "plan_carry", "carry_updates", "slot_registers",
+           "slot_instances",
            "served", "changed_definitions", "unsupported", "unsupported_why", "NO_REGISTER_IO"]
 
 
@@ -144,6 +145,23 @@ def plan_carry(old_gen: Any, old_index: Any, new_gen: Any, new_index: Any) -> Ca
             nfs.append(Carried(nf, o.index, n.index, registers=len(before),
                                cells=sum(r.size for r in before.values())))
     return CarryPlan(names, nfs)
+
+
+def slot_instances(old_gen: Any, new_gen: Any) -> dict[str, str]:
+    """Old slot instance -> new slot instance, for every NF slot of *old_gen* that maps
+    to one of *new_gen* (module docstring: one slot of the type on each side, or by the
+    chains' NFs each serves); a slot that maps to none is left out."""
+    out = {}
+    old_serves, new_serves = served(old_gen), served(new_gen)
+    old_slots = list(old_gen.composition.slots)
+    for nf in dict.fromkeys(s.nf for s in old_slots):
+        olds = [s for s in old_slots if s.nf == nf]
+        news = [s for s in new_gen.composition.slots if s.nf == nf]
+        if news:
+            by_index = {o.index: o for o in olds}
+            for i, n in _pairs(olds, news, old_serves, new_serves).items():
+                out[by_index[i].instance] = n.instance
+    return out
 
 
 def _pairs(olds: list, news: list, old_serves: dict, new_serves: dict) -> dict[int, Any]:

@@ -33,6 +33,7 @@ from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
 from .carry import Carried, carry_updates, plan_carry, unsupported, unsupported_why
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
+from .keep import LEARNED, OWN, Dropped, Kept, plan_keep
 from .registers import P4RuntimeRegisters, RegisterIO
 from .replication import MulticastGroup, flood_config, port_set
 from .transaction import Stranded, apply_staged, check_capacity, restore, snapshot, verify
@@ -84,13 +85,17 @@ class UpdatePlan:
     #: A reload done: what it carried of the old program's registers, NF by NF
     #: (:class:`~.carry.Carried`).
     carried: list = field(default_factory=list)
+    #: A reload done: the entries of the user's own and learned ones it kept or dropped
+    #: (:class:`~.keep.Kept`).
+    kept: Kept | None = None
 
     def __str__(self) -> str:
         if self.kind == "reload":
             if self.done:
                 text = (f"reloaded the program: {self.reason}" if self.reason else
                         "reloaded the program")
-                return "; ".join([text] + [str(c) for c in self.carried])
+                return "; ".join([text] + [str(c) for c in self.carried]
+                                 + ([str(self.kept)] if self.kept else []))
             return "; ".join([f"program reload needed: {self.reason}"]
                              + [c.text(done=False) for c in self.carried])
         if self.kind == "none":
@@ -178,6 +183,9 @@ class Session:
         #: What the last push carried of the old program's registers, NF by NF (a reload:
         #: :class:`~.carry.Carried`; empty after a plain push).
         self.carried: list[Carried] = []
+        #: What the last push kept of the entries sfclab did not generate (a reload: the
+        #: user's own and learned ones, :mod:`.keep`; empty after a plain push).
+        self.kept = Kept()
         #: Why the switch cannot read or write registers ('' while it can: no way in
         #: answered that it does not): a reload cannot carry them (:meth:`would_carry`
         #: says so from then on).
@@ -218,6 +226,7 @@ class Session:
             verify(self.client, info, config)
             snap = snapshot(self)
             carried, cells = self._carry(snap, gen, new[1]) if carry else ([], [])
+            keep, dropped = self._keep(snap, gen, new[1], target) if carry else ([], [])
         except BaseException:
             self.set_state(before)
             raise
@@ -232,16 +241,18 @@ class Session:
             self.set_state(new)
             self.write(steps, updates)
             carried = self._write_carried(carried, cells)
+            kept = self._write_kept(keep, dropped)
         except BaseException as err:
             if not isinstance(err, SfclabError):
                 left = restore(self, snap)
                 self._strand(snap, gen, new, sure=True, clean=not left)
                 raise
             return self._push_failed(err, snap, new, gen)
-        self.generated, self.pipeline, self.own = gen, (info, config), {}
+        self.generated, self.pipeline = gen, (info, config)
+        self.own = {_key(e): e for e in kept.own}
         self.installed, self.groups, self.out_of_step = dict(target), groups, []
         self.stranded = None
-        self.carried = carried
+        self.carried, self.kept = carried, kept
         self._name_ids(gen)
         return len(target)
 
@@ -257,6 +268,39 @@ class Session:
             return [Carried(c.nf, c.old, None, why=why) if c.carried else c
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
+
+    def _keep(self, snap, gen: Generated, index: P4InfoIndex, target: dict
+              ) -> tuple[list, list[Dropped]]:
+        """Which of the running program's entries of the user's own and learned ones a
+        reload to *gen* (P4Info *index*, generated entries *target*) keeps, as written
+        there, and which it drops (:func:`.keep.plan_keep`)."""
+        if snap.pipeline is None or self.generated is None:
+            return [], []
+        entries = [(OWN, e) for e in snap.own.values()]
+        entries += [(LEARNED, e) for e in snap.learned or ()]
+        keep, dropped = plan_keep(entries, self.generated, self.index, gen, index, target)
+        if snap.learned is None:
+            dropped.append(Dropped(None, LEARNED, snap.unread_entries))
+        return keep, dropped
+
+    def _write_kept(self, keep: list, dropped: list[Dropped]) -> Kept:
+        """Write the entries a reload keeps, after the new program's own; one the switch
+        refuses is dropped, saying what it answered."""
+        kept = Kept(dropped=list(dropped))
+        for i in range(0, len(keep), _BATCH):
+            batch = keep[i:i + _BATCH]
+            try:
+                self.write([("INSERT", e) for _, e in batch])
+                bad = {}
+            except RuntimeWriteError as err:
+                bad = {f.index: f for f in err.failures}
+            for k, (whose, e) in enumerate(batch):
+                if k in bad:
+                    kept.dropped.append(Dropped(e, whose, f"the switch refused it: "
+                                                          f"{bad[k].code} {bad[k].message}"))
+                else:
+                    (kept.own if whose == OWN else kept.learned).append(e)
+        return kept
 
     def _write_carried(self, carried: list[Carried], cells: list) -> list[Carried]:
         """Write the cells a reload carries; a switch that does not take register writes
@@ -475,7 +519,7 @@ class Session:
                                   hint="push again (lab.push() / %sfc push), or "
                                        "update(allow_reload=True)")
             self.push(gen, carry=True)
-            plan.done, plan.carried = True, list(self.carried)
+            plan.done, plan.carried, plan.kept = True, list(self.carried), self.kept
             return plan
         staged = self.stage(gen, plan)
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
 from .carry import unsupported, unsupported_why
+from .keep import learned_entries
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
@@ -207,6 +208,10 @@ class Snapshot:
     unread: str = ""
     #: ... because the switch does not read registers at all (:func:`.carry.unsupported`).
     unsupported: bool = False
+    #: The entries on the switch that sfclab did not write nor the user through the
+    #: session: a controller's (learned); None: they could not be read (*unread_entries*).
+    learned: list | None = field(default_factory=list)
+    unread_entries: str = ""
 
 
 def snapshot(session) -> Snapshot:
@@ -219,8 +224,14 @@ def snapshot(session) -> Snapshot:
         except TargetError as e:
             cannot = unsupported(e)
             registers, unread = None, unsupported_why(e) if cannot else e.message
+    learned, unread_entries = [], ""
+    if session.pipeline is not None:
+        try:
+            learned = learned_entries(session.read_entries(), session.installed, session.own)
+        except TargetError as e:
+            learned, unread_entries = None, f"the switch's entries could not be read: {e.message}"
     return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread,
-                    cannot)
+                    cannot, learned, unread_entries)
 
 
 @dataclass(frozen=True)
@@ -281,7 +292,8 @@ def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:
             session.client.set_pipeline(*snap.pipeline)
             steps = ([("INSERT", g) for g in session.groups.values()]
                      + [("INSERT", e) for e in session.installed.values()]
-                     + [("INSERT", e) for e in snap.own.values()])
+                     + [("INSERT", e) for e in snap.own.values()]
+                     + [("INSERT", e) for e in snap.learned or ()])
             session.write(steps)
             if snap.registers:
                 from finsy.proto import p4r

@@ -561,6 +561,13 @@ class Bmv2Target:
             return None
         return self.process.stop(timeout)
 
+    def listening(self) -> list:
+        """What an owned switch (and its keeper) listens on, and from where each socket
+        is reached (:func:`.exposure.listening`); empty for one attached to."""
+        from .exposure import listening
+
+        return listening(self.process.pid) if self.process is not None else []
+
     def log(self, lines: int = 40) -> str:
         """The last lines of an owned switch's output."""
         return self.process.tail(lines) if self.process else ""

@@ -73,13 +73,16 @@ _NLM_F_REQUEST, _NLM_F_ACK = 1, 4
 # -- the parent's side -------------------------------------------------------------------------
 def kept_command(command: list[str], *, netns: bool = False, broker: str | None = None,
                  move: tuple[str, ...] = (), grace: float = 3.0, parent: int | None = None,
-                 python: str | None = None) -> list[str]:
+                 loopback: bool = False, python: str | None = None) -> list[str]:
     """The command line running *command* under a keeper (module docstring); *parent*
-    is the process it dies with (default: this one)."""
+    is the process it dies with (default: this one); *loopback*: bring the loopback of
+    the namespace it starts in up (a Mininet switch node's is down)."""
     cmd = [python or sys.executable, "-I", "-S", KEEPER,
            "--parent", str(os.getpid() if parent is None else parent), "--grace", f"{grace:g}"]
     if netns:
         cmd.append("--netns")
+    if loopback and not netns:
+        cmd.append("--loopback")
     if broker:
         cmd += ["--broker", str(broker)]
     for iface in move:
@@ -290,6 +293,9 @@ def _setup(args) -> tuple[socket.socket | None, _Moved | None]:
             moved.move_in(ctl)
         ctl.close()
         _say(f"the switch runs in {how} of its own")
+    elif args.loopback:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as ctl:
+            _set_up(ctl, "lo")
     listener = None
     if args.broker:
         with contextlib.suppress(FileNotFoundError):
@@ -306,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parent", type=int, required=True)
     ap.add_argument("--grace", type=float, default=3.0)
     ap.add_argument("--netns", action="store_true")
+    ap.add_argument("--loopback", action="store_true")
     ap.add_argument("--broker")
     ap.add_argument("--move", action="append", default=[])
     ap.add_argument("command", nargs=argparse.REMAINDER)
