@@ -37,7 +37,7 @@ starting with ``sfclab keeper:``; it exits with status 125 when it cannot set up
 (no namespace can be made here: the message says why).
 
 >>> kept_command(["simple_switch_grpc", "--no-p4"], netns=True, broker="/tmp/b.sock",
-...              parent=42, python="python3")[3:]
+...              parent=42, python="python3")[4:]
 ['--parent', '42', '--grace', '3', '--netns', '--broker', '/tmp/b.sock', '--', 'simple_switch_grpc', '--no-p4']
 """
 
