@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
-import fcntl
 import os
 import select
 import signal
@@ -115,10 +113,14 @@ def _say(text: str) -> None:
 
 
 def _libc():
+    import ctypes                  # here: the module is imported where no switch runs too
+
     return ctypes.CDLL(None, use_errno=True)
 
 
 def _unshare(flags: int) -> None:
+    import ctypes
+
     if _libc().unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
@@ -148,6 +150,8 @@ def _new_netns() -> str:
 
 
 def _set_up(sock: socket.socket, name: str) -> None:
+    import fcntl
+
     req = struct.pack("16sH22x", name.encode(), 0)
     flags = struct.unpack_from("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, req))[1]
     fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH22x", name.encode(), flags | _IFF_UP))

@@ -356,3 +356,17 @@ def test_fixture_is_a_bmv2_json(bmv2_json):
     assert cfg["__meta__"]["version"][0] == 2
     assert [p["name"] for p in cfg["pipelines"]] == ["ingress", "egress"]
     assert Path(bmv2_json).stat().st_size > 0
+
+
+def test_a_switch_whose_namespace_cannot_be_made_does_not_start_and_says_why(tmp_path):
+    """The keeper sets the switch's namespace up before it starts the switch; when it
+    cannot (here: an interface to move in is not there), the switch never runs and the
+    error says what the keeper said and what to do."""
+    exe = fake_switch(tmp_path / "bin")
+    ports = PortMap("veth", ((1, "sfclabnosuch0"),), peers=((1, "sfclabnosuch1"),))
+    with pytest.raises(TargetError) as e:
+        Bmv2Target.start(exe=str(exe), ports=ports, workdir=tmp_path / "w", timeout=10)
+    assert "exited with status 125 before its gRPC port" in e.value.message
+    assert "sfclab keeper: cannot start the switch" in e.value.message
+    assert "network namespace of its own" in e.value.hint
+    assert not (exe.parent / "pid").exists()                  # the switch never ran
