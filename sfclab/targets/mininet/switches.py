@@ -73,8 +73,11 @@ class SwitchProcesses:
 
     def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
         """Start *switch*'s process on *interfaces* (``{port: interface}``)."""
+        from ..keeper import kept_command
+
         self.grpc_ports[switch] = port = free_port()
-        return ManagedProcess.start(self.command(switch, interfaces, port),
+        # under a keeper: it stops with this Python, however that ends
+        return ManagedProcess.start(kept_command(self.command(switch, interfaces, port)),
                                     log_path=self.workdir / f"{switch}.log", cwd=self.workdir,
                                     name=f"{self.program} {switch}")
 
