@@ -169,7 +169,8 @@ class Session:
         self._next_id = 1
         #: The P4Info and device config running (None: nothing pushed by this session).
         self.pipeline: tuple | None = None
-        #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back.
+        #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back, a
+        #: reload keeps them where they fit (:mod:`.keep`).
         self.own: dict[tuple, TableEntry] = {}
         #: Staged updates whose rollback could not reach the switch: the next push or
         #: update brings them back first (:func:`.transaction.resync`; a push replaces all).
@@ -202,7 +203,9 @@ class Session:
 
         *carry* (a program reload): the registers of the NFs that keep their meaning in
         the new program get the old program's cells, written after the entries
-        (:mod:`.carry`); :attr:`carried` says what was carried and what starts from zero."""
+        (:mod:`.carry`); :attr:`carried` says what was carried and what starts from zero.
+        The entries of the user's own and learned ones go to the new program where they
+        fit (:mod:`.keep`); :attr:`kept` says which were kept and which dropped, and why."""
         from ..codegen.p4info import build_p4info
 
         config = self.device_config(gen)
@@ -285,7 +288,8 @@ class Session:
 
     def _write_kept(self, keep: list, dropped: list[Dropped]) -> Kept:
         """Write the entries a reload keeps, after the new program's own; one the switch
-        refuses is dropped, saying what it answered."""
+        refuses is dropped, saying what it answered (a write that may or may not have been
+        done, the connection lost, fails the push, which takes it back)."""
         kept = Kept(dropped=list(dropped))
         for i in range(0, len(keep), _BATCH):
             batch = keep[i:i + _BATCH]
@@ -293,6 +297,9 @@ class Session:
                 self.write([("INSERT", e) for _, e in batch])
                 bad = {}
             except RuntimeWriteError as err:
+                if uncertain(err) or any(f.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+                                         for f in err.failures):
+                    raise
                 bad = {f.index: f for f in err.failures}
             for k, (whose, e) in enumerate(batch):
                 if k in bad:
