@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compiler import CompiledChains, compile
 from ..errors import CatalogError, ChainError, SfclabError, did_you_mean
+from ..frontends import front_end
 from ..ir.model import Chain, ChainSet
 from ..lang import format as format_chains
 from ..lang import parse
@@ -334,14 +335,14 @@ class Lab:
 
     def live_view(self, show: Sequence[str] | str | None = None) -> LiveView:
         """A live view of *show* (tab names, see :data:`sfclab.notebook.views.TABS`;
-        ``None``: all).  One view per selection of tabs, updated in place on every change."""
-        from ..notebook.views import TABS, LiveView, normalize_show
-
-        key = normalize_show(show) if show is not None else None
-        key = None if key == TABS else key
+        ``None``: all).  One view per selection of tabs, updated in place on every change.
+        The view is the registered front end's (:mod:`sfclab.frontends`: the notebook's
+        widgets); a Lab that is never shown needs none."""
+        fe = front_end()
+        key = fe.view_key(show)
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
-            view = LiveView(show=key, installed=self.installed)
+            view = fe.live_view(key, self.installed)
             view.update(self._compiled, self._generate, network=self.network_state)
             self._views[key] = view
             self._parse_nfs_between_cells()
@@ -352,9 +353,7 @@ class Lab:
         draws *chain* (default: the first chain; a new name starts a new chain), every
         valid edit goes into the Lab as a ``%%chain`` re-run does (the views follow),
         and a change of the Lab's chains redraws it.  *kwargs* go to the editor."""
-        from ..notebook.lab_editor import lab_editor
-
-        return lab_editor(self, chain, **kwargs)
+        return front_end().editor(self, chain, **kwargs)
 
     def parse_nfs(self) -> int:
         """Parse the P4 of every NF in the catalogue now; returns how many NFs have P4.
@@ -418,14 +417,15 @@ class Lab:
         return self._target
 
     def connect(self, url: str | None = None):
-        """Use the target *url* names (``model``, ``model://…``, ``bmv2``, ``bmv2://…``,
-        ``tofino://…``; with a topology, a network target: ``model``, ``mininet``…);
-        the old one is closed.  Nothing is pushed yet."""
+        """Use the target *url* names (``model``, ``model?arch=tna``, ``model://…``,
+        ``bmv2``, ``bmv2://…``, ``tofino://…``; with a topology, a network target:
+        ``model``, ``mininet``…); the old one is closed.  Nothing is pushed yet.  None:
+        the embedded model, of the Lab's architecture (a Tofino model for ``tna``)."""
         if self._net is not None:
             return self._net.connect(self._chains, url)
         from ..targets.connect import open_target
 
-        new = open_target(url)
+        new = open_target(url if url is not None or self._arch != "tna" else "model?arch=tna")
         if self._target is not None:
             self._target.close()
         self._target, self._target_url = new, url
@@ -445,6 +445,7 @@ class Lab:
             finally:                             # failed: the views say what each switch holds
                 self._refresh_views()
             return sum(counts.values())
+        self._follow_arch()
         # paths that detour through a server: its port as the target's URL says, if it does
         gen = for_targets(self.generated(self._target_arch()), self.target)
         try:
@@ -510,6 +511,7 @@ class Lab:
         from ..codegen import generate
         from ..errors import TargetError
 
+        self._follow_arch()
         if self._pushed is None:
             self.push()
             from ..runtime.session import UpdatePlan
@@ -589,6 +591,15 @@ class Lab:
             raise
         out.drift = said
         return out
+
+    def traffic(self, chain: str, *, pause: float = 0.002):
+        """``with lab.traffic(chain) as t:``: *chain*'s packets keep going through the
+        target while the block runs (a change, an update), one by one, and ``t.sent``
+        says what each did (:class:`~sfclab.api.traffic.Traffic`: on a thread, or where
+        no thread starts, as in the browser, between the block's writes to the switches)."""
+        from .traffic import Traffic
+
+        return Traffic(self, chain, pause=pause)
 
     def _oracle_for(self, gen: Generated):
         from ..targets.coverage import Oracle
@@ -671,8 +682,18 @@ class Lab:
             self._refresh_views()
 
     def _target_arch(self) -> str:
-        return getattr(self._target, "arch", "v1model") if self._target is not None and \
-            getattr(self._target, "kind", "model") != "model" else "v1model"
+        """The architecture the target runs (the default embedded model: the Lab's)."""
+        if self._target is None:
+            return self._arch if self._target_url is None else "v1model"
+        return getattr(self._target, "arch", "v1model")
+
+    def _follow_arch(self) -> None:
+        """The default embedded model runs the Lab's architecture: after ``lab.arch = …``
+        the next push starts one of the new architecture (what the old one held is gone)."""
+        t = self._target
+        if (t is not None and self._target_url is None and getattr(t, "kind", "") == "model"
+                and getattr(t, "arch", self._arch) != self._arch):
+            self.connect(None)
 
     def _chain_name(self, name: str) -> str:
         if name in self._chains:
