@@ -246,7 +246,12 @@ function render({ model, el }) {
   for (const [ev, fn] of listeners) model.on(ev, fn);
   let shown = false;
   syncPalette(); syncGraph(); syncText(); syncName(); syncHistory(); syncLab();
-  const resize = new ResizeObserver(() => cy.resize());
+  // the editor made narrower or wider (a resized window, a sidebar opened): the drawing
+  // is shown whole again if part of it went out of the view
+  const resize = new ResizeObserver(() => {
+    cy.resize();
+    if (shown && cy.nodes().not(TEMP).some((n) => outside(n))) fitAll();
+  });
   resize.observe(stage);
   // (a rule added on top: the stylesheet keeps zoom.js's label size rule)
   const setFont = () => {

@@ -164,8 +164,31 @@ def _status_reads_whole(page, status, artifacts: Path) -> None:
         assert fit["lines"] >= 2 and {**fit, "lines": 2} == {
             "cut": False, "inside": True, "apart": True, "lines": 2}, fit
         assert status.inner_text().replace("\n", " ").endswith("(run it with --from-lab)")
+        _drawing_whole_when_narrow(page, artifacts)
     finally:
         page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+NARROW_JS = f"""() => {{ const cy = {CY}, body = cy.container().closest('.sfc-body');
+    const e = cy.extent(), nodes = cy.nodes().filter(n => !n.hasClass('sfc-tmp'));
+    return {{canvas: cy.width(), body: body.clientWidth, height: cy.height(),
+             outside: nodes.filter(n => {{ const b = n.boundingBox({{includeLabels: false}});
+                 return b.x1 < e.x1 || b.x2 > e.x2 || b.y1 < e.y1 || b.y2 > e.y2; }}).map(n => n.id())}}; }}"""
+
+
+def _drawing_whole_when_narrow(page, artifacts: Path) -> None:
+    """A newcomer's narrow window: the palette goes above the canvas, which keeps the
+    editor's whole width (it was squeezed to a sliver beside the palette) and shows the
+    drawing whole after the resize (it showed the first two NFs)."""
+    page.wait_for_function(f"() => {{ const r = ({NARROW_JS})(); return !r.outside.length; }}",
+                           timeout=UI)
+    got = page.evaluate(NARROW_JS)
+    cut = page.evaluate("() => [...document.querySelectorAll('.sfc-palette .sfc-item')].filter(i => "
+                        "i.scrollWidth > i.clientWidth + 1 || i.getBoundingClientRect().right > "
+                        "i.closest('.sfc-palette').getBoundingClientRect().right + 1).map(i => i.dataset.nf)")
+    assert cut == [], f"palette entries cut at the editor's right: {cut}"
+    page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-narrow.png"))
+    assert got["canvas"] >= 0.95 * got["body"] and got["height"] >= 250 and not got["outside"], got
 
 
 def _around(page, locators) -> dict:
