@@ -26,6 +26,16 @@ def test_each_figure_has_its_picture_and_its_cell(lab: str) -> None:
         assert any(fig.cell in src for src in code), f"{lab}: no code cell holds {fig.cell!r}"
 
 
+def test_the_pictures_are_small_and_all_in_use() -> None:
+    """Committed screenshots stay small (docs/labs.md says how to take them again), and no
+    picture in docs/labs/figures/ is left over from a figure the table no longer has."""
+    named = {fig.picture for figs in figures.FIGURES.values() for fig in figs}
+    folder = {f"labs/figures/{p.name}" for p in (ROOT / "docs" / "labs" / "figures").iterdir()}
+    assert folder <= named, f"pictures no figure shows: {sorted(folder - named)}"
+    sizes = {name: (ROOT / "docs" / name).stat().st_size for name in folder}
+    assert max(sizes.values()) < 100_000, max(sizes.items(), key=lambda kv: kv[1])
+
+
 def test_every_lab_page_has_a_figure() -> None:
     assert sorted(figures.FIGURES) == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
 
