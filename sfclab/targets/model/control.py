@@ -20,6 +20,7 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
+from .errors import ModelCompileError
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
 from .table_compile import ActionObj, TableCompiler, TableObj
@@ -54,6 +55,47 @@ class ControlInst:
 
     def __init__(self, decl: A.ControlDecl, path: tuple[str, ...]) -> None:
         self.decl, self.path, self.apply, self.bound = decl, path, None, None
+
+
+def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
+    """*call*, then the copy-out of its ``out`` / ``inout`` arguments (*outs*); when
+    the action exits, the copy-out happens only if *on_exit*.
+
+    P4_16 copies arguments out on ``exit`` too; p4c (1.2.5, and so BMv2) does so only
+    for an action whose body exits on every path (``x = y; exit;``, or ``exit`` in both
+    branches of an ``if``): an ``exit`` some paths take, or one in another action it
+    calls, leaves the arguments as they were (measured against BMv2: see
+    tests/fixtures/differential/exit_in_action.p4)."""
+    if not outs:
+        return call
+    after = seq(outs)
+
+    def call_out(p):
+        try:
+            call(p)
+        except ExitSignal:
+            if on_exit:
+                after(p)
+            raise
+        after(p)
+    return call_out
+
+
+def always_exits(stmts, const: Callable = lambda e: None) -> bool:
+    """Whether every path through *stmts* ends in ``exit`` (calls are not followed;
+    ``const(cond)`` is a condition's value when p4c folds it, else None)."""
+    for st in stmts:
+        if isinstance(st, A.Exit):
+            return True
+        if isinstance(st, A.Block) and always_exits(st.stmts, const):
+            return True
+        if isinstance(st, A.If):
+            c = const(st.cond)
+            then = always_exits([st.then], const)
+            other = st.other is not None and always_exits([st.other], const)
+            if (c is True and then) or (c is False and other) or (then and other):
+                return True
+    return False
 
 
 def _has(node: A.Node, kind: type) -> bool:
@@ -309,19 +351,28 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
         wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
         readers = [c.fn for c in ins]
+        exits = always_exits(decl.body.stmts, self._const_cond)
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
 
             def call_const(p):
                 p.tr.append(("action", info, args))
                 fn(p, args)
-            return seq([call_const] + outs)
+            return _copy_out(call_const, outs, exits)
 
         def call(p):
             args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
             p.tr.append(("action", info, args))
             fn(p, args)
-        return seq([call] + outs)
+        return _copy_out(call, outs, exits)
+
+    def _const_cond(self, e: A.Node):
+        """A condition's value when it is a compile-time constant, else None."""
+        try:
+            c = self.expr(e, self.global_scope)
+        except ModelCompileError:
+            return None
+        return bool(c.const) if c.const is not NOCONST else None
 
     # -- declarations --------------------------------------------------------------------
     def compile_action(self, d: A.ActionDecl, sc: Scope, qname: str) -> ActionObj:

@@ -58,6 +58,14 @@ DROP_PORT = 511
 CPU_PORT = 255
 
 
+def _header_fields(ref) -> list[int]:
+    """The slots of every header field under *ref* (not validity bits, not stack indexes)."""
+    if isinstance(ref, HeaderRef):
+        return [f.slot for f in ref.fields.values()]
+    subs = getattr(ref, "elems", None) or getattr(ref, "members", {}).values()
+    return [s for sub in subs for s in _header_fields(sub)]
+
+
 def _load(program) -> A.Program:
     if isinstance(program, A.Program):
         return program
@@ -148,6 +156,8 @@ class ModelSwitch(ControlPlane):
         self._deparse = c.control_body(controls[names[4]], (names[4],),
                                        bind(controls[names[4]], [pout, hdr]))
         self.template = list(layout.template)
+        self._stale = _header_fields(self.hdr_ref)
+        self._last_v: list | None = None
         self._token = self._sfc_token()
         self._controller = {k: self._controller_header(k) for k in ("packet_in", "packet_out")}
 
@@ -232,7 +242,18 @@ class ModelSwitch(ControlPlane):
                 self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
+        self._keep_fields()
         return res
+
+    def _keep_fields(self) -> None:
+        """BMv2 reuses a packet's header storage for the next packet and resets only the
+        headers' validity: the next packet reads an invalid header's fields as this one
+        left them (extract or setValid overwrite them; metadata starts at 0)."""
+        v, t = self._last_v, self.template
+        if v is not None:
+            for i in self._stale:
+                t[i] = v[i]
+            self._last_v = None
 
     def packet_out(self, payload, **metadata) -> ProcessResult:
         """Send *payload* from the controller: the ``@controller_header("packet_out")``
@@ -266,7 +287,7 @@ class ModelSwitch(ControlPlane):
 
     def _ingress_pass(self, task, pass_no, now, tr, ingress_q, res, drops) -> list:
         data, port, itype, preserved, _ = task
-        v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
+        v = self._last_v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
         if preserved:
             for s, x in preserved:
                 v[s] = x
@@ -346,6 +367,7 @@ class ModelSwitch(ControlPlane):
 
     def _egress_pass(self, task, now, tr, ingress_q, eq, res, drops, passes) -> None:
         v, payload, eport, recirc, trunc, plen, ilen = task
+        self._last_v = v
         sm = self._sm
         v[sm["egress_port"]] = eport
         v[sm["egress_spec"]] = 0
