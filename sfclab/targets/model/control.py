@@ -61,10 +61,11 @@ def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
     """*call*, then the copy-out of its ``out`` / ``inout`` arguments (*outs*); when
     the action exits, the copy-out happens only if *on_exit*.
 
-    P4_16 copies arguments out on ``exit`` too; p4c (1.2.5, and so BMv2) does so only
-    for an action whose body exits on every path (``x = y; exit;``, or ``exit`` in both
-    branches of an ``if``): an ``exit`` some paths take, or one in another action it
-    calls, leaves the arguments as they were (measured against BMv2: see
+    P4_16 copies arguments out on ``exit`` too; with p4c (1.2.5, and so on BMv2) that
+    holds only for an action whose body exits on every path (``x = y; exit;``, ``exit``
+    in both branches of an ``if``, or a last statement calling an action that always
+    exits): p4c's optimiser drops the copy-out before an ``exit`` some paths take, or
+    before a call that exits with statements after it (measured against BMv2:
     tests/fixtures/differential/exit_in_action.p4)."""
     if not outs:
         return call
@@ -81,20 +82,24 @@ def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
     return call_out
 
 
-def always_exits(stmts, const: Callable = lambda e: None) -> bool:
-    """Whether every path through *stmts* ends in ``exit`` (calls are not followed;
-    ``const(cond)`` is a condition's value when p4c folds it, else None)."""
-    for st in stmts:
+def always_exits(stmts, const: Callable = lambda e: None,
+                 exits_call: Callable = lambda call: False) -> bool:
+    """Whether every path through *stmts* ends in ``exit`` (``const(cond)`` is a
+    condition's value when p4c folds it, else None; ``exits_call(call)`` whether a
+    call statement always exits, counted only as the last statement)."""
+    for i, st in enumerate(stmts):
         if isinstance(st, A.Exit):
             return True
-        if isinstance(st, A.Block) and always_exits(st.stmts, const):
+        if isinstance(st, A.Block) and always_exits(st.stmts, const, exits_call):
             return True
         if isinstance(st, A.If):
             c = const(st.cond)
-            then = always_exits([st.then], const)
-            other = st.other is not None and always_exits([st.other], const)
+            then = always_exits([st.then], const, exits_call)
+            other = st.other is not None and always_exits([st.other], const, exits_call)
             if (c is True and then) or (c is False and other) or (then and other):
                 return True
+        if isinstance(st, A.CallStmt) and i == len(stmts) - 1 and exits_call(st.call):
+            return True
     return False
 
 
@@ -351,7 +356,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
         wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
         readers = [c.fn for c in ins]
-        exits = always_exits(decl.body.stmts, self._const_cond)
+        exits = always_exits(decl.body.stmts, self._const_cond,
+                             lambda call: self._action_exits(call, sc))
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
 
@@ -365,6 +371,12 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             p.tr.append(("action", info, args))
             fn(p, args)
         return _copy_out(call, outs, exits)
+
+    def _action_exits(self, call: A.Call, sc: Scope) -> bool:
+        """Whether *call* calls an action whose body exits on every path."""
+        a = sc.get(call.func.name) if isinstance(call.func, A.Name) else None
+        return isinstance(a, ActionObj) and always_exits(
+            a.decl.body.stmts, self._const_cond, lambda c: self._action_exits(c, sc))
 
     def _const_cond(self, e: A.Node):
         """A condition's value when it is a compile-time constant, else None."""
