@@ -203,6 +203,17 @@ class PipelineCompiler(Compiler):
         if io.kind == "in" and m == "extract":
             if len(e.args) != 1:
                 raise self.error("extract with a variable-length field is not supported", e)
+            if _dont_care(e.args[0]) and e.type_args:        # extract<H>(_): skip one
+                t = self.env.resolve(e.type_args[0])
+                nb = getattr(t, "nbytes", None)
+                if nb is None:
+                    raise self.error(f"extract<{expr_p4(e.type_args[0])}>(_) needs a header type", e)
+
+                def skip(p):
+                    if len(p.data) - p.pos < nb:
+                        raise ParserError("PacketTooShort")
+                    p.pos += nb
+                return skip
             return self._extract(self.path(e.args[0], sc), e)
         if io.kind == "in" and m == "advance":
             n = self.expr(e.args[0], sc).fn
@@ -306,3 +317,8 @@ class PipelineCompiler(Compiler):
             return seq([self._emit(x, e) for x in r.members.values()
                         if not isinstance(x, ScalarRef)])
         raise self.error(f"cannot emit {expr_p4(e.args[0])}", e)
+
+
+def _dont_care(e: A.Node) -> bool:
+    """``_`` as an argument (the front end reads it as a don't-care or the name ``_``)."""
+    return isinstance(e, A.DontCare) or (isinstance(e, A.Name) and e.name == "_")
