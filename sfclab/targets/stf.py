@@ -260,7 +260,7 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
                 report.checks.append(Check(e.line, False, what, f"no packet {i + 1} came out "
                                                                 f"of port {port} (only {len(got)})"))
                 continue
-            why = compare_packet(e.pattern or "", got[i][1], e.exact)
+            why = compare_packet(e.pattern, got[i][1], e.exact)
             report.checks.append(Check(e.line, not why, what, why and
                                        f"got {got[i][1].hex().upper()} (from the packet of "
                                        f"line {got[i][0]}): {why}"))

@@ -31,6 +31,7 @@ def test_commands_are_read_with_their_lines():
     assert isinstance(pkt, Packet) and (pkt.port, pkt.data) == (3, b"\x0a\x0b\x0c")
     assert isinstance(exp, Expect) and (exp.pattern, exp.exact) == ("0A**0C", True)
     assert isinstance(anyp, Expect) and anyp.pattern is None
+    assert parse_stf("expect 5 $")[0].pattern == ""          # an empty packet, exactly
     assert isinstance(node, Direct) and node.words == ("0", "1", "2")
 
 
