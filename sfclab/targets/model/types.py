@@ -158,7 +158,9 @@ def flatten(prog: A.Program) -> A.Program:
     def expand(p: A.Program, where: Path | None) -> list:
         out = []
         for d in p.decls:
-            if isinstance(d, A.Include) and not d.system:
+            if isinstance(d, A.Include) and not d.system and d.decls:
+                out.extend(expand(A.Program(d.decls, d.pos.file if d.pos else ""), where))
+            elif isinstance(d, A.Include) and not d.system:
                 path = _find(d.path, where)
                 if path in seen:
                     continue
