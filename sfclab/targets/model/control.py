@@ -20,6 +20,7 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
+from .errors import ModelCompileError
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
 from .table_compile import ActionObj, TableCompiler, TableObj
@@ -54,6 +55,52 @@ class ControlInst:
 
     def __init__(self, decl: A.ControlDecl, path: tuple[str, ...]) -> None:
         self.decl, self.path, self.apply, self.bound = decl, path, None, None
+
+
+def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
+    """*call*, then the copy-out of its ``out`` / ``inout`` arguments (*outs*); when
+    the action exits, the copy-out happens only if *on_exit*.
+
+    P4_16 copies arguments out on ``exit`` too; with p4c (1.2.5, and so on BMv2) that
+    holds only for an action whose body exits on every path (``x = y; exit;``, ``exit``
+    in both branches of an ``if``, or a last statement calling an action that always
+    exits): p4c's optimiser drops the copy-out before an ``exit`` some paths take, or
+    before a call that exits with statements after it (measured against BMv2:
+    tests/fixtures/differential/exit_in_action.p4)."""
+    if not outs:
+        return call
+    after = seq(outs)
+
+    def call_out(p):
+        try:
+            call(p)
+        except ExitSignal:
+            if on_exit:
+                after(p)
+            raise
+        after(p)
+    return call_out
+
+
+def always_exits(stmts, const: Callable = lambda e: None,
+                 exits_call: Callable = lambda call: False) -> bool:
+    """Whether every path through *stmts* ends in ``exit`` (``const(cond)`` is a
+    condition's value when p4c folds it, else None; ``exits_call(call)`` whether a
+    call statement always exits, counted only as the last statement)."""
+    for i, st in enumerate(stmts):
+        if isinstance(st, A.Exit):
+            return True
+        if isinstance(st, A.Block) and always_exits(st.stmts, const, exits_call):
+            return True
+        if isinstance(st, A.If):
+            c = const(st.cond)
+            then = always_exits([st.then], const, exits_call)
+            other = st.other is not None and always_exits([st.other], const, exits_call)
+            if (c is True and then) or (c is False and other) or (then and other):
+                return True
+        if isinstance(st, A.CallStmt) and i == len(stmts) - 1 and exits_call(st.call):
+            return True
+    return False
 
 
 def _has(node: A.Node, kind: type) -> bool:
@@ -309,19 +356,35 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
         wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
         readers = [c.fn for c in ins]
+        exits = always_exits(decl.body.stmts, self._const_cond,
+                             lambda call: self._action_exits(call, sc))
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
 
             def call_const(p):
                 p.tr.append(("action", info, args))
                 fn(p, args)
-            return seq([call_const] + outs)
+            return _copy_out(call_const, outs, exits)
 
         def call(p):
             args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
             p.tr.append(("action", info, args))
             fn(p, args)
-        return seq([call] + outs)
+        return _copy_out(call, outs, exits)
+
+    def _action_exits(self, call: A.Call, sc: Scope) -> bool:
+        """Whether *call* calls an action whose body exits on every path."""
+        a = sc.get(call.func.name) if isinstance(call.func, A.Name) else None
+        return isinstance(a, ActionObj) and always_exits(
+            a.decl.body.stmts, self._const_cond, lambda c: self._action_exits(c, sc))
+
+    def _const_cond(self, e: A.Node):
+        """A condition's value when it is a compile-time constant, else None."""
+        try:
+            c = self.expr(e, self.global_scope)
+        except ModelCompileError:
+            return None
+        return bool(c.const) if c.const is not NOCONST else None
 
     # -- declarations --------------------------------------------------------------------
     def compile_action(self, d: A.ActionDecl, sc: Scope, qname: str) -> ActionObj:

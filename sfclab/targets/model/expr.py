@@ -21,7 +21,7 @@ from .errors import ModelCompileError
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type
 
-__all__ = ["CE", "NOCONST", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
+__all__ = ["CE", "NOCONST", "Scope", "ConstVal", "DynHeader", "AbortSignal", "ExprCompiler", "wrap_fn",
            "to_unsigned"]
 
 NOCONST = object()
@@ -66,6 +66,10 @@ class Scope:
         return Scope(self)
 
 
+class AbortSignal(Exception):
+    """What BMv2 does not survive (a stack index past the end): the packet ends there."""
+
+
 class DynHeader:
     """A stack element whose index is computed per packet (``s[i]``, ``s.next``, ``s.last``)."""
 
@@ -76,6 +80,16 @@ class DynHeader:
 
     def base_fn(self) -> Callable:
         b0, stride, size, idx = self.stack.base + 1, self.stack.stride, self.stack.type.size, self.idx
+        if self.what == "index":
+            path = self.stack.path
+
+            def checked(p):
+                i = idx(p)
+                if 0 <= i < size:
+                    return b0 + i * stride
+                raise AbortSignal(f"{path}[{i}] is out of the stack's bounds (size {size}): "
+                                  f"BMv2 stops (std::out_of_range), so nothing more comes out")
+            return checked
 
         def base(p):
             i = idx(p)
@@ -281,6 +295,8 @@ class ExprCompiler:
             return x
         if isinstance(t, EnumT) and t.underlying is not None:
             t = t.underlying
+        if isinstance(t, Bits) and not t.width:        # to `int`: the value as it is
+            return CE(x.fn, INT, x.slot, x.const, x.ref)
         if isinstance(t, BoolT):
             if isinstance(src, Bits):
                 f = x.fn
@@ -315,7 +331,7 @@ class ExprCompiler:
         return out
 
     def _e_Unary(self, e: A.Unary, sc, want):
-        x = self.expr(e.expr, sc, want)
+        x = self.expr(e.expr, sc)
         f = x.fn
         if e.op == "!":
             return self._fold(CE(lambda p: not f(p), BOOL), x)
@@ -345,9 +361,12 @@ class ExprCompiler:
         op = e.op
         if op in ("&&", "||"):
             return self._logic(e, sc)
-        a = self.expr(e.left, sc, want if op not in _CMP else None)
+        # the operands' own types (p4c's): an untyped literal takes the other operand's
+        # type; untyped constants compute in infinite precision, and take the type the
+        # context wants only at the end (expr)
+        a = self.expr(e.left, sc)
         b = self.expr(e.right, sc, None if op in ("<<", ">>", "++") else
-                      (a.t if isinstance(a.t, Bits) and a.t.width else want))
+                      (a.t if isinstance(a.t, Bits) and a.t.width else None))
         if op == "++":
             return self._concat(a, b)
         if op in ("<<", ">>"):
@@ -492,8 +511,8 @@ class ExprCompiler:
 
     def _e_Ternary(self, e: A.Ternary, sc, want):
         c = self.expr(e.cond, sc)
-        a = self.expr(e.then, sc, want)
-        b = self.expr(e.other, sc, a.t if isinstance(a.t, Bits) and a.t.width else want)
+        a = self.expr(e.then, sc)                   # (c ? 2 : 3w1) is a bit<3>
+        b = self.expr(e.other, sc, a.t if isinstance(a.t, Bits) and a.t.width else None)
         a, b, t = self._unify(a, b)
         fc, fa, fb = c.fn, a.fn, b.fn
         return self._fold(CE(lambda p: fa(p) if fc(p) else fb(p), t), c, a, b)

@@ -42,7 +42,7 @@ from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
-from .expr import ConstVal, Scope
+from .expr import AbortSignal, ConstVal, Scope
 from .parser_rt import PipelineCompiler, _field_codec
 from .result import Digest, PacketIn, ProcessResult
 from .runtime import ControlPlane
@@ -56,6 +56,14 @@ INSTANCE_TYPES = {"NORMAL": 0, "INGRESS_CLONE": 1, "EGRESS_CLONE": 2, "COALESCED
                   "RECIRC": 4, "REPLICATION": 5, "RESUBMIT": 6}
 DROP_PORT = 511
 CPU_PORT = 255
+
+
+def _header_fields(ref) -> list[int]:
+    """The slots of every header field under *ref* (not validity bits, not stack indexes)."""
+    if isinstance(ref, HeaderRef):
+        return [f.slot for f in ref.fields.values()]
+    subs = getattr(ref, "elems", None) or getattr(ref, "members", {}).values()
+    return [s for sub in subs for s in _header_fields(sub)]
 
 
 def _load(program) -> A.Program:
@@ -148,6 +156,8 @@ class ModelSwitch(ControlPlane):
         self._deparse = c.control_body(controls[names[4]], (names[4],),
                                        bind(controls[names[4]], [pout, hdr]))
         self.template = list(layout.template)
+        self._stale = _header_fields(self.hdr_ref)
+        self._last_v: list | None = None
         self._token = self._sfc_token()
         self._controller = {k: self._controller_header(k) for k in ("packet_in", "packet_out")}
 
@@ -217,22 +227,37 @@ class ModelSwitch(ControlPlane):
         ingress_q = deque([(data, port, 0, None, 0)])
         passes = 0
         drops: list[str] = []
-        while ingress_q:
-            task = ingress_q.popleft()
-            if passes >= self.max_passes:
-                why = (f"dropped after {self.max_passes} passes: the recirculation/resubmit limit "
-                       f"(max_passes) was reached")
-                tr.append(("drop", why))
-                drops.append(why)
-                break
-            eg_tasks = self._ingress_pass(task, passes, now, tr, ingress_q, res, drops)
-            passes += 1
-            eq = deque(eg_tasks)
-            while eq:
-                self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
+        try:
+            while ingress_q:
+                task = ingress_q.popleft()
+                if passes >= self.max_passes:
+                    why = (f"dropped after {self.max_passes} passes: the recirculation/resubmit "
+                           f"limit (max_passes) was reached")
+                    tr.append(("drop", why))
+                    drops.append(why)
+                    break
+                eg_tasks = self._ingress_pass(task, passes, now, tr, ingress_q, res, drops)
+                passes += 1
+                eq = deque(eg_tasks)
+                while eq:
+                    self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
+        except AbortSignal as e:
+            tr.append(("drop", str(e)))
+            drops.append(str(e))
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
+        self._keep_fields()
         return res
+
+    def _keep_fields(self) -> None:
+        """BMv2 reuses a packet's header storage for the next packet and resets only the
+        headers' validity: the next packet reads an invalid header's fields as this one
+        left them (extract or setValid overwrite them; metadata starts at 0)."""
+        v, t = self._last_v, self.template
+        if v is not None:
+            for i in self._stale:
+                t[i] = v[i]
+            self._last_v = None
 
     def packet_out(self, payload, **metadata) -> ProcessResult:
         """Send *payload* from the controller: the ``@controller_header("packet_out")``
@@ -266,7 +291,7 @@ class ModelSwitch(ControlPlane):
 
     def _ingress_pass(self, task, pass_no, now, tr, ingress_q, res, drops) -> list:
         data, port, itype, preserved, _ = task
-        v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
+        v = self._last_v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
         if preserved:
             for s, x in preserved:
                 v[s] = x
@@ -346,6 +371,7 @@ class ModelSwitch(ControlPlane):
 
     def _egress_pass(self, task, now, tr, ingress_q, eq, res, drops, passes) -> None:
         v, payload, eport, recirc, trunc, plen, ilen = task
+        self._last_v = v
         sm = self._sm
         v[sm["egress_port"]] = eport
         v[sm["egress_spec"]] = 0

@@ -63,12 +63,13 @@ class TableCompiler:
             a = sc.get(ref.name)
             if not isinstance(a, ActionObj):
                 raise self.error(f"table {qname}: {ref.name} is not an action", ref)
-            info = a.info
+            info = self._bound(a, ref, sc) if ref.args else a.info
             if annotation(ref.annotations, "defaultonly") is not None or \
                     annotation(ref.annotations, "tableonly") is not None:
                 info = ActionInfo(info.name, info.local, info.params, info.fn,
                                   annotation(ref.annotations, "defaultonly") is not None,
-                                  annotation(ref.annotations, "tableonly") is not None)
+                                  annotation(ref.annotations, "tableonly") is not None,
+                                  info.bound)
             actions[info.name] = info
             by_local[ref.name] = info
         default_ref = d.default_action
@@ -102,8 +103,30 @@ class TableCompiler:
         self.sw.tables[qname] = tbl
         return TableObj(tbl, self._apply_fn(tbl))
 
+    def _bound(self, a: ActionObj, ref: A.ActionRef, sc: Scope) -> ActionInfo:
+        """*a* with its first parameters bound in the table's action list
+        (``actions = { setbyte(hdr.b); }``): the control plane gives only the rest."""
+        n = len(ref.args)
+        if n > len(a.decl.params):
+            raise self.error(f"action {ref.name} takes {len(a.decl.params)} argument(s)", ref)
+        inner = sc.child()
+        rest = []
+        for i, slot in enumerate(a.slots[n:]):
+            inner.names[f"$cp{i}"] = slot
+            rest.append(A.Name(f"$cp{i}"))
+        call = self.action_call(a, A.Call(A.Name(ref.name), tuple(ref.args) + tuple(rest)), inner)
+        slots = [s.slot for s in a.slots[n:]]
+
+        def fn(p, args):
+            v = p.v
+            for s, x in zip(slots, args):
+                v[s] = x
+            call(p)
+        return ActionInfo(a.info.name, a.info.local, a.info.params[n:], fn, bound=n)
+
     def _ref_args(self, ref: A.ActionRef, info: ActionInfo, sc: Scope) -> tuple:
         args = ref.args or ()
+        args = args[info.bound:] if len(args) > len(info.params) else args
         if len(args) != len(info.params):
             raise self.error(f"action {info.local} takes {len(info.params)} argument(s)", ref)
         return tuple(self.const_int(a, sc) & ((1 << w) - 1) for a, (_, w) in zip(args, info.params))

@@ -208,7 +208,7 @@ class TypeEnv:
     def resolve(self, t: A.Node) -> Type:
         """The model type of AST type *t*."""
         if isinstance(t, A.BitType):
-            return Bits(t.width, t.signed)
+            return Bits(t.width, t.signed) if t.width else INT      # `int`: no width
         if isinstance(t, A.BoolType):
             return BOOL
         if isinstance(t, A.StackType):
