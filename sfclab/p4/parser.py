@@ -535,6 +535,9 @@ class _Builder(Transformer):
     def block(self, c):
         return A.Block(tuple(c), self._first_pos(c))
 
+    def annotated_block(self, c):
+        return c[-1]
+
     def assign(self, c):
         return A.Assign(c[0], c[1], c[0].pos)
 

@@ -616,7 +616,7 @@ class _File:
             for f in (arch.includes or ()) + (arch.name,):
                 for k, v in _ARCH_MACROS.get(f, {}).items():
                     self.st.macros.setdefault(k, Macro(k, v))
-            return f"#include <{name}>" if system else f'#include "{name}"'
+            return f"#include <{name}>"         # sfclab knows what it declares
         if path is None:
             raise _Error(f"cannot find the included file {name!r}",
                          "looked in " + ", ".join(str(c.parent) for c in

@@ -20,6 +20,7 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
+from .functions import FunctionCalls, FunctionObj, invalidate_headers
 from .errors import ModelCompileError
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
@@ -108,7 +109,7 @@ def _has(node: A.Node, kind: type) -> bool:
     return any(isinstance(n, kind) for n in walk(node))
 
 
-class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
+class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
     """Compiles a whole program's controls for one :class:`~.switch.ModelSwitch`."""
 
     def __init__(self, sw, env, layout, prog: A.Program) -> None:
@@ -147,6 +148,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             def do_exit(p):
                 raise ExitSignal()
             return do_exit
+        if isinstance(s, A.Return) and self.in_function():
+            return self.function_return(s, sc)
         if isinstance(s, A.Return):
             def do_return(p):
                 raise ReturnSignal()
@@ -233,6 +236,9 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         raise self.error(f"{expr_p4(call)} is not a table application", call)
 
     def call_value(self, e: A.Node, sc: Scope) -> CE:
+        f = self.user_function(e, sc)
+        if f is not None:
+            return self.function_value(f, e, sc)
         if isinstance(e, A.Member) and e.name in ("hit", "miss") and isinstance(e.expr, A.Call):
             apply = self._table_of(e.expr, sc).apply
             if e.name == "hit":
@@ -242,7 +248,30 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             base = self.path(e.func.expr, sc)
             if isinstance(base, PacketIO) and e.func.name == "lookahead":
                 return self.lookahead(e)
+        if isinstance(e, A.Member) and isinstance(e.expr, A.Call):
+            return self._member_of_result(e, sc)
         raise self.error(f"cannot use {expr_p4(e)} as a value", e)
+
+    def _member_of_result(self, e: A.Member, sc: Scope) -> CE:
+        """``f(x).field``: a field of the header or struct a call gives."""
+        whole = self.expr(e.expr, sc)
+        ref = whole.ref
+        sub = (ref.fields.get(e.name) if isinstance(ref, HeaderRef) else
+               ref.members.get(e.name) if isinstance(ref, StructRef) else None)
+        if sub is None:
+            raise self.error(f"cannot use {expr_p4(e)} as a value", e)
+        part = self._from_ref(sub, e)
+        pre = whole.pre
+        if pre is None:
+            return part
+        if part.fn is None:
+            return CE(None, part.t, ref=part.ref, pre=pre)
+        f = part.fn
+
+        def value(p):
+            pre(p)
+            return f(p)
+        return CE(value, part.t)
 
     def lookahead(self, e: A.Call) -> CE:
         raise self.error("lookahead is only supported in parsers", e)
@@ -271,6 +300,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             target = sc.get(f.name)
             if isinstance(target, ActionObj):
                 return self.action_call(target, e, sc)
+            if isinstance(target, FunctionObj):
+                return self.function_call(target, e, sc)[0]
             if f.name == "verify":
                 return self.verify(e, sc)
             return self.extern_call(f.name, e, sc, where)
@@ -292,11 +323,14 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             t = h.type
         n, nbytes = len(t.fields), t.nbytes
         zeros = [default_value(ft) for _, ft in t.fields]
+        siblings = h.siblings if isinstance(h, HeaderRef) else ()
         if m == "setValid":
             def set_valid(p):
                 b = base_fn(p)
                 if b is not None:
                     v = p.v
+                    for s in siblings:         # the other members of its header_union
+                        v[s] = False
                     if not v[b]:
                         v[b + 1:b + 1 + n] = zeros
                         v[b] = True
@@ -344,8 +378,17 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         decl, fn, info = a.decl, a.info.fn, a.info
         if len(e.args) != len(decl.params):
             raise self.error(f"action {info.local} takes {len(decl.params)} argument(s)", e)
-        ins, outs = [], []
+        ins, outs, before = [], [], []
         for prm, arg, slot in zip(decl.params, e.args, a.slots):
+            if not isinstance(slot, ScalarRef):          # a header or struct: copied
+                ins.append(CE(lambda p: None, None, const=None))
+                if prm.direction == "out":
+                    before.append(invalidate_headers(slot))
+                else:
+                    before.append(self.store(slot, self.expr(arg, sc)))
+                if prm.direction in ("out", "inout"):
+                    outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
+                continue
             if prm.direction in ("", "in"):
                 ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
             else:
@@ -354,22 +397,26 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 else:
                     ins.append(CE(lambda p, s=slot.slot: p.v[s], slot.type))
                 outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
-        wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
+        wraps = [(wrap_fn(s.type) if isinstance(s, ScalarRef) else None) or (lambda x: x)
+                 for s in a.slots]
         readers = [c.fn for c in ins]
         exits = always_exits(decl.body.stmts, self._const_cond,
                              lambda call: self._action_exits(call, sc))
+        copy_in = seq(before) if any(f is not None for f in before) else None
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
 
             def call_const(p):
                 p.tr.append(("action", info, args))
                 fn(p, args)
-            return _copy_out(call_const, outs, exits)
-
-        def call(p):
-            args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
-            p.tr.append(("action", info, args))
-            fn(p, args)
+            call = call_const
+        else:
+            def call(p):
+                args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
+                p.tr.append(("action", info, args))
+                fn(p, args)
+        if copy_in is not None:
+            return seq([copy_in, _copy_out(call, outs, exits)])
         return _copy_out(call, outs, exits)
 
     def _action_exits(self, call: A.Call, sc: Scope) -> bool:
@@ -394,8 +441,9 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         for prm in d.params:
             t = self.env.resolve(prm.type)
             ref = self.layout.build(t, f"{qname}.{prm.name}")
-            if not isinstance(ref, ScalarRef):
-                raise self.error(f"action parameter {prm.name} must be a scalar", prm)
+            if not isinstance(ref, ScalarRef) and not prm.direction:
+                raise self.error(f"action parameter {prm.name} must be a scalar: the control "
+                                 f"plane gives a directionless parameter's value", prm)
             inner.names[prm.name] = ref
             slots.append(ref)
             w = t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else \
@@ -410,6 +458,19 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                     raw(p)
                 except ReturnSignal:
                     pass
+        scalar = [isinstance(r, ScalarRef) for r in slots]
+        if not all(scalar):           # a header or struct argument is copied in by the call
+            idx = [i for i, k in enumerate(scalar) if k]
+            ss = [slots[i].slot for i in idx]
+            bools = [isinstance(slots[i].type, BoolT) for i in idx]
+            run = body
+
+            def fn(p, args):
+                v = p.v
+                for s, i, b in zip(ss, idx, bools):
+                    v[s] = bool(args[i]) if b else args[i]
+                run(p)
+            return ActionObj(ActionInfo(qname, d.name, params, fn), d, slots)
         ss = [r.slot for r in slots]
         bools = [isinstance(r.type, BoolT) for r in slots]
         if not ss:

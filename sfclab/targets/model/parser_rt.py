@@ -19,6 +19,7 @@ from .control import Compiler, PacketIO, seq
 from .expr import CE, NOCONST, DynHeader, Scope
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef
 from .types import Bits, BoolT, EnumT, HeaderT
+from .varbit import VarbitError, varbit_codec
 
 __all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES"]
 
@@ -201,9 +202,10 @@ class PipelineCompiler(Compiler):
 
     def packet_method(self, io: PacketIO, m: str, e: A.Call, sc: Scope) -> Callable:
         if io.kind == "in" and m == "extract":
-            if len(e.args) != 1:
-                raise self.error("extract with a variable-length field is not supported", e)
-            return self._extract(self.path(e.args[0], sc), e)
+            if isinstance(e.args[0], A.DontCare):
+                return self._skip(e)
+            nbits = self.expr(e.args[1], sc).fn if len(e.args) == 2 else None
+            return self._extract(self.path(e.args[0], sc), e, nbits)
         if io.kind == "in" and m == "advance":
             n = self.expr(e.args[0], sc).fn
 
@@ -217,13 +219,38 @@ class PipelineCompiler(Compiler):
             return self._emit(self.path(e.args[0], sc), e)
         raise self.error(f"packet.{m} is not supported by the model", e)
 
-    def _extract(self, r, e: A.Call) -> Callable:
+    def _skip(self, e: A.Call) -> Callable:
+        """``extract<T>(_)``: the bytes of a T, read and thrown away."""
+        if not e.type_args:
+            raise self.error("extract(_) needs the header type: extract<T>(_)", e)
+        t = self.env.resolve(e.type_args[0])
+        if not isinstance(t, HeaderT) or t.nbits % 8 or t.varbit is not None:
+            raise self.error(f"extract<{expr_p4(e.type_args[0])}>(_) needs a header of whole "
+                             f"bytes", e)
+        nb = t.nbytes
+
+        def skip(p):
+            if len(p.data) - p.pos < nb:
+                raise ParserError("PacketTooShort")
+            p.pos += nb
+            p.tr.append(("extract", f"_ ({t.name})"))
+        return skip
+
+    def _extract(self, r, e: A.Call, nbits=None) -> Callable:
         if isinstance(r, HeaderRef):
             t, b0, path, dyn = r.type, r.base, r.path, None
         elif isinstance(r, DynHeader) and r.what == "next":
             t, b0, path, dyn = r.stack.type.elem, None, r.stack.path, r.stack
         else:
             raise self.error(f"cannot extract into {expr_p4(e.args[0])}", e)
+        if (t.varbit is None) != (nbits is None):
+            raise self.error(f"extract({expr_p4(e.args[0])}) takes "
+                             + ("the varbit field's length in bits as its second argument"
+                                if nbits is None else "one argument: the header has no varbit "
+                                                      "field"), e)
+        if nbits is not None:
+            return self._extract_varbit(r, t, nbits, path, dyn)
+        siblings = r.siblings if isinstance(r, HeaderRef) else ()
         if t.nbits % 8:
             raise self.error(f"header {t.name} is {t.nbits} bits, not a whole number of bytes", e)
         nb, k = t.nbytes, len(t.fields)
@@ -238,6 +265,8 @@ class PipelineCompiler(Compiler):
                 v = p.v
                 v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
                 v[b0] = True
+                for s in siblings:
+                    v[s] = False
                 p.pos = pos + nb
                 p.tr.append(("extract", short))
             return extract
@@ -260,12 +289,46 @@ class PipelineCompiler(Compiler):
             p.tr.append(("extract", f"{short}[{i}]"))
         return extract_next
 
+    def _extract_varbit(self, r, t: HeaderT, nbits, path: str, dyn) -> Callable:
+        read, _ = varbit_codec(t)
+        k = len(t.fields)
+        short = path.split(".", 1)[-1]
+        siblings = r.siblings if isinstance(r, HeaderRef) else ()
+
+        def into(p, b, label):
+            try:
+                values, used = read(p.data, p.pos, nbits(p))
+            except VarbitError as err:
+                raise ParserError(err.code) from None
+            v = p.v
+            v[b + 1:b + 1 + k] = values
+            v[b] = True
+            for s in siblings:
+                v[s] = False
+            p.pos += used
+            p.tr.append(("extract", label))
+        if dyn is None:
+            b0 = r.base
+            return lambda p: into(p, b0, short)
+        nslot, size, stride, first = dyn.base, dyn.type.size, dyn.stride, dyn.base + 1
+
+        def extract_next(p):
+            i = p.v[nslot]
+            if i >= size:
+                raise ParserError("StackOutOfBounds")
+            into(p, first + i * stride, f"{short}[{i}]")
+            p.v[nslot] = i + 1
+        return extract_next
+
     def lookahead(self, e: A.Call) -> CE:
         if not e.type_args:
             raise self.error("lookahead needs a type argument", e)
         t = self.env.resolve(e.type_args[0])
+        if isinstance(t, HeaderT) and t.varbit is None and not t.nbits % 8:
+            return self._lookahead_header(t)
         if not isinstance(t, Bits):
-            raise self.error("the model supports lookahead<bit<W>>() only", e)
+            raise self.error("the model supports lookahead<T>() of a bit<W> or of a header "
+                             "of whole bytes", e)
         w = t.width
         nb = (w + 7) // 8
         shift = nb * 8 - w
@@ -277,6 +340,21 @@ class PipelineCompiler(Compiler):
             return (int.from_bytes(p.data[p.pos:p.pos + nb], "big") >> shift) & m
         return CE(look, t)
 
+    def _lookahead_header(self, t: HeaderT) -> CE:
+        """``lookahead<H>()``: the next bytes as a valid header H (the parser stays put)."""
+        self._tmp += 1
+        ref = self.layout.build(t, f"$lookahead#{self._tmp}")
+        unpack, _ = _field_codec(t)
+        nb, k, b0 = t.nbytes, len(t.fields), ref.base
+
+        def fill(p):
+            if len(p.data) - p.pos < nb:
+                raise ParserError("PacketTooShort")
+            v = p.v
+            v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(p.data[p.pos:p.pos + nb], "big"))
+            v[b0] = True
+        return CE(None, t, ref=ref, pre=fill)
+
     def call_value(self, e, sc):
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead":
             base = self.path(e.func.expr, sc)
@@ -286,6 +364,17 @@ class PipelineCompiler(Compiler):
 
     # -- deparser --------------------------------------------------------------------------
     def _emit(self, r, e: A.Call) -> Callable:
+        if isinstance(r, HeaderRef) and r.type.varbit is not None:
+            _, write = varbit_codec(r.type)
+            b0, k = r.base, len(r.type.fields)
+            short = r.path.split(".", 1)[-1]
+
+            def emit_varbit(p):
+                v = p.v
+                if v[b0]:
+                    p.emitted.append(write(v[b0 + 1:b0 + 1 + k]))
+                    p.tr.append(("deparser_emit", short))
+            return emit_varbit
         if isinstance(r, HeaderRef):
             t, b0 = r.type, r.base
             if t.nbits % 8:
