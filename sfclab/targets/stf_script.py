@@ -262,9 +262,11 @@ def _command(word: str, rest: str, n: int, raw: str) -> StfCommand | None:
     if word == "packet":
         port, _, data = rest.partition(" ")
         hexes = "".join(data.split())
-        if not re.fullmatch(r"(?:[0-9a-fA-F]{2})*", hexes):
-            raise ValueError(f"the packet must be whole bytes of hex digits, got {data!r}")
-        return Packet(n, raw, _port(port), bytes.fromhex(hexes))
+        if not re.fullmatch(r"[0-9a-fA-F]*", hexes):
+            raise ValueError(f"the packet must be hex digits, got {data!r}")
+        # an odd last digit is a byte of its own (0x0N), as p4c's bmv2stf read it
+        tail = bytes([int(hexes[-1], 16)]) if len(hexes) % 2 else b""
+        return Packet(n, raw, _port(port), bytes.fromhex(hexes[:len(hexes) - len(tail)]) + tail)
     if word == "expect":
         port, _, data = rest.partition(" ")
         pat = "".join(data.split()).upper()

@@ -28,14 +28,16 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
 
-def test_a_stack_index_past_the_end_ends_the_packet_as_bmv2_does():
+def test_a_stack_index_past_the_end_reads_0_and_writes_nothing():
+    """P4_16 leaves such a read undefined and makes such a write do nothing; BMv2 1.15
+    stops (std::out_of_range) where p4c leaves the access in, which the programs BMv2
+    passes never reach (p4c often removes it: gauntlet_index_5 in p4c's tests)."""
     sw = ModelSwitch(STACK)
     assert sw.process(0, bytes([1, 0, 0x0a, 0x0b])).outputs == [(0, bytes([1, 0x0b, 0x0a, 0x77]))]
-    r = sw.process(0, bytes([2, 0, 0x0a, 0x0b]))       # BMv2 1.15 dies: std::out_of_range
-    assert r.outputs == []
-    assert "hdr.s[2] is out of the stack's bounds (size 2)" in r.drop_reason
-    assert "hdr.s[2] is out of" in r.trace.text()
-    assert sw.process(0, bytes([0, 0, 0x0a, 0x0b])).outputs == [(0, bytes([0, 0x0a, 0x77, 0x0b]))]
+    r = sw.process(0, bytes([2, 9, 0x0a, 0x0b]))
+    assert r.outputs == [(0, bytes([2, 0, 0x0a, 0x0b]))]
+    assert "hdr.s[2] is out of the stack's bounds (size 2): read as 0, not written" in \
+        r.trace.text()
 
 
 def test_an_argument_bound_in_the_action_list_is_not_a_control_plane_parameter():

@@ -42,8 +42,9 @@ def test_a_bad_line_is_an_error_with_its_line_and_a_caret():
     assert "packet x 00\n    ^^^^^^" in text and "hint: packet PORT HEX-BYTES" in text
     with pytest.raises(StfSyntaxError, match="unknown command 'frobnicate'"):
         parse_stf("frobnicate 1")
-    with pytest.raises(StfSyntaxError, match="whole bytes"):
-        parse_stf("packet 0 abc")
+    with pytest.raises(StfSyntaxError, match="must be hex digits"):
+        parse_stf("packet 0 0g")
+    assert parse_stf("packet 0 abc")[0].data == b"\xab\x0c"      # as p4c's bmv2stf
 
 
 @pytest.mark.parametrize("kind,text,width,want", [

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
-from .storage import HeaderRef, ScalarRef, StackRef, StructRef
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from .types import BOOL, Bits, BoolT
 
 __all__ = ["AssignCompiler", "seq"]
@@ -98,7 +98,44 @@ class AssignCompiler:
             return sd
         if isinstance(lv, (HeaderRef, StructRef, StackRef)):
             return self._store_compound(lv, ce)
+        if isinstance(lv, DynHeader):
+            return self._store_dyn_header(lv, ce)
         raise self.error(f"cannot assign to {lv!r}")
+
+    def _store_dyn_header(self, dh: DynHeader, ce: CE) -> Callable:
+        """``s[i] = {…}`` / ``s[i] = h`` with *i* known per packet (out of range: no effect)."""
+        base, t = dh.base_fn(), dh.stack.type.elem
+        n = len(t.fields)
+        if isinstance(ce.ref, list):
+            names = [f for f, _ in t.fields if f != "$padding"]
+            if len(names) != len(ce.ref):
+                raise self.error("a list does not fit the assigned header")
+            parts = [(dh.field_index(f), wrap_fn(dh.field_type(f)) or (lambda x: x), c.fn)
+                     for f, c in zip(names, ce.ref)]
+
+            def set_list(p):
+                vals = [(fi, wr(f(p))) for fi, wr, f in parts]
+                b = base(p)
+                if b is not None:
+                    for fi, x in vals:
+                        p.v[b + fi] = x
+                    p.v[b] = True
+            return set_list
+        src = ce.ref
+        if not isinstance(src, HeaderRef) or src.type != t:
+            raise self.error(f"cannot assign {getattr(src, 'path', src)} to an element of "
+                             f"{dh.stack.path}")
+        sb = src.base
+
+        def copy(p):
+            b = base(p)
+            if b is not None:
+                v = p.v
+                if v[sb]:
+                    v[b:b + n + 1] = v[sb:sb + n + 1]
+                else:
+                    v[b] = False
+        return copy
 
     def _lv_reader(self, lv) -> Callable:
         if isinstance(lv, ScalarRef):
@@ -106,7 +143,11 @@ class AssignCompiler:
             return lambda p: p.v[s]
         if isinstance(lv, tuple) and isinstance(lv[0], DynHeader):
             return self._from_ref(lv, None).fn
-        raise self.error("nested slices are not supported")
+        if isinstance(lv, tuple) and lv[0] == "slice":          # x[7:4][1:0] = …
+            _, base, hi, lo = lv
+            rd, m = self._lv_reader(base), (1 << (hi - lo + 1)) - 1
+            return lambda p: (rd(p) >> lo) & m
+        raise self.error(f"cannot assign to a part of {lv!r}")
 
     def _store_compound(self, dst, ce: CE) -> Callable:
         if ce.pre is not None:             # a function computes the value: call it first
@@ -158,7 +199,7 @@ class AssignCompiler:
         """``dst = {a, b}`` / ``dst = {f = a}``: every item read before any is written;
         a header becomes valid."""
         if isinstance(dst, HeaderRef):
-            members = dst.fields
+            members = {n: f for n, f in dst.fields.items() if n != "$padding"}
         elif isinstance(dst, StructRef):
             members = dst.members
         else:

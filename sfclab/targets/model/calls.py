@@ -60,7 +60,7 @@ class ExternCalls:
             return out
         r = self.path(e, sc)
         if isinstance(r, HeaderRef):
-            for f in r.fields.values():
+            for f in scalars(r):
                 s = f.slot
                 out.append((lambda p, s=s: p.v[s], _width(f.type), r.base))
             return out
@@ -92,7 +92,7 @@ class ExternCalls:
             s = r.slot
             return [(lambda p, s=s: p.v[s], _width(r.type), None)]
         if isinstance(r, HeaderRef):
-            return [(lambda p, s=f.slot: p.v[s], _width(f.type), r.base) for f in r.fields.values()]
+            return [(lambda p, s=f.slot: p.v[s], _width(f.type), r.base) for f in scalars(r)]
         subs = r.members.values() if isinstance(r, StructRef) else r.elems
         return [i for sub in subs for i in self._ref_items(sub)]
 

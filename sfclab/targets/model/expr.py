@@ -21,7 +21,7 @@ from .errors import ModelCompileError
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type, UnionT
 
-__all__ = ["CE", "NOCONST", "INVALID", "Scope", "ConstVal", "DynHeader", "AbortSignal", "ExprCompiler", "wrap_fn",
+__all__ = ["CE", "NOCONST", "INVALID", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
            "to_unsigned"]
 
 NOCONST = object()
@@ -68,10 +68,6 @@ class Scope:
         return Scope(self)
 
 
-class AbortSignal(Exception):
-    """What BMv2 does not survive (a stack index past the end): the packet ends there."""
-
-
 class DynHeader:
     """A stack element whose index is computed per packet (``s[i]``, ``s.next``, ``s.last``)."""
 
@@ -89,8 +85,13 @@ class DynHeader:
                 i = idx(p)
                 if 0 <= i < size:
                     return b0 + i * stride
-                raise AbortSignal(f"{path}[{i}] is out of the stack's bounds (size {size}): "
-                                  f"BMv2 stops (std::out_of_range), so nothing more comes out")
+                # P4_16: an out-of-range read is undefined, a write does nothing.  BMv2
+                # (1.15) stops with std::out_of_range where p4c leaves such an access in
+                # the program; it often removes it (a copy-in and copy-out of the same
+                # field), and the programs BMv2 passes never reach one
+                p.tr.append(("note", f"{path}[{i}] is out of the stack's bounds (size "
+                                     f"{size}): read as 0, not written"))
+                return None
             return checked
 
         def base(p):

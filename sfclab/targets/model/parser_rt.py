@@ -395,3 +395,4 @@ class PipelineCompiler(Compiler):
             return seq([self._emit(x, e) for x in r.members.values()
                         if not isinstance(x, ScalarRef)])
         raise self.error(f"cannot emit {expr_p4(e.args[0])}", e)
+

@@ -114,7 +114,7 @@ def scalars(ref: Ref) -> list[ScalarRef]:
     if isinstance(ref, ScalarRef):
         return [ref]
     if isinstance(ref, HeaderRef):
-        return list(ref.fields.values())
+        return [f for n, f in ref.fields.items() if n != "$padding"]
     if isinstance(ref, StackRef):
         return [s for e in ref.elems for s in scalars(e)]
     return [s for m in ref.members.values() for s in scalars(m)]

@@ -42,7 +42,7 @@ from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
-from .expr import AbortSignal, ConstVal, Scope
+from .expr import ConstVal, Scope
 from .functions import FunctionObj
 from .parser_rt import PipelineCompiler, _field_codec
 from .result import Digest, PacketIn, ProcessResult
@@ -230,23 +230,19 @@ class ModelSwitch(ControlPlane):
         ingress_q = deque([(data, port, 0, None, 0)])
         passes = 0
         drops: list[str] = []
-        try:
-            while ingress_q:
-                task = ingress_q.popleft()
-                if passes >= self.max_passes:
-                    why = (f"dropped after {self.max_passes} passes: the recirculation/resubmit "
-                           f"limit (max_passes) was reached")
-                    tr.append(("drop", why))
-                    drops.append(why)
-                    break
-                eg_tasks = self._ingress_pass(task, passes, now, tr, ingress_q, res, drops)
-                passes += 1
-                eq = deque(eg_tasks)
-                while eq:
-                    self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
-        except AbortSignal as e:
-            tr.append(("drop", str(e)))
-            drops.append(str(e))
+        while ingress_q:
+            task = ingress_q.popleft()
+            if passes >= self.max_passes:
+                why = (f"dropped after {self.max_passes} passes: the recirculation/resubmit limit "
+                       f"(max_passes) was reached")
+                tr.append(("drop", why))
+                drops.append(why)
+                break
+            eg_tasks = self._ingress_pass(task, passes, now, tr, ingress_q, res, drops)
+            passes += 1
+            eq = deque(eg_tasks)
+            while eq:
+                self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
         self._keep_fields()

@@ -272,10 +272,12 @@ class TypeEnv:
         if isinstance(d, A.Typedef):
             t = self.resolve(d.type)
         elif isinstance(d, A.HeaderDecl):
-            t = HeaderT(d.name, tuple((f.name, self.resolve(f.type)) for f in d.fields),
+            fields = tuple((f.name, self.resolve(f.type)) for f in d.fields)
+            pad = -sum(_width(ft) for _, ft in fields if not isinstance(ft, VarbitT)) % 8
+            # p4c-bm2-ss pads a header to whole bytes with a last field of its own
+            # (`_padding`): extracted and emitted with the header, and invisible to P4
+            t = HeaderT(d.name, fields + ((("$padding", Bits(pad)),) if pad else ()),
                         d.annotations)
-            for fname, ft in t.fields:
-                _width(ft)
         elif isinstance(d, A.StructDecl):
             t = StructT(d.name, tuple((f.name, self.resolve(f.type)) for f in d.fields),
                         {f.name: f.annotations for f in d.fields})
