@@ -21,6 +21,7 @@ from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
 from .functions import FunctionCalls, FunctionObj, invalidate_headers
+from .statements import LoopCompiler
 from .errors import ModelCompileError
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
@@ -50,12 +51,29 @@ class PacketIO:
 
 
 class ControlInst:
-    """A control instantiated inside another (``inner() slot0;``), compiled at its apply."""
+    """A control instantiated inside another (``inner() slot0;``), compiled at its apply.
 
-    __slots__ = ("decl", "path", "apply", "bound")
+    Applied with the same arguments everywhere, its parameters are those arguments;
+    applied with different ones (``copy``), it has parameters of its own, which each
+    apply copies the arguments into and out of (P4's copy-in/copy-out)."""
 
-    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...]) -> None:
+    __slots__ = ("decl", "path", "apply", "bound", "copy", "params")
+
+    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...], copy: bool = False) -> None:
         self.decl, self.path, self.apply, self.bound = decl, path, None, None
+        self.copy, self.params = copy, None
+
+
+def _apply_sites(decl: A.Node) -> dict[str, set[str]]:
+    """Instance name -> the distinct argument lists ``inst.apply(…)`` is called with."""
+    from ...p4.ast import walk
+
+    out: dict[str, set[str]] = {}
+    for n in walk(decl):
+        if (isinstance(n, A.Call) and isinstance(n.func, A.Member) and n.func.name == "apply"
+                and isinstance(n.func.expr, A.Name)):
+            out.setdefault(n.func.expr.name, set()).add(", ".join(map(expr_p4, n.args)))
+    return out
 
 
 def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
@@ -109,7 +127,12 @@ def _has(node: A.Node, kind: type) -> bool:
     return any(isinstance(n, kind) for n in walk(node))
 
 
-class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
+def _packet_io(prm: A.Param) -> bool:
+    return isinstance(prm.type, A.NamedType) and prm.type.name in ("packet_in", "packet_out")
+
+
+class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCompiler,
+               ExprCompiler):
     """Compiles a whole program's controls for one :class:`~.switch.ModelSwitch`."""
 
     def __init__(self, sw, env, layout, prog: A.Program) -> None:
@@ -119,6 +142,7 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
         self.qnames = {(o.path, id(o.decl)): o.name for o in qualified_objects(prog)}
         self.global_scope = Scope()
         self._tmp = 0
+        self._sites: dict[str, set[str]] = {}     # control instances' apply arguments
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts, sc: Scope, where: str) -> Callable:
@@ -156,6 +180,8 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
             return do_return
         if isinstance(s, A.Empty):
             return None
+        if isinstance(s, (A.For, A.ForIn, A.Break, A.Continue)):
+            return self.loop_stmt(s, sc, where)
         raise self.error(f"unsupported statement {type(s).__name__}", s)
 
     def const_value(self, e: A.Node, sc: Scope, t):
@@ -199,7 +225,7 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
     def _switch(self, s: A.Switch, sc: Scope, where: str) -> Callable:
         e = s.expr
         if not (isinstance(e, A.Member) and e.name == "action_run" and isinstance(e.expr, A.Call)):
-            raise self.error("the model supports switch on t.apply().action_run only", s)
+            return self.value_switch(s, sc, where)
         tobj = self._table_of(e.expr, sc)
         apply = tobj.apply
         cases: dict[str, Callable] = {}
@@ -494,6 +520,7 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
         """Bind a control's local declarations in *sc*; returns the initialisers."""
         inits = []
         controls = {c.name: c for c in self.sw.program.controls()}
+        controls.update((q.name, q) for q in self.sw.program.find(A.ParserDecl))
         for d in decls:
             if isinstance(d, A.ConstDecl):
                 t = self.env.resolve(d.type)
@@ -505,7 +532,8 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
             elif isinstance(d, A.Instance):
                 tname = d.type.name if isinstance(d.type, A.NamedType) else ""
                 if tname in controls:
-                    sc.names[d.name] = ControlInst(controls[tname], (*path, d.name))
+                    multi = len(self._sites.get(d.name, ())) > 1
+                    sc.names[d.name] = ControlInst(controls[tname], (*path, d.name), multi)
                 else:
                     qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
                     sc.names[d.name] = self.make_extern(d, qn)
@@ -522,6 +550,7 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
     def control_body(self, decl: A.ControlDecl, path: tuple[str, ...], bindings: dict) -> Callable:
         """A control's apply block (locals initialised first) as one closure."""
         sc = Scope(self.global_scope, dict(bindings))
+        self._sites = _apply_sites(decl)
         inits = self.compile_locals(decl.locals, sc, path)
         body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
         if _has(decl.apply, A.Return):
@@ -538,6 +567,8 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
         params = inst.decl.params
         if len(e.args) != len(params):
             raise self.error(f"{inst.decl.name}.apply takes {len(params)} argument(s)", e)
+        if inst.copy:
+            return self._apply_copying(inst, e, sc)
         bindings, copies = {}, []
         for prm, arg in zip(params, e.args):
             r = self.path(arg, sc)
@@ -550,16 +581,54 @@ class Compiler(FunctionCalls, ExternCalls, TableCompiler, AssignCompiler, ExprCo
                 copies.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits) else None)))
         key = tuple(sorted((k, id(v)) for k, v in bindings.items()))
         if inst.apply is None:
-            inst.apply, inst.bound = self.control_body(inst.decl, inst.path, bindings), key
+            inst.apply, inst.bound = self.instance_body(inst, bindings), key
         elif inst.bound != key:
             raise self.error(f"control instance {'.'.join(inst.path)} is applied with different "
                              f"arguments in two places; the model supports one binding", e)
+        return seq(copies + [self._traced(inst)])
+
+    def _traced(self, inst: ControlInst) -> Callable:
         body = inst.apply
         nf = nf_of(inst.path[-1])
-        if nf is not None:
-            def run_nf(p):
-                p.tr.append(("nf", nf))
-                body(p)
-            return seq(copies + [run_nf])
-        return seq(copies + [body])
+        if nf is None:
+            return body
+
+        def run_nf(p):
+            p.tr.append(("nf", nf))
+            body(p)
+        return run_nf
+
+    def _apply_copying(self, inst: ControlInst, e: A.Call, sc: Scope) -> Callable:
+        """``inst.apply(args)`` of an instance applied with different arguments elsewhere."""
+        if inst.params is None:
+            inst.params = {}
+            for prm in inst.decl.params:
+                t = self.env.resolve(prm.type) if not _packet_io(prm) else None
+                inst.params[prm.name] = (None if t is None else
+                                         self.layout.build(t, f"{'.'.join(inst.path)}.{prm.name}"))
+        before, after, bindings = [], [], {}
+        for prm, arg in zip(inst.decl.params, e.args):
+            ref = inst.params[prm.name]
+            if ref is None:                          # packet_in / packet_out: passed on
+                bindings[prm.name] = self.path(arg, sc)
+                continue
+            bindings[prm.name] = ref
+            t = getattr(ref, "type", None)
+            if prm.direction == "out":
+                before.append(invalidate_headers(ref))
+            else:
+                before.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits)
+                                                         else None)))
+            if prm.direction in ("out", "inout"):
+                after.append(self.store(self.lvalue(arg, sc), self._from_ref(ref, arg)))
+        if inst.apply is None:
+            inst.apply = self.instance_body(inst, bindings)
+        return seq(before + [self._traced(inst)] + after)
+
+    def instance_body(self, inst: ControlInst, bindings: dict) -> Callable:
+        """The body an instance's apply runs (a control's; a parser's in parsers)."""
+        if not isinstance(inst.decl, A.ControlDecl):
+            raise self.error(f"{inst.decl.name} is a parser: it is applied in parser states",
+                             inst.decl)
+        return self.control_body(inst.decl, inst.path, bindings)
 

@@ -15,16 +15,20 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
-from .control import Compiler, PacketIO, seq
+from .control import Compiler, PacketIO, _apply_sites, seq
 from .expr import CE, NOCONST, DynHeader, Scope
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef
-from .types import Bits, BoolT, EnumT, HeaderT
+from .types import Bits, BoolT, EnumT, HeaderT, UnionT
 from .varbit import VarbitError, varbit_codec
 
 __all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES"]
 
 #: States a parser may visit for one packet before ``ParserTimeout``.
 MAX_PARSER_STATES = 1000
+
+
+class ParserReject(Exception):
+    """``transition reject`` in a sub-parser: the whole parse ends there."""
 
 
 class ParserError(Exception):
@@ -69,40 +73,60 @@ class PipelineCompiler(Compiler):
 
     # -- parser ----------------------------------------------------------------------------
     def compile_parser(self, decl: A.ParserDecl, bindings: dict) -> Callable:
-        sc = Scope(self.global_scope, dict(bindings))
-        inits = self.compile_locals(decl.locals, sc, (decl.name,))
-        states: dict[str, Callable] = {}
-        for st in decl.states:
-            states[st.name] = self._state(st, sc)
-        if "start" not in states:
-            raise self.error(f"parser {decl.name} has no start state", decl)
-        init = seq(inits)
+        run = self._parser_run(decl, (decl.name,), bindings)
         name = decl.name
 
         def parse(p):
             tr = p.tr
             tr.append(("parser_start", name))
-            init(p)
-            state = "start"
-            n = 0
             try:
-                while True:
-                    n += 1
-                    if n > MAX_PARSER_STATES:
-                        raise ParserError("ParserTimeout")
-                    state = states[state](p)
-                    if state == "accept":
-                        break
-                    if state == "reject":
-                        tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) "
-                                           "ends parsing as if accepted, with no error"))
-                        break
+                if run(p) == "reject":
+                    raise ParserReject()
+            except ParserReject:
+                tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) "
+                                   "ends parsing as if accepted, with no error"))
             except ParserError as e:
                 p.parser_error = e.code
                 tr.append(("note", f"parser error {e.code}: parsing stopped, the packet goes "
                                    f"on to ingress (v1model does not drop it)"))
             tr.append(("parser_done", name, p.parser_error))
         return parse
+
+    def _parser_run(self, decl: A.ParserDecl, path: tuple[str, ...], bindings: dict) -> Callable:
+        """``run(p) -> "accept" | "reject"``: the parser's locals and states (errors raise
+        :class:`ParserError`)."""
+        sc = Scope(self.global_scope, dict(bindings))
+        self._sites = _apply_sites(decl)
+        init = seq(self.compile_locals(decl.locals, sc, path))
+        states: dict[str, Callable] = {}
+        for st in decl.states:
+            states[st.name] = self._state(st, sc)
+        if "start" not in states:
+            raise self.error(f"parser {decl.name} has no start state", decl)
+
+        def run(p):
+            init(p)
+            state = "start"
+            n = 0
+            while state != "accept" and state != "reject":
+                n += 1
+                if n > MAX_PARSER_STATES:
+                    raise ParserError("ParserTimeout")
+                state = states[state](p)
+            return state
+        return run
+
+    def instance_body(self, inst, bindings: dict) -> Callable:
+        if not isinstance(inst.decl, A.ParserDecl):
+            return super().instance_body(inst, bindings)
+        run = self._parser_run(inst.decl, inst.path, bindings)
+        name = ".".join(inst.path)
+
+        def subparser(p):                # p4c inlines it: a reject rejects the whole parse
+            p.tr.append(("parser_state", f"{name} (sub-parser)"))
+            if run(p) == "reject":
+                raise ParserReject()
+        return subparser
 
     def _state(self, st: A.ParserState, sc: Scope) -> Callable:
         inner = sc.child()
@@ -236,7 +260,47 @@ class PipelineCompiler(Compiler):
             p.tr.append(("extract", f"_ ({t.name})"))
         return skip
 
+    def _extract_union_next(self, dh: DynHeader, member: str, e: A.Call) -> Callable:
+        """``extract(stack.next.member)`` on a stack of header unions."""
+        st = dh.stack
+        union = st.type.elem
+        offsets, off = {}, 0
+        for name, h in union.fields:
+            offsets[name] = (off, h)
+            off += len(h.fields) + 1
+        if member not in offsets:
+            raise self.error(f"{union.name} has no member {member!r}", e)
+        moff, t = offsets[member]
+        others = [o for n, (o, _) in offsets.items() if n != member]
+        if t.nbits % 8 or t.varbit is not None:
+            raise self.error(f"header {t.name} is not a whole number of bytes", e)
+        unpack, _ = _field_codec(t)
+        nb, k = t.nbytes, len(t.fields)
+        nslot, size, stride, first = st.base, st.type.size, st.stride, st.base + 1
+        short = st.path.split(".", 1)[-1]
+
+        def extract_union(p):
+            v = p.v
+            i = v[nslot]
+            if i >= size:
+                raise ParserError("StackOutOfBounds")
+            pos, data = p.pos, p.data
+            if len(data) - pos < nb:
+                raise ParserError("PacketTooShort")
+            b = first + i * stride
+            v[b + moff + 1:b + moff + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+            v[b + moff] = True
+            for o in others:
+                v[b + o] = False
+            v[nslot] = i + 1
+            p.pos = pos + nb
+            p.tr.append(("extract", f"{short}[{i}].{member}"))
+        return extract_union
+
     def _extract(self, r, e: A.Call, nbits=None) -> Callable:
+        if (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], DynHeader)
+                and r[0].what == "next" and isinstance(r[0].stack.type.elem, UnionT)):
+            return self._extract_union_next(r[0], r[1], e)
         if isinstance(r, HeaderRef):
             t, b0, path, dyn = r.type, r.base, r.path, None
         elif isinstance(r, DynHeader) and r.what == "next":

@@ -45,7 +45,11 @@ class StackRef:
 
     @property
     def stride(self) -> int:
-        return len(self.type.elem.fields) + 1
+        """Slots per element: a header's validity and fields; a header_union's members'."""
+        elem = self.type.elem
+        if isinstance(elem, UnionT):
+            return sum(len(h.fields) + 1 for _, h in elem.fields)
+        return len(elem.fields) + 1
 
 
 @dataclass(eq=False, slots=True)

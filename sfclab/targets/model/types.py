@@ -245,8 +245,9 @@ class TypeEnv:
             return BOOL
         if isinstance(t, A.StackType):
             elem = self.resolve(t.elem)
-            if not isinstance(elem, HeaderT):
-                raise ModelCompileError(f"a stack of {t.elem} is not supported")
+            if not isinstance(elem, (HeaderT, UnionT)):
+                raise ModelCompileError(f"a stack of {type_p4(t.elem)}: a stack holds headers "
+                                        f"or header unions")
             return StackT(elem, t.size)
         if isinstance(t, A.NamedType):
             return self.named(t.name)
