@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
-from .expr import CE, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
+from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
-from .types import BOOL, BoolT
+from .types import BOOL, Bits, BoolT
 
 __all__ = ["AssignCompiler", "seq"]
 
@@ -150,30 +150,32 @@ class AssignCompiler:
         raise self.error(f"cannot assign to a part of {lv!r}")
 
     def _store_compound(self, dst, ce: CE) -> Callable:
+        if ce.pre is not None:             # a function computes the value: call it first
+            pre = ce.pre
+            return seq([pre, self._store_compound(dst, CE(None, ce.t, ref=ce.ref))])
         src = ce.ref
-        if isinstance(src, list):               # {a, b, c}
-            subs = (scalars(dst) if isinstance(dst, HeaderRef)
-                    else list(dst.members.values()) if isinstance(dst, StructRef) else None)
-            if subs is None or len(subs) != len(src):
-                raise self.error("a list does not fit the assigned value")
-            fns = [self.store(d, s) if isinstance(d, ScalarRef) else self._store_compound(d, s)
-                   for d, s in zip(subs, src)]
-            if isinstance(dst, HeaderRef):
-                b = dst.base
+        if src is INVALID:                      # {#}
+            bases = _header_bases(dst)
 
-                def mark(p):
-                    p.v[b] = True
-                fns.append(mark)
-            return seq(fns)
+            def invalid(p):
+                v = p.v
+                for b in bases:
+                    v[b] = False
+            return invalid
+        if isinstance(src, (list, dict)):       # {a, b, c} or {f = a, g = b}
+            return self._store_items(dst, src)
         if type(src) is not type(dst) or src.type != dst.type:
             raise self.error(f"cannot assign {getattr(src, 'path', src)} to {dst.path}")
         if isinstance(dst, HeaderRef):
             db, sb, n = dst.base, src.base, len(dst.fields) + 1
+            siblings = dst.siblings
 
             def copy_header(p):
                 v = p.v
                 if v[sb]:
                     v[db:db + n] = v[sb:sb + n]
+                    for s in siblings:          # the other members of its header_union
+                        v[s] = False
                 else:
                     v[db] = False
             return copy_header
@@ -193,6 +195,65 @@ class AssignCompiler:
                 fns.append(self._store_compound(d, CE(None, s.type, ref=s)))
         return seq(fns)
 
+    def _store_items(self, dst, src: list | dict) -> Callable:
+        """``dst = {a, b}`` / ``dst = {f = a}``: every item read before any is written;
+        a header becomes valid."""
+        if isinstance(dst, HeaderRef):
+            members = {n: f for n, f in dst.fields.items() if n != "$padding"}
+        elif isinstance(dst, StructRef):
+            members = dst.members
+        else:
+            raise self.error(f"a list cannot be assigned to {getattr(dst, 'path', dst)}")
+        if isinstance(src, dict):
+            unknown = set(src) - set(members)
+            if unknown or len(src) != len(members):
+                raise self.error(f"{{…}} does not name the fields of {dst.path}: "
+                                 f"{', '.join(members)}")
+            pairs = [(members[n], src[n]) for n in members]
+        else:
+            if len(src) != len(members):
+                raise self.error(f"a list of {len(src)} does not fit {dst.path}, which has "
+                                 f"{len(members)} fields")
+            pairs = list(zip(members.values(), src))
+        scal = [(d, c) for d, c in pairs if isinstance(d, ScalarRef)]
+        rest = [self._store_compound(d, c) for d, c in pairs if not isinstance(d, ScalarRef)]
+        reads = [self.cast(c, d.type).fn if isinstance(d.type, Bits) else c.fn for d, c in scal]
+        sets = [(d.slot, bool if isinstance(d.type, BoolT) else wrap_fn(d.type) or _same)
+                for d, _ in scal]
+        if isinstance(dst, HeaderRef):
+            b, siblings = dst.base, dst.siblings
+
+            def mark(p):
+                p.v[b] = True
+                for s in siblings:
+                    p.v[s] = False
+            rest.append(mark)
+        after = seq(rest)
+        if not sets:
+            return after
+
+        def assign(p):
+            vals = [r(p) for r in reads]
+            v = p.v
+            for (slot, conv), x in zip(sets, vals):
+                v[slot] = conv(x)
+            after(p)
+        return assign
+
+
+def _same(x):
+    return x
+
+
+def _header_bases(ref) -> list[int]:
+    """The validity slots of every header under *ref*."""
+    if isinstance(ref, HeaderRef):
+        return [ref.base]
+    if isinstance(ref, StackRef):
+        return [e.base for e in ref.elems]
+    if isinstance(ref, StructRef):
+        return [b for m in ref.members.values() for b in _header_bases(m)]
+    return []
 
 
 def seq(fns: list[Callable]) -> Callable:

@@ -21,7 +21,7 @@ from ...p4.printer import expr_p4
 from .expr import NOCONST, CE, DynHeader, Scope
 from .externs import CounterArray, MeterArray, RegisterArray, hash_fn, pack_bits
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
-from .types import BoolT, Bits, EnumT, StructT, annotation
+from .types import BoolT, Bits, EnumT, StructT, VarbitT, annotation
 
 __all__ = ["ExternObj", "ExternCalls"]
 
@@ -42,6 +42,8 @@ def _width(t) -> int:
         return 1
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
+    if isinstance(t, VarbitT):
+        return None                     # as long as the packet made it: read per packet
     raise ValueError(f"no width for {t}")
 
 
@@ -98,6 +100,20 @@ class ExternCalls:
     def bytes_of(items: list[tuple]):
         """A closure packing a field list into bytes (fields of invalid headers left out)."""
         valids = {valid for _, _, valid in items}
+        if any(w is None for _, w, _ in items):          # a varbit: its length varies
+
+            def build_varbit(p):
+                v = p.v
+                vals, widths = [], []
+                for read, w, valid in items:
+                    if valid is None or v[valid]:
+                        x = read(p)
+                        if w is None:
+                            w, x = x
+                        vals.append(x)
+                        widths.append(w)
+                return pack_bits(vals, widths)
+            return build_varbit
         if len(valids) == 1:            # one header (or none): one validity test
             valid = valids.pop()
             reads = [(read, w) for read, w, _ in items]

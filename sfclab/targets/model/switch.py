@@ -43,6 +43,7 @@ from ...p4.parser import parse_p4, parse_p4_file
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
 from .expr import ConstVal, Scope
+from .functions import FunctionObj
 from .parser_rt import PipelineCompiler, _field_codec
 from .result import Digest, PacketIn, ProcessResult
 from .runtime import ControlPlane
@@ -170,6 +171,8 @@ class ModelSwitch(ControlPlane):
 
     def _globals(self, c: PipelineCompiler) -> None:
         sc: Scope = c.global_scope
+        for d in self.program.find(A.FunctionDecl):
+            sc.names[d.name] = FunctionObj(d)
         for d in self.program.decls:
             if isinstance(d, A.ConstDecl):
                 t = self.env.resolve(d.type)
