@@ -271,21 +271,18 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
 
 
 def load_model(program, *, defines=(), includes=()):
-    """A :class:`~.model.ModelSwitch` running the P4 file *program* (``-D`` / ``-I`` as
-    p4c takes them, where sfclab's front end reads them)."""
-    import inspect
-
+    """A :class:`~.model.ModelSwitch` running the P4 file *program*, preprocessed as
+    p4c-bm2-ss does (its own ``__TARGET_BMV2__``, ``-D NAME[=VALUE]`` *defines*, ``-I``
+    *includes*)."""
     from ..p4.parser import parse_p4_file
+    from ..p4.preprocess import BMV2_DEFINES
     from .model import ModelSwitch
 
-    if defines or includes:
-        takes = inspect.signature(parse_p4_file).parameters
-        if "defines" not in takes:
-            raise SfclabError("sfclab's P4 front end does not run the preprocessor yet, so "
-                              "-D and -I are for --target bmv2 only",
-                              hint="drop -D / -I, or run with --target bmv2")
-        return ModelSwitch(parse_p4_file(program, defines=defines, includes=includes))
-    return ModelSwitch(parse_p4_file(program))
+    macros = dict(BMV2_DEFINES)
+    for d in defines:
+        name, _, value = d.partition("=")
+        macros[name.strip()] = value if value else "1"
+    return ModelSwitch(parse_p4_file(program, include_dirs=includes, defines=macros))
 
 
 def stf_test(program, test=None, *, target: str = "model", defines=(), includes=(),

@@ -123,5 +123,9 @@ def test_the_command_line(tmp_path, capsys):
     assert f"{bad}:2: FAIL port 1: expect 00: got 038181F00F" in cap.out
     assert main(["stf", str(prog), str(tmp_path / "none.stf")]) == 1
     assert "cannot read the STF file" in capsys.readouterr().err
-    assert main(["stf", str(prog), "--target", "model", "-D", "X=1"]) == 1
-    assert "-D and -I" in capsys.readouterr().err
+    defs = tmp_path / "defs.p4"
+    defs.write_text(prog.read_text().replace("sm.egress_spec = 1;", "sm.egress_spec = PORT;"))
+    assert main(["stf", str(defs), str(prog.with_suffix(".stf")), "-D", "PORT=1"]) == 0
+    capsys.readouterr()
+    assert main(["stf", str(defs), str(prog.with_suffix(".stf")), "-D", "PORT=2"]) == 1
+    assert "FAIL" in capsys.readouterr().out
