@@ -335,26 +335,26 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
     def _stack_method(self, st: StackRef, m: str, e: A.Call, sc: Scope) -> Callable:
         count = self.const_int(e.args[0], sc) if e.args else 1
         size, stride, b0, nb = st.type.size, st.stride, st.base + 1, st.base
-        if m == "push_front":
+        if m == "push_front":       # as BMv2 does it: swaps, then the first `count` invalid
             def push(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[size - k:] + chunks[:size - k]
+                for i in range(size - 1, k - 1, -1):
+                    a, b = b0 + i * stride, b0 + (i - k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(k):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = min(size, v[nb] + count)
             return push
-        if m == "pop_front":
+        if m == "pop_front":        # swaps, then the last `count` invalid
             def pop(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[k:] + chunks[:k]
+                for i in range(size - k):
+                    a, b = b0 + i * stride, b0 + (i + k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(size - k, size):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = max(0, v[nb] - count)
             return pop
         raise self.error(f"header stacks have no method {m}", e)

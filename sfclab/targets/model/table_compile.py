@@ -108,10 +108,12 @@ class TableCompiler:
         return TableObj(tbl, self._apply_fn(tbl))
 
     def _key_header(self, e: A.Node, sc: Scope) -> int | None:
-        """The validity slot of the header whose field (or a slice of it) key *e* is."""
+        """The validity slot of the header whose field (or a slice of it) key *e* is.
+        Not for a stack element's field: p4c copies that key into a temporary first,
+        which reads the field's value whatever the header's validity."""
         if isinstance(e, A.Slice):
             e = e.expr
-        if isinstance(e, A.Member):
+        if isinstance(e, A.Member) and not isinstance(e.expr, A.Index):
             base = self.path(e.expr, sc)
             if isinstance(base, HeaderRef) and e.name in base.fields:
                 return base.base
