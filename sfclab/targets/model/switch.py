@@ -59,12 +59,14 @@ DROP_PORT = 511
 CPU_PORT = 255
 
 
-def _header_fields(ref) -> list[int]:
-    """The slots of every header field under *ref* (not validity bits, not stack indexes)."""
+def _header_fields(ref) -> list[tuple[int, int]]:
+    """The slot ranges ``(start, end)`` of the header fields under *ref* (a header's
+    fields follow its validity slot; validity bits and stack indexes are not in them)."""
     if isinstance(ref, HeaderRef):
-        return [f.slot for f in ref.fields.values()]
+        slots = [f.slot for f in ref.fields.values()]
+        return [(min(slots), max(slots) + 1)] if slots else []
     subs = getattr(ref, "elems", None) or getattr(ref, "members", {}).values()
-    return [s for sub in subs for s in _header_fields(sub)]
+    return [r for sub in subs for r in _header_fields(sub)]
 
 
 def _load(program) -> A.Program:
@@ -254,8 +256,8 @@ class ModelSwitch(ControlPlane):
         left them (extract or setValid overwrite them; metadata starts at 0)."""
         v, t = self._last_v, self.template
         if v is not None:
-            for i in self._stale:
-                t[i] = v[i]
+            for a, b in self._stale:
+                t[a:b] = v[a:b]
             self._last_v = None
 
     def packet_out(self, payload, **metadata) -> ProcessResult:

@@ -51,14 +51,17 @@ class TableCompiler:
                 read = ce.fn if not t.signed else (lambda p, f=ce.fn, m=t.mask: f(p) & m)
                 if ce.slot is not None and not t.signed:
                     read = (lambda p, s=ce.slot: p.v[s])
+                    valid = self._key_header(k.expr, sc)
+                    if valid is not None:   # BMv2 looks up a field of an invalid header as 0
+                        read = (lambda p, s=ce.slot, b=valid: p.v[s] if p.v[b] else 0)
             elif isinstance(t, EnumT) and t.underlying is not None:
                 w, read = t.underlying.width, ce.fn
             else:
                 raise self.error(f"table {qname}: key {expr_p4(k.expr)} has no fixed width", k)
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
                 raise self.error(f"table {qname}: match kind {k.match_kind} is not supported", k)
-            valid = self._key_header(k.expr, sc)
-            if valid is not None:       # BMv2 looks up a field of an invalid header as 0
+            valid = self._key_header(k.expr, sc) if ce.slot is None else None
+            if valid is not None:       # (a slice, a signed field: as above)
                 read = (lambda p, r=read, b=valid: r(p) if p.v[b] else 0)
             keys.append(KeySpec(name, k.match_kind, w, read))
         actions: dict[str, ActionInfo] = {}
