@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import SfclabError
-from .stf_script import (Add, CheckCounter, Direct, Expect, Packet, Remove, SetDefault,
-                         StfCommand, Wait, compare_packet, key_value, parse_number, parse_stf)
+from .stf_script import (Add, CheckCounter, Direct, Expect, Multicast, Packet, Remove, SetDefault,
+                         StfCommand, Wait, compare_packet, key_value, parse_number, parse_stf,
+                         resolve_key)
 
 __all__ = ["StfDriver", "ModelDriver", "Check", "PacketRun", "StfReport", "run_stf",
            "stf_test", "load_model", "resolve_key", "Multicast"]
@@ -124,67 +125,6 @@ class StfReport:
         lines = [f"{where}:{c.line}: {'ok  ' if c.ok else 'FAIL'} {c.what}"
                  + (f": {c.why}" if c.why else "") for c in self.checks]
         return "\n".join(lines + [self.summary()])
-
-
-def resolve_key(name: str, keys: list[str]) -> str | None:
-    """The table key an STF key *name* means (as p4c's bmv2stf finds it): the same
-    name, with ``$`` or ``.$valid$`` added, a ``.valid`` for ``.$valid$``, a
-    ``$N`` for ``[N]``, or the one key ending with ``.name``; ``isValid()`` and
-    ``$valid$`` are the same.
-
-    >>> resolve_key("h.valid", ["hdr.h.isValid()", "hdr.h.a"]), resolve_key("a", ["hdr.h.a"])
-    ('hdr.h.isValid()', 'hdr.h.a')
-    """
-    norm = {_norm(k): k for k in keys}
-    n = _norm(name)
-    cands = [n, n + "$", n + ".$valid$"]
-    if n.endswith(".valid"):
-        cands.append(n[:-len("valid")] + "$valid$")
-    for c in cands:
-        if c in norm:
-            return norm[c]
-    ends = [k for nk, k in norm.items() if any(nk.endswith("." + c) for c in cands)
-            or (n == "valid" and nk.endswith(".$valid$"))]
-    if len(ends) == 1 or (ends and n == "valid"):
-        return ends[0]
-    return None
-
-
-def _norm(name: str) -> str:
-    import re
-
-    name = re.sub(r"\$(\d+)", r"[\1]", name)
-    return name.replace(".isValid()", ".$valid$").replace("isValid()", "$valid$")
-
-
-@dataclass
-class Multicast:
-    """BMv2's multicast commands kept as groups of ``(port, rid)`` replicas: nodes
-    (``mc_node_create RID PORT…`` returns handles 0, 1, …) joined to groups."""
-
-    nodes: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    groups: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-
-    def apply(self, cmd: Direct) -> tuple[str, int | None]:
-        """Play *cmd*; returns its answer and the group it changed (None: none)."""
-        w = [parse_number(x) for x in cmd.words]
-        if cmd.name == "mc_mgrp_create":
-            self.groups.setdefault(w[0], [])
-            return f"group {w[0]} created", w[0]
-        if cmd.name == "mc_node_create":
-            self.nodes.append((w[0], tuple(w[1:])))
-            return f"node handle {len(self.nodes) - 1}", None
-        if cmd.name == "mc_node_update":
-            self.nodes[w[0]] = (self.nodes[w[0]][0], tuple(w[1:]))
-            return "node updated", None
-        group, handle = w[0], w[1]
-        if group not in self.groups:
-            raise SfclabError(f"multicast group {group} was not created (mc_mgrp_create)")
-        if not 0 <= handle < len(self.nodes):
-            raise SfclabError(f"there is no multicast node with handle {handle}")
-        rid, ports = self.nodes[handle]
-        self.groups[group] += [(p, rid) for p in ports]
-        return f"node {handle} joined group {group}", group
 
 
 def run_stf(driver: StfDriver, script: str | list[StfCommand], *,

@@ -35,8 +35,7 @@ from finsy.proto import p4r
 
 from ..errors import SfclabError, TargetError
 from .bmv2 import BMV2_ENV, INSTALL_BMV2, SWITCH
-from .stf import Multicast, resolve_key
-from .stf_script import Add, Direct, SetDefault, key_value, parse_number
+from .stf_script import Add, Direct, Multicast, SetDefault, key_value, parse_number, resolve_key
 from .tools import ManagedProcess, require_executable, wait_for_port
 
 __all__ = ["Bmv2Program", "compile_bmv2", "StfBmv2", "Bmv2Driver", "missing_stf_tools"]

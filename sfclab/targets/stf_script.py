@@ -24,7 +24,9 @@ an lpm prefix ending where the stars start).  :func:`parse_stf` reads a file int
 :class:`CheckCounter`, :class:`Wait`, :class:`Remove` and :class:`Direct`
 (the BMv2 runtime commands ``mc_*``, ``mirroring_*``, ``register_*``,
 ``counter_*``, ``meter_*``), each with its line; a line it cannot read raises
-:class:`StfSyntaxError` with the line and a caret.
+:class:`StfSyntaxError` with the line and a caret.  :func:`resolve_key` finds the
+table key an STF key name means, and :class:`Multicast` keeps the groups the ``mc_*``
+commands build, for every target alike.
 
 >>> cmds = parse_stf("add t 5 h.a:0x0* a(x:1)\\npacket 1 0a 0b\\nexpect 2 0a**$")
 >>> cmds[0].priority, cmds[0].keys, cmds[0].action, cmds[0].args
@@ -36,13 +38,13 @@ an lpm prefix ending where the stars start).  :func:`parse_stf` reads a file int
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..errors import SourceError
+from ..errors import SfclabError, SourceError
 
 __all__ = ["StfSyntaxError", "StfCommand", "Add", "SetDefault", "Packet", "Expect",
            "CheckCounter", "Wait", "Remove", "Direct", "DIRECT_COMMANDS", "parse_stf",
-           "parse_number", "key_value", "compare_packet"]
+           "parse_number", "key_value", "compare_packet", "resolve_key", "Multicast"]
 
 #: BMv2 runtime commands an STF file may carry (p4c's bmv2stf passes them to the CLI).
 DIRECT_COMMANDS = frozenset({
@@ -334,3 +336,62 @@ def _add(rest: str, n: int, raw: str) -> Add:
             raise ValueError(f"key {w!r} must be NAME:VALUE")
         keys.append((name, value))
     return Add(n, raw, table, prio, tuple(keys), action, args)
+
+
+def resolve_key(name: str, keys: list[str]) -> str | None:
+    """The table key an STF key *name* means (as p4c's bmv2stf finds it): the same
+    name, with ``$`` or ``.$valid$`` added, a ``.valid`` for ``.$valid$``, a
+    ``$N`` for ``[N]``, or the one key ending with ``.name``; ``isValid()`` and
+    ``$valid$`` are the same.
+
+    >>> resolve_key("h.valid", ["hdr.h.isValid()", "hdr.h.a"]), resolve_key("a", ["hdr.h.a"])
+    ('hdr.h.isValid()', 'hdr.h.a')
+    """
+    norm = {_norm(k): k for k in keys}
+    n = _norm(name)
+    cands = [n, n + "$", n + ".$valid$"]
+    if n.endswith(".valid"):
+        cands.append(n[:-len("valid")] + "$valid$")
+    for c in cands:
+        if c in norm:
+            return norm[c]
+    ends = [k for nk, k in norm.items() if any(nk.endswith("." + c) for c in cands)
+            or (n == "valid" and nk.endswith(".$valid$"))]
+    if len(ends) == 1 or (ends and n == "valid"):
+        return ends[0]
+    return None
+
+
+def _norm(name: str) -> str:
+    name = re.sub(r"\$(\d+)", r"[\1]", name)
+    return name.replace(".isValid()", ".$valid$").replace("isValid()", "$valid$")
+
+
+@dataclass
+class Multicast:
+    """BMv2's multicast commands kept as groups of ``(port, rid)`` replicas: nodes
+    (``mc_node_create RID PORT…`` returns handles 0, 1, …) joined to groups."""
+
+    nodes: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    groups: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def apply(self, cmd: Direct) -> tuple[str, int | None]:
+        """Play *cmd*; returns its answer and the group it changed (None: none)."""
+        w = [parse_number(x) for x in cmd.words]
+        if cmd.name == "mc_mgrp_create":
+            self.groups.setdefault(w[0], [])
+            return f"group {w[0]} created", w[0]
+        if cmd.name == "mc_node_create":
+            self.nodes.append((w[0], tuple(w[1:])))
+            return f"node handle {len(self.nodes) - 1}", None
+        if cmd.name == "mc_node_update":
+            self.nodes[w[0]] = (self.nodes[w[0]][0], tuple(w[1:]))
+            return "node updated", None
+        group, handle = w[0], w[1]
+        if group not in self.groups:
+            raise SfclabError(f"multicast group {group} was not created (mc_mgrp_create)")
+        if not 0 <= handle < len(self.nodes):
+            raise SfclabError(f"there is no multicast node with handle {handle}")
+        rid, ports = self.nodes[handle]
+        self.groups[group] += [(p, rid) for p in ports]
+        return f"node {handle} joined group {group}", group
