@@ -46,8 +46,8 @@ from typing import Protocol
 
 from ..errors import SfclabError
 from .stf_script import (Add, CheckCounter, Direct, Expect, Multicast, Packet, Remove, SetDefault,
-                         StfCommand, Wait, compare_packet, key_value, parse_number, parse_stf,
-                         resolve_key)
+                         StfCommand, Unknown, Wait, compare_packet, key_value, parse_number,
+                         parse_stf, resolve_key)
 
 __all__ = ["StfDriver", "ModelDriver", "Check", "PacketRun", "StfReport", "run_stf",
            "stf_test", "load_model", "resolve_key", "Multicast"]
@@ -103,6 +103,8 @@ class StfReport:
     checks: list[Check] = field(default_factory=list)
     packets: list[PacketRun] = field(default_factory=list)
     source: str = ""
+    #: ``(line, text)``: what was not run (commands this runner does not know)
+    notes: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -122,8 +124,9 @@ class StfReport:
     def text(self) -> str:
         """One line per check (``file:LINE: ok|FAIL what — why``) and the summary."""
         where = self.source or "stf"
-        lines = [f"{where}:{c.line}: {'ok  ' if c.ok else 'FAIL'} {c.what}"
-                 + (f": {c.why}" if c.why else "") for c in self.checks]
+        lines = [f"{where}:{line}: note: {text}" for line, text in self.notes]
+        lines += [f"{where}:{c.line}: {'ok  ' if c.ok else 'FAIL'} {c.what}"
+                  + (f": {c.why}" if c.why else "") for c in self.checks]
         return "\n".join(lines + [self.summary()])
 
 
@@ -146,6 +149,9 @@ def run_stf(driver: StfDriver, script: str | list[StfCommand], *,
             report.packets.append(PacketRun(c.line, c.port, c.data, tuple(outs or ())))
         elif isinstance(c, CheckCounter):
             _check_counter(driver, c, report)
+        elif isinstance(c, Unknown):
+            report.notes.append((c.line, f"unknown command {c.name!r} ignored (as p4c's "
+                                         f"bmv2stf ignores it)"))
         elif not isinstance(c, (Expect, Wait)):
             _guard(report, c, lambda c=c: _control(driver, c))
     _check_outputs(report, expects, watched)
@@ -292,8 +298,19 @@ class ModelDriver:
         raise SfclabError(f"table {table.name} has no action {name!r}; its actions: "
                           f"{', '.join(acts)}")
 
+    def _table(self, name: str):
+        """The table *name* means: its name, a dotted suffix, or (as p4c's bmv2stf finds
+        tables) the one name ending with it."""
+        try:
+            return self.sw.table(name)
+        except SfclabError:
+            ends = [t for n, t in self.sw.tables.items() if n.endswith(name)]
+            if len(ends) == 1:
+                return ends[0]
+            raise
+
     def add(self, cmd: Add) -> None:
-        t = self.sw.table(cmd.table)
+        t = self._table(cmd.table)
         prio = cmd.priority
         if t.mode == "priority" and not prio:
             prio = 1
@@ -302,7 +319,7 @@ class ModelDriver:
                        priority=prio if t.mode == "priority" else None)
 
     def set_default(self, cmd: SetDefault) -> None:
-        t = self.sw.table(cmd.table)
+        t = self._table(cmd.table)
         self.sw.set_default(t.name, self._action(t, cmd.action),
                             {n: parse_number(v) for n, v in cmd.args})
 
@@ -334,9 +351,23 @@ class ModelDriver:
         if cmd.name == "register_reset":
             self.sw.reset_register(w[0])
             return "ok"
+        if cmd.name in ("meter_set_rates", "meter_array_set_rates"):
+            index = parse_number(w[1]) if cmd.name == "meter_set_rates" else None
+            rates = w[2:] if index is not None else w[1:]
+            (cir, cburst), (pir, pburst) = [_rate(r) for r in rates]
+            # BMv2's rates are per microsecond; the model's per second
+            self.sw.set_meter(w[0], index, cir=cir * 1e6, cburst=cburst, pir=pir * 1e6,
+                              pburst=pburst)
+            return "ok"
         if cmd.name in ("register_read", "counter_read", "mirroring_get", "meter_get_rates"):
             return "read"
         raise SfclabError(f"{cmd.name} is not supported by sfclab's STF runner on the model")
 
     def send(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         return list(self.sw.process(port, data).outputs)
+
+
+def _rate(text: str) -> tuple[float, int]:
+    """``RATE:BURST`` of BMv2's meter commands (units per microsecond, units)."""
+    rate, _, burst = text.partition(":")
+    return float(rate), int(parse_number(burst))

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from ..errors import SfclabError, SourceError
 
 __all__ = ["StfSyntaxError", "StfCommand", "Add", "SetDefault", "Packet", "Expect",
-           "CheckCounter", "Wait", "Remove", "Direct", "DIRECT_COMMANDS", "parse_stf",
+           "CheckCounter", "Wait", "Remove", "Direct", "Unknown", "DIRECT_COMMANDS", "parse_stf",
            "parse_number", "key_value", "compare_packet", "resolve_key", "Multicast"]
 
 #: BMv2 runtime commands an STF file may carry (p4c's bmv2stf passes them to the CLI).
@@ -122,6 +122,13 @@ class Direct(StfCommand):
 
     name: str
     words: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(StfCommand):
+    """A command this reader does not know (p4c's bmv2stf ignores those too): noted."""
+
+    name: str
 
 
 _NAME = r"[A-Za-z_$][\w$.\[\]]*"
@@ -291,6 +298,8 @@ def _command(word: str, rest: str, n: int, raw: str) -> StfCommand | None:
                             parse_number(m[5]) if m[5] else 0)
     if word in DIRECT_COMMANDS:
         return Direct(n, raw, word, tuple(rest.split()))
+    if re.fullmatch(r"[a-z_]+", word):
+        return Unknown(n, raw, word)        # p4c's bmv2stf ignores what it does not know
     raise ValueError(f"unknown command {word!r}")
 
 

@@ -41,8 +41,8 @@ def test_a_bad_line_is_an_error_with_its_line_and_a_caret():
     text = str(e.value)
     assert text.startswith("t.stf:2:1: cannot read this 'packet' line")
     assert "packet x 00\n    ^^^^^^" in text and "hint: packet PORT HEX-BYTES" in text
-    with pytest.raises(StfSyntaxError, match="unknown command 'frobnicate'"):
-        parse_stf("frobnicate 1")
+    with pytest.raises(StfSyntaxError, match="unknown command '1packet'"):
+        parse_stf("1packet 1")
     with pytest.raises(StfSyntaxError, match="must be hex digits"):
         parse_stf("packet 0 0g")
     assert parse_stf("packet 0 abc")[0].data == b"\xab\x0c"      # as p4c's bmv2stf
@@ -110,6 +110,15 @@ def test_more_packets_than_expected_fail_and_unwatched_ports_do_not_count():
     assert "the packet of line 4 also sent 01030405 out of port 4" in report.checks[0].why
 
 
+def test_what_the_runner_does_not_know_is_noted_as_bmv2stf_ignores_it():
+    prog = FIXTURES / "shifts.p4"
+    report = run_stf(ModelDriver(ModelSwitch(prog)), "frobnicate 1 2\npacket 0 00\n",
+                     source="t.stf")
+    assert report.ok and report.notes == [
+        (1, "unknown command 'frobnicate' ignored (as p4c's bmv2stf ignores it)")]
+    assert report.text().startswith("t.stf:1: note: unknown command 'frobnicate' ignored")
+
+
 def test_the_command_line(tmp_path, capsys):
     prog = FIXTURES / "shifts.p4"
     assert main(["stf", str(prog)]) == 0
@@ -129,3 +138,28 @@ def test_the_command_line(tmp_path, capsys):
     capsys.readouterr()
     assert main(["stf", str(defs), str(prog.with_suffix(".stf")), "-D", "PORT=2"]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_meter_rates_are_bmv2s_per_microsecond():
+    sw = ModelSwitch("""
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> color; }
+struct hs { h_t h; }
+struct m { }
+parser P(packet_in pk, out hs hdr, inout m meta, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; } }
+control V(inout hs hdr, inout m meta) { apply { } }
+control I(inout hs hdr, inout m meta, inout standard_metadata_t sm) {
+    meter(4, MeterType.packets) mt;
+    apply { mt.execute_meter((bit<32>) hdr.h.a, hdr.h.color); } }
+control E(inout hs hdr, inout m meta, inout standard_metadata_t sm) { apply { } }
+control C(inout hs hdr, inout m meta) { apply { } }
+control D(packet_out pk, in hs hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+""")
+    report = run_stf(ModelDriver(sw), "meter_set_rates mt 1 0.000001:1 0.000002:3\n"
+                                      "meter_array_set_rates mt 0.5:10 1:20\n")
+    assert report.ok, report.text()
+    cells = sw.externs["I.mt"].state.meters
+    assert cells[0].config() == pytest.approx((5e-1, 10, 1.0, 20))      # per microsecond
