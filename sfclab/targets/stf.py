@@ -282,7 +282,8 @@ class ModelDriver:
                 raise SfclabError(f"{where}: table {table.name} has no key {stf_name!r}; its "
                                   f"keys: {', '.join(names) or '(none)'}")
             k = next(k for k in table.keys if k.name == name)
-            match[name] = key_value(k.kind, text, k.width)
+            match[name] = _bmv2_lpm(key_value(k.kind, text, k.width), k) \
+                if k.kind == "lpm" and k.width % 8 else key_value(k.kind, text, k.width)
         return match
 
     def _action(self, table, name: str) -> str:
@@ -371,3 +372,13 @@ def _rate(text: str) -> tuple[float, int]:
     """``RATE:BURST`` of BMv2's meter commands (units per microsecond, units)."""
     rate, _, burst = text.partition(":")
     return float(rate), int(parse_number(burst))
+
+
+def _bmv2_lpm(value: tuple[int, int], key) -> tuple[int, int]:
+    """An lpm ``(value, prefix)`` as BMv2 takes it for a key that is no whole number of
+    bytes: the prefix counts from the top of the key's bytes (``/12`` on a 12-bit key is
+    its top 8 bits), where the model (and P4Runtime) count from the top of its bits."""
+    v, plen = value
+    w = key.width
+    plen = max(0, min(w, plen - (-w % 8)))
+    return v & (((1 << plen) - 1) << (w - plen)), plen

@@ -434,7 +434,10 @@ def _field(te: p4r.TableEntry, f, kind: str, v) -> None:
         if plen == 0:
             te.match.pop()
             return
-        mask = ((1 << plen) - 1) << (w - plen)
+        # BMv2 (with PI) counts the prefix from the top of the key's bytes: the value's
+        # bits past the prefix are those below its top plen - padding bits
+        bits = max(0, min(w, plen - (-w % 8)))
+        mask = ((1 << bits) - 1) << (w - bits)
         fm.lpm.value, fm.lpm.prefix_len = _bytes(value & mask, w), plen
     elif kind == "ternary":
         value, mask = v

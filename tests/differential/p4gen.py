@@ -276,9 +276,7 @@ class _Gen:
             if n in [k[0] for k in keys]:
                 continue
             kind = r.choice(["exact", "exact", "ternary", "lpm"])
-            # BMv2 counts an lpm prefix from the top of the key's bytes, not of its bits
-            # (P4Runtime says bits): keys of whole bytes, where the two agree
-            if kind == "lpm" and (t.w % 8 or any(k[1] == "lpm" for k in keys)):
+            if kind == "lpm" and any(k[1] == "lpm" for k in keys):
                 kind = "exact"
             keys.append((n, kind, t))
         if r.random() < 0.3:
@@ -552,8 +550,9 @@ class _Gen:
                         m = r.randrange(1 << t.w)
                         ks.append(f"{n}:{v & m:#x}&&&{m:#x}")
                         prio = f" {r.randint(1, 20)}"
-                    elif kind == "lpm":
-                        plen = r.randint(0, t.w)
+                    elif kind == "lpm":       # as BMv2 counts it: from the top of the bytes
+                        pad = -t.w % 8
+                        plen = r.choice([0, r.randint(pad + 1, t.w)]) if t.w > pad else 0
                         ks.append(f"{n}:{v:#x}/{plen}")
                     else:
                         ks.append(f"{n}:{v:#x}")
