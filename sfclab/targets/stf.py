@@ -40,7 +40,7 @@ line, not an exception.  ``sfclab stf PROGRAM.p4 [TEST.stf]`` is the command lin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -272,20 +272,20 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
 
 def load_model(program, *, defines=(), includes=()):
     """A :class:`~.model.ModelSwitch` running the P4 file *program* (``-D`` / ``-I`` as
-    p4c takes them, where sfclab's front end reads them)."""
-    import inspect
-
+    p4c takes them: ``NAME=VALUE`` or ``NAME`` strings, or a mapping; folders), with
+    ``__TARGET_BMV2__`` defined as p4c-bm2-ss defines it."""
     from ..p4.parser import parse_p4_file
+    from ..p4.preprocess import BMV2_DEFINES
     from .model import ModelSwitch
 
-    if defines or includes:
-        takes = inspect.signature(parse_p4_file).parameters
-        if "defines" not in takes:
-            raise SfclabError("sfclab's P4 front end does not run the preprocessor yet, so "
-                              "-D and -I are for --target bmv2 only",
-                              hint="drop -D / -I, or run with --target bmv2")
-        return ModelSwitch(parse_p4_file(program, defines=defines, includes=includes))
-    return ModelSwitch(parse_p4_file(program))
+    macros: dict = dict(BMV2_DEFINES)
+    if isinstance(defines, Mapping):
+        macros.update(defines)
+    else:
+        for d in defines:
+            name, eq, value = str(d).partition("=")
+            macros[name] = value if eq else None
+    return ModelSwitch(parse_p4_file(program, defines=macros, include_dirs=includes))
 
 
 def stf_test(program, test=None, *, target: str = "model", defines=(), includes=(),

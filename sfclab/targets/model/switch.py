@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
+from ...p4.preprocess import BMV2_DEFINES
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
 from .expr import ConstVal, Scope
@@ -68,13 +69,14 @@ def _header_fields(ref) -> list[int]:
 
 
 def _load(program) -> A.Program:
+    """*program* parsed as p4c-bm2-ss reads it (``__TARGET_BMV2__`` defined)."""
     if isinstance(program, A.Program):
         return program
     if isinstance(program, Path) or (isinstance(program, str) and "\n" not in program
                                      and program.endswith(".p4")):
-        return parse_p4_file(program)
+        return parse_p4_file(program, defines=BMV2_DEFINES)
     if isinstance(program, str):
-        return parse_p4(program)
+        return parse_p4(program, defines=BMV2_DEFINES)
     raise TypeError(f"expected a Program, P4 text or a .p4 path, got {type(program).__name__}")
 
 
