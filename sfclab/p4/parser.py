@@ -56,6 +56,9 @@ _TYPE_ENDS = {"TYPE_IDENT", "MORETHAN", "SHR_FIRST", "RSQB", "BOOL", "VOID", "BI
 #: After ``name<``: a type argument list starts here (p4c's lexer tells these apart too).
 _TARGS_AHEAD = re.compile(r"\s*(?:(bit|int|varbit|bool|tuple|string|void|error)\b"
                           r"|([A-Za-z_]\w*)\s*(\.)?)")
+#: After a generic function's return type: its name and type parameters.
+_GENERIC_AFTER = re.compile(r"\s+[A-Za-z_]\w*\s*<\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+                            r"\s*>\s*\(")
 #: After a declared name: ``<T, U>(``, the type parameters of a generic function.
 _TPARAMS_AHEAD = re.compile(r"\s*<\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*>\s*\(")
 #: P4_16 keywords that can never be a name (``apply``, ``key``, ``type`` … can).
@@ -126,6 +129,8 @@ class _TypeNames:
                     extern_next = pending == "extern"
                     pending = ""
                 else:
+                    if v not in types and depth == 0 and _returns_type_param(text, tok, v):
+                        types.add(v)                  # `T f<T>(…)`: T is f's type parameter
                     if v in types:
                         tok = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                     else:
@@ -164,6 +169,12 @@ class _TypeNames:
             generic_ok = next_generic
             prev = tok.type
             yield tok
+
+
+def _returns_type_param(text: str, tok: Token, name: str) -> bool:
+    """Whether *name* is the return type of a generic function declared right after it."""
+    m = _GENERIC_AFTER.match(text, tok.end_pos)
+    return m is not None and name in re.split(r"\s*,\s*", m.group(1).strip())
 
 
 def _targs_ahead(text: str, pos: int, types: set[str]) -> bool:

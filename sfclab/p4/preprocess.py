@@ -200,7 +200,6 @@ class _State:
         self.library = library
         self.files: dict[str, str] = {}
         self.once: set[Path] = set()
-        self.segments: set[Path] = set()
         self.stack: list[Path] = []
         self._rx: tuple[frozenset, re.Pattern | None] = (frozenset(), None)
 
@@ -632,8 +631,6 @@ class _File:
             raise _Error(f"cannot read the included file {name!r}: "
                          f"{getattr(e, 'strerror', None) or e}") from None
         top = out.at_top()
-        if top and path in self.st.segments:
-            return None                       # once at the top level, as sfclab always did
         sub = _Out()
         self.st.stack.append(path)
         try:
@@ -641,7 +638,6 @@ class _File:
         finally:
             self.st.stack.pop()
         if top and sub.at_top():
-            self.st.segments.add(path)
             out.segments[len(out.lines) + 1] = _freeze(sub, self.st, str(path))
             return f"#include <{name}>" if system else f'#include "{name}"'
         base = len(out.lines)                 # inside a declaration: the text, as cpp does

@@ -122,5 +122,4 @@ def test_the_command_line(tmp_path, capsys):
     assert f"{bad}:2: FAIL port 1: expect 00: got 038181F00F" in cap.out
     assert main(["stf", str(prog), str(tmp_path / "none.stf")]) == 1
     assert "cannot read the STF file" in capsys.readouterr().err
-    assert main(["stf", str(prog), "--target", "model", "-D", "X=1"]) == 1
-    assert "-D and -I" in capsys.readouterr().err
+    assert main(["stf", str(prog), "--target", "model", "-D", "X=1", "-I", str(tmp_path)]) == 0
