@@ -144,6 +144,7 @@ _V1MODEL = ArchFile(
         (None, "extern Checksum16 { Checksum16(); bit<16> get<D>(in D data); }"),
         (None, "extern void random<T>(out T result, in T lo, in T hi);"),
         (None, "extern void digest<T>(in bit<32> receiver, in T data);"),
+        (None, "extern void mark_to_drop();"),                  # deprecated, still declared
         (None, "extern void mark_to_drop(inout standard_metadata_t standard_metadata);"),
         (None, "extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, "
                "in D data, in M max);"),

@@ -699,6 +699,8 @@ class ControlDecl(Node):
     type_params: tuple[str, ...] = ()
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    #: constructor parameters: ``control C(inout H h)(bit<8> k, Other o) { … }``
+    ctor_params: tuple[Param, ...] = ()
 
     def tables(self) -> list[TableDecl]:
         return [d for d in self.locals if isinstance(d, TableDecl)]

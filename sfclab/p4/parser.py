@@ -390,10 +390,13 @@ class _Builder(Transformer):
         return A.FunctionDecl(ret, str(name), params, body, self._p(name), tparams or (), annots)
 
     def control_decl(self, c):
-        annots, name, tparams, params, *rest = c
+        annots, name, tparams, params, ctor, *rest = c
         *locals_, apply = rest
         return A.ControlDecl(str(name), params, tuple(locals_), apply, tparams or (), annots,
-                             self._p(name))
+                             self._p(name), ctor or ())
+
+    def ctor_params(self, c):
+        return c[0]
 
     def action_decl(self, c):
         annots, name, params, body = c
@@ -586,6 +589,11 @@ class _Builder(Transformer):
 
     def continue_stmt(self, c):
         return A.Continue()
+
+    def type_apply_stmt(self, c):
+        tname, method, args = c
+        func = A.Member(A.TypeName(str(tname), self._p(tname)), str(method), self._p(tname))
+        return A.CallStmt(A.Call(func, args, (), func.pos), func.pos)
 
     def call_stmt(self, c):
         func, targs, args = c

@@ -432,8 +432,9 @@ def _(n: A.TableDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.ControlDecl, ind: str) -> list[str]:
+    ctor = f"({_params(n.ctor_params)})" if n.ctor_params else ""
     out = [f"{ind}{_annots(n.annotations)}control {n.name}{_tparams(n.type_params)}"
-           f"({_params(n.params)}) {{"]
+           f"({_params(n.params)}){ctor} {{"]
     prev = None
     for d in n.locals:
         if prev is not None and _spaced(prev, d):
