@@ -591,7 +591,7 @@ class _Builder(Transformer):
         return A.Continue()
 
     def type_apply_stmt(self, c):
-        tname, method, args = c
+        _annots, tname, method, args = c
         func = A.Member(A.TypeName(str(tname), self._p(tname)), str(method), self._p(tname))
         return A.CallStmt(A.Call(func, args, (), func.pos), func.pos)
 
