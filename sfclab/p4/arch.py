@@ -85,7 +85,7 @@ class ArchFile:
 _CORE = ArchFile(
     name="core.p4", arch="", includes=(),
     source="p4lang/p4c p4include/core.p4",
-    types=frozenset({"packet_in", "packet_out"}),
+    types=frozenset({"packet_in", "packet_out", "value_set"}),   # value_set: a P4 built-in
     values=frozenset({"NoAction", "static_assert"}),
     decls=(
         (None, "extern packet_in { void extract<T>(out T hdr); "

@@ -1,13 +1,20 @@
-"""P4_16-subset text to a :class:`~sfclab.p4.ast.Program` (lark, LALR).
+"""P4_16 text to a :class:`~sfclab.p4.ast.Program` (lark, LALR), after the C preprocessor.
+
+The text goes through :func:`~sfclab.p4.preprocess.preprocess` first, as p4c runs
+cpp; an ``#include "file"`` between declarations is parsed on its own (once per
+text and the types known before it) and kept as an :class:`~sfclab.p4.ast.Include`
+holding the file's declarations, and positions are those of the user's files.
 
 P4 cannot be parsed without knowing which identifiers are types (``T x;`` is a
 declaration, ``a < b`` a comparison); like p4c's lexer, a post-lexer here
 tracks the types declared so far, those of ``#include``-d files and those of
 ``core.p4`` / ``v1model.p4`` / ``tna.p4``, and hands them to the parser as
-``TYPE_IDENT``.
+``TYPE_IDENT``; it also tells the ``<`` of a call's type arguments
+(``pkt.lookahead<bit<8>>()``) from a comparison, as p4c's lexer does.
 
-Bad input raises :class:`~sfclab.errors.P4SyntaxError`; valid P4_16 outside the
-subset raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the line.
+Bad input raises :class:`~sfclab.errors.P4SyntaxError`; P4_16 sfclab cannot read yet
+(``list<T>``, ``typeof``) raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the
+line.
 
 >>> prog = parse_p4('''
 ... header h_t { bit<8> a; }
@@ -45,8 +52,8 @@ __all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "arch_t
            "UNSUPPORTED_WORDS", "library_dir"]
 
 
-#: P4_16 keywords of constructs outside the subset.
-UNSUPPORTED_WORDS = frozenset({"value_set", "list", "typeof"})
+#: P4_16 keywords of constructs sfclab cannot read yet.
+UNSUPPORTED_WORDS = frozenset({"list", "typeof"})
 
 _DECL_KEYWORDS = {"header", "struct", "enum", "extern", "control", "parser", "header_union",
                   "package"}
@@ -886,7 +893,7 @@ def _raw_syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
     tok = e.token
     word = str(tok)
     if word in UNSUPPORTED_WORDS:
-        return UnsupportedP4Error(f"'{word}' is outside the P4 subset sfclab reads",
+        return UnsupportedP4Error(f"'{word}' is P4_16 that sfclab does not read yet",
                                   line=line, column=col, source=source, text=text, width=len(word))
     if tok.type == "$END":
         lines = text.splitlines() or [""]
