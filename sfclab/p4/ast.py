@@ -294,10 +294,12 @@ class DontCare(Node):
 
 @dataclass(frozen=True, slots=True)
 class StructExpr(Node):
-    """``{a = 1, b = 2}``: a struct or header value by field name."""
+    """``{a = 1, b = 2}``: a struct or header value by field name; ``rest``: ``{a = 1, ...}``,
+    the other fields take their default values."""
 
     items: tuple[tuple[str, Expr], ...]
     pos: Pos | None = _pos()
+    rest: bool = False
 
 
 @dataclass(frozen=True, slots=True)

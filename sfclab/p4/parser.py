@@ -509,7 +509,10 @@ class _Builder(Transformer):
         return A.InvalidExpr()
 
     def struct_expr(self, c):
-        return A.StructExpr(tuple(x for x in c if x is not None))
+        return A.StructExpr(tuple(x for x in c if isinstance(x, tuple)))
+
+    def struct_expr_dots(self, c):
+        return A.StructExpr(tuple(x for x in c if isinstance(x, tuple)), rest=True)
 
     def kv(self, c):
         return (str(c[0]), c[1])

@@ -138,7 +138,8 @@ def expr_p4(e: A.Node) -> str:
     if isinstance(e, A.DontCare):
         return "_"
     if isinstance(e, A.StructExpr):
-        return "{" + ", ".join(f"{n} = {expr_p4(v)}" for n, v in e.items) + "}"
+        rest = ", ..." if e.rest else ""
+        return "{" + ", ".join(f"{n} = {expr_p4(v)}" for n, v in e.items) + rest + "}"
     if isinstance(e, A.InvalidExpr):
         return "{#}"
     if isinstance(e, A.NamedArg):

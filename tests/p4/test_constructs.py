@@ -83,10 +83,11 @@ def test_statements_loops_compound_assignments_and_value_switch():
 
 def test_expressions_of_the_p4_16_grammar():
     prog = parse("control c(inout h_t h, inout s_t s, inout g_t g) { apply {\n"
-                 "  s = {x = 1, y = +h.a}; s = {h.a, h.b,}; h = {#};\n"
+                 "  s = {x = 1, y = +h.a}; s = {h.a, h.b,}; h = {#}; s = {y = 2, ...};\n"
                  "  h.a = (bit<8>) g.c[15:4][7:0]; h.b = .glob;\n} }\n"
                  "const bit<8> glob = 2;")
-    s1, s2, inv, nested, dotted = apply_stmts(prog)
+    s1, s2, inv, dots, nested, dotted = apply_stmts(prog)
+    assert dots.rhs.rest and dots.rhs.items == (("y", A.Const(2)),)
     assert s1.rhs == A.StructExpr((("x", A.Const(1)), ("y", A.Unary("+", A.Member(A.Name("h"),
                                                                                    "a")))))
     assert len(s2.rhs.items) == 2 and isinstance(inv.rhs, A.InvalidExpr)
