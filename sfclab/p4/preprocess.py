@@ -129,7 +129,9 @@ def _blank_comments(text: str) -> str:
         s = m.group()
         if s[0] == '"':
             return s
-        return re.sub(r"[^\n]", " ", s)
+        if "\n" not in s:
+            return " " * len(s)
+        return "\n".join(" " * len(x) for x in s.split("\n"))
     return _COMMENT_OR_STRING.sub(blank, text)
 
 
@@ -631,13 +633,8 @@ class _File:
             raise _Error(f"cannot read the included file {name!r}: "
                          f"{getattr(e, 'strerror', None) or e}") from None
         top = out.at_top()
-        sub = _Out()
-        self.st.stack.append(path)
-        try:
-            _File(self.st, text, str(path), path.parent).run(sub)
-        finally:
-            self.st.stack.pop()
-        if top and sub.at_top():
+        sub, whole = self._run_cached(path, text)
+        if top and whole:
             out.segments[len(out.lines) + 1] = _freeze(sub, self.st, str(path))
             return f"#include <{name}>" if system else f'#include "{name}"'
         base = len(out.lines)                 # inside a declaration: the text, as cpp does
@@ -646,6 +643,39 @@ class _File:
         for k, seg in sub.segments.items():
             out.segments[base + k] = seg
         return None
+
+    def _run_cached(self, path: Path, text: str) -> tuple[_Out, bool]:
+        """The included file's output (and whether it holds whole declarations), and its
+        effect on the macros (the same file with
+        the same macros before it gives the same: kept for the next program that
+        includes it, as every NF includes the library's headers)."""
+        st = self.st
+        key = (path, text, frozenset(st.macros.items()), st.include_dirs, st.library,
+               frozenset(st.once), len(st.stack))
+        hit = _FILES.get(key)
+        if hit is None:
+            sub = _Out()
+            before = set(st.files)
+            st.stack.append(path)
+            try:
+                _File(st, text, str(path), path.parent).run(sub)
+            finally:
+                st.stack.pop()
+            hit = (sub, dict(st.macros), frozenset(st.once),
+                   {f: st.files[f] for f in set(st.files) - before}, sub.at_top())
+            _FILES[key] = hit
+            while len(_FILES) > _FILES_MAX:
+                _FILES.pop(next(iter(_FILES)))
+        else:
+            st.macros.clear()
+            st.macros.update(hit[1])
+            st.once |= hit[2]
+            for f, t in hit[3].items():
+                st.files.setdefault(f, t)
+        sub = hit[0]
+        out = _Out()                          # a copy: the caller appends to it
+        out.lines, out.origin, out.segments = list(sub.lines), list(sub.origin), dict(sub.segments)
+        return out, hit[4]
 
     def _candidates(self, name: str, system: bool) -> list[Path]:
         """Where ``#include`` looks: next to the including file (``"file"`` only), the
@@ -669,6 +699,11 @@ class _File:
                          f"{getattr(e, 'strerror', None) or e}",
                          'write the name of a .p4 file: #include "headers.p4"') from None
         return None
+
+
+#: Included files already preprocessed (see ``_File._run_cached``), the oldest dropped first.
+_FILES: dict[tuple, tuple] = {}
+_FILES_MAX = 64
 
 
 def _freeze(out: _Out, st: _State, path: str) -> Preprocessed:
