@@ -40,7 +40,7 @@ line, not an exception.  ``sfclab stf PROGRAM.p4 [TEST.stf]`` is the command lin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -260,7 +260,7 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
                 report.checks.append(Check(e.line, False, what, f"no packet {i + 1} came out "
                                                                 f"of port {port} (only {len(got)})"))
                 continue
-            why = compare_packet(e.pattern or "", got[i][1], e.exact)
+            why = compare_packet(e.pattern, got[i][1], e.exact)
             report.checks.append(Check(e.line, not why, what, why and
                                        f"got {got[i][1].hex().upper()} (from the packet of "
                                        f"line {got[i][0]}): {why}"))
@@ -271,21 +271,18 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
 
 
 def load_model(program, *, defines=(), includes=()):
-    """A :class:`~.model.ModelSwitch` running the P4 file *program* (``-D`` / ``-I`` as
-    p4c takes them: ``NAME=VALUE`` or ``NAME`` strings, or a mapping; folders), with
-    ``__TARGET_BMV2__`` defined as p4c-bm2-ss defines it."""
+    """A :class:`~.model.ModelSwitch` running the P4 file *program*, preprocessed as
+    p4c-bm2-ss does (its own ``__TARGET_BMV2__``, ``-D NAME[=VALUE]`` *defines*, ``-I``
+    *includes*)."""
     from ..p4.parser import parse_p4_file
     from ..p4.preprocess import BMV2_DEFINES
     from .model import ModelSwitch
 
-    macros: dict = dict(BMV2_DEFINES)
-    if isinstance(defines, Mapping):
-        macros.update(defines)
-    else:
-        for d in defines:
-            name, eq, value = str(d).partition("=")
-            macros[name] = value if eq else None
-    return ModelSwitch(parse_p4_file(program, defines=macros, include_dirs=includes))
+    macros = dict(BMV2_DEFINES)
+    for d in defines:
+        name, _, value = d.partition("=")
+        macros[name.strip()] = value if value else "1"
+    return ModelSwitch(parse_p4_file(program, include_dirs=includes, defines=macros))
 
 
 def stf_test(program, test=None, *, target: str = "model", defines=(), includes=(),

@@ -133,14 +133,29 @@ class StfBmv2:
             raise
         self.log = _LogReader(self.log_path)
         self.program: Bmv2Program | None = None
+        #: multicast groups and clone sessions written (deleted by the next :meth:`load`)
+        self.pre_written: list[p4r.Entity] = []
 
     def load(self, program: Bmv2Program) -> Bmv2Driver:
-        """Push *program* (replacing the one before, and its entries); a driver for it."""
+        """Push *program* (replacing the one before, and its entries); a driver for it.
+        BMv2 keeps multicast groups and clone sessions over a new pipeline: the ones
+        the program before wrote are deleted first."""
+        self._clear_pre()
         self.client.set_pipeline(program.p4info, program.config)
         self.program = program
         self.log.skip()
         self.ports.poll()
         return Bmv2Driver(self, program)
+
+    def _clear_pre(self) -> None:
+        for entity in self.pre_written:
+            u = p4r.Update(type=p4r.Update.DELETE)
+            u.entity.CopyFrom(entity)
+            try:
+                self.client.write([u])
+            except SfclabError:
+                pass                    # gone already
+        self.pre_written = []
 
     def close(self) -> None:
         for part in (getattr(self, "ports", None), getattr(self, "client", None)):
@@ -343,6 +358,7 @@ class Bmv2Driver:
             for port, rid in reps:
                 cs.replicas.add(egress_port=port, instance=rid)
             self.sw.client.write([u])
+            self._written(u.entity, "clone_session_entry")
             return "ok"
         if cmd.name in ("register_read", "counter_read", "mirroring_get", "meter_get_rates"):
             return "read"
@@ -357,7 +373,20 @@ class Bmv2Driver:
             g.replicas.add(egress_port=port, instance=rid)
         if replicas:
             self.sw.client.write([u])
+            if group not in self._groups:
+                self._written(u.entity, "multicast_group_entry")
             self._groups.add(group)
+
+    def _written(self, entity: p4r.Entity, kind: str) -> None:
+        """Remember a PRE entity (its key only) for :meth:`StfBmv2.load` to delete."""
+        key = p4r.Entity()
+        src = getattr(entity.packet_replication_engine_entry, kind)
+        dst = getattr(key.packet_replication_engine_entry, kind)
+        if kind == "clone_session_entry":
+            dst.session_id = src.session_id
+        else:
+            dst.multicast_group_id = src.multicast_group_id
+        self.sw.pre_written.append(key)
 
     # -- packets -------------------------------------------------------------------------------
     def send(self, port: int, data: bytes) -> list[tuple[int, bytes]]:

@@ -274,7 +274,7 @@ def _command(word: str, rest: str, n: int, raw: str) -> StfCommand | None:
         pat = pat.rstrip("$")
         if not re.fullmatch(r"[0-9A-F*]*", pat):
             raise ValueError(f"the pattern holds something other than hex digits, * and $: {data!r}")
-        return Expect(n, raw, _port(port), pat or None, exact)
+        return Expect(n, raw, _port(port), pat if pat or exact else None, exact)
     if word == "no_packet":
         return None
     if word == "wait":

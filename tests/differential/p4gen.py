@@ -9,7 +9,9 @@ controls made of random statements: assignments of random expressions, ``if`` /
 ``switch``-ed on ``action_run``, actions with control-plane parameters and actions
 with ``inout`` arguments called directly, ``exit`` and ``return``, ``setValid`` /
 ``setInvalid``, stack ``push_front`` / ``pop_front``, ``mark_to_drop``, locals, struct
-copies.  Expressions cover every form v1model programs use: literals with and without
+copies, a register (read, write), ``hash`` with every algorithm BMv2 has but the custom
+ones, multicast groups and clones (the STF sets up group 1 and session 5), and a
+``csum16`` checksum update.  Expressions cover every form v1model programs use: literals with and without
 width, signed ``int<N>``, casts, slices, concatenation, shifts by constants and by
 fields (past the width too), ``?:`` (with an untyped literal branch), bitwise,
 arithmetic and saturating operators, division of constants, unary minus and
@@ -140,13 +142,24 @@ class _Gen:
             "#include <core.p4>", "#include <v1model.p4>", "", hdrs, parser,
             "control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }",
             ing, eg,
-            "control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }",
+            self._compute(),
             "control MyDeparser(packet_out pkt, in headers_t hdr) {",
             "    apply { pkt.emit(hdr.h0); pkt.emit(hdr.h1); pkt.emit(hdr.stk); }",
             "}",
             "V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), "
             "MyDeparser()) main;", ""])
         return GenProgram(self.seed, text, self._stf())
+
+    def _compute(self) -> str:
+        """The compute-checksum control: a csum16 of some of h0's fields into a 16-bit one."""
+        sixteen = [f for f, t in self.h0.fields if t == T(16)]
+        if not sixteen or self.r.random() < 0.4:
+            return "control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }"
+        dst = self.r.choice(sixteen)
+        data = [f"hdr.h0.{f}" for f, _ in self.h0.fields if f != dst]
+        return ("control MyCompute(inout headers_t hdr, inout meta_t meta) {\n    apply {\n"
+                f"        update_checksum(hdr.h0.isValid(), {{ {', '.join(data)} }}, hdr.h0.{dst}, "
+                "HashAlgorithm.csum16);\n    }\n}")
 
     def _decls(self) -> str:
         out = []
@@ -207,7 +220,8 @@ class _Gen:
         self.actions: list[tuple[str, list[tuple[str, T]]]] = []
         self.applied: set[str] = set()
         body: list[str] = []
-        decls: list[str] = []
+        decls: list[str] = [f"    register<bit<16>>(8) rg;"]
+        self.where = where
         # actions with control-plane parameters
         for _ in range(r.randint(1, 3)):
             aname = self.fresh("a")
@@ -332,10 +346,37 @@ class _Gen:
                 return f"if ({self.expr(BOOL, ctx, 1)}) {{ exit; }}"
             if k < 0.95 and ctx.where != "action":
                 return f"if ({self.expr(BOOL, ctx, 1)}) {{ return; }}"
+            if ctx.where != "action":
+                return self._extern_stmt(ctx)
             n, t = r.choice(ctx.lvalues)
             return f"{n} = {self.expr(t, ctx, 1)};"
         finally:
             ctx.depth -= 1
+
+    def _extern_stmt(self, ctx: _Ctx) -> str:
+        """A register read or write, a hash, a multicast group or a clone."""
+        r = self.r
+        k = r.random()
+        idx = f"(bit<32>)({self.expr(T(3), ctx, 1)})"
+        if k < 0.5:
+            name = self.fresh("v")
+            if r.random() < 0.5:
+                text = f"bit<16> {name}; rg.read({name}, {idx});"
+            else:
+                algo = r.choice(["crc16", "crc32", "csum16", "xor16", "identity"])
+                data = ", ".join(self.expr(self.vtype(), ctx, 1) for _ in range(r.randint(1, 3)))
+                text = (f"bit<16> {name}; hash({name}, HashAlgorithm.{algo}, 16w{r.randint(0, 9)}, "
+                        f"{{ {data} }}, 16w{r.choice([1, 7, 1024, 65535])});")
+            ctx.lvalues.append((name, T(16)))
+            ctx.rvalues.append((name, T(16)))
+            return text
+        if k < 0.75:
+            return f"rg.write({idx}, {self.expr(T(16), ctx, 2)});"
+        if self.where == "ingress" and k < 0.88:
+            return f"if ({self.expr(BOOL, ctx, 1)}) {{ sm.mcast_grp = 16w1; }}"
+        kind = "I2E" if self.where == "ingress" else "E2E"
+        return (f"if ({self.expr(BOOL, ctx, 1)} && sm.instance_type == 0) "
+                f"{{ clone(CloneType.{kind}, 32w5); }}")
 
     def stmts(self, ctx: _Ctx, lo: int, hi: int, tables: bool = False) -> list[str]:
         """A block of statements; its locals are not visible after it."""
@@ -518,6 +559,8 @@ class _Gen:
                         ks.append(f"{n}:{v:#x}")
                 args = ", ".join(f"{p}:{r.randrange(1 << t.w):#x}" for p, t in params)
                 lines.append(f"add {tname}{prio} {' '.join(ks)} {a}({args})")
+        lines += ["mc_mgrp_create 1", f"mc_node_create {r.randint(0, 9)} 2 3",
+                  "mc_node_associate 1 0", f"mirroring_add 5 {r.randint(4, 6)}"]
         for data in packets:
             lines.append(f"packet {r.randint(0, 3)} {data.hex()}")
         return "\n".join(lines) + "\n"

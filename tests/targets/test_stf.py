@@ -31,6 +31,7 @@ def test_commands_are_read_with_their_lines():
     assert isinstance(pkt, Packet) and (pkt.port, pkt.data) == (3, b"\x0a\x0b\x0c")
     assert isinstance(exp, Expect) and (exp.pattern, exp.exact) == ("0A**0C", True)
     assert isinstance(anyp, Expect) and anyp.pattern is None
+    assert parse_stf("expect 5 $")[0].pattern == ""          # an empty packet, exactly
     assert isinstance(node, Direct) and node.words == ("0", "1", "2")
 
 
@@ -122,4 +123,9 @@ def test_the_command_line(tmp_path, capsys):
     assert f"{bad}:2: FAIL port 1: expect 00: got 038181F00F" in cap.out
     assert main(["stf", str(prog), str(tmp_path / "none.stf")]) == 1
     assert "cannot read the STF file" in capsys.readouterr().err
-    assert main(["stf", str(prog), "--target", "model", "-D", "X=1", "-I", str(tmp_path)]) == 0
+    defs = tmp_path / "defs.p4"
+    defs.write_text(prog.read_text().replace("sm.egress_spec = 1;", "sm.egress_spec = PORT;"))
+    assert main(["stf", str(defs), str(prog.with_suffix(".stf")), "-D", "PORT=1"]) == 0
+    capsys.readouterr()
+    assert main(["stf", str(defs), str(prog.with_suffix(".stf")), "-D", "PORT=2"]) == 1
+    assert "FAIL" in capsys.readouterr().out

@@ -23,6 +23,7 @@ from .calls import ExternCalls, ExternObj
 from .functions import FunctionCalls, FunctionObj, invalidate_headers
 from .statements import LoopCompiler
 from .errors import ModelCompileError
+from .exits import ExitSignal, copy_out, exit_points, mark_exit
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
 from .table_compile import ActionObj, TableCompiler, TableObj
@@ -31,10 +32,6 @@ from .types import BOOL, Bits, BoolT, EnumT
 
 __all__ = ["Compiler", "ExitSignal", "ReturnSignal", "PacketIO", "TableObj", "ActionObj",
            "ControlInst", "seq"]
-
-
-class ExitSignal(Exception):
-    """``exit``: ends the current pipeline control."""
 
 
 class ReturnSignal(Exception):
@@ -79,52 +76,6 @@ def _apply_sites(decl: A.Node) -> dict[str, set[str]]:
     return out
 
 
-def _copy_out(call: Callable, outs: list[Callable], on_exit: bool) -> Callable:
-    """*call*, then the copy-out of its ``out`` / ``inout`` arguments (*outs*); when
-    the action exits, the copy-out happens only if *on_exit*.
-
-    P4_16 copies arguments out on ``exit`` too; with p4c (1.2.5, and so on BMv2) that
-    holds only for an action whose body exits on every path (``x = y; exit;``, ``exit``
-    in both branches of an ``if``, or a last statement calling an action that always
-    exits): p4c's optimiser drops the copy-out before an ``exit`` some paths take, or
-    before a call that exits with statements after it (measured against BMv2:
-    tests/fixtures/differential/exit_in_action.p4)."""
-    if not outs:
-        return call
-    after = seq(outs)
-
-    def call_out(p):
-        try:
-            call(p)
-        except ExitSignal:
-            if on_exit:
-                after(p)
-            raise
-        after(p)
-    return call_out
-
-
-def always_exits(stmts, const: Callable = lambda e: None,
-                 exits_call: Callable = lambda call: False) -> bool:
-    """Whether every path through *stmts* ends in ``exit`` (``const(cond)`` is a
-    condition's value when p4c folds it, else None; ``exits_call(call)`` whether a
-    call statement always exits, counted only as the last statement)."""
-    for i, st in enumerate(stmts):
-        if isinstance(st, A.Exit):
-            return True
-        if isinstance(st, A.Block) and always_exits(st.stmts, const, exits_call):
-            return True
-        if isinstance(st, A.If):
-            c = const(st.cond)
-            then = always_exits([st.then], const, exits_call)
-            other = st.other is not None and always_exits([st.other], const, exits_call)
-            if (c is True and then) or (c is False and other) or (then and other):
-                return True
-        if isinstance(st, A.CallStmt) and i == len(stmts) - 1 and exits_call(st.call):
-            return True
-    return False
-
-
 def _has(node: A.Node, kind: type) -> bool:
     from ...p4.ast import walk
     return any(isinstance(n, kind) for n in walk(node))
@@ -141,6 +92,8 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
     def __init__(self, sw, env, layout, prog: A.Program) -> None:
         super().__init__(env)
         self.sw = sw
+        #: the exit points of the action being compiled (:mod:`.exits`)
+        self._exit_keep: dict[int, frozenset] = {}
         self.layout = layout
         self.qnames = {(o.path, id(o.decl)): o.name for o in qualified_objects(prog)}
         self.global_scope = Scope()
@@ -163,7 +116,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         if isinstance(s, A.If):
             return self._if(s, sc, where)
         if isinstance(s, A.CallStmt):
-            return self.call_stmt(s.call, sc, where)
+            f = self.call_stmt(s.call, sc, where)
+            keep = self._exit_keep.get(id(s))
+            return f if keep is None else mark_exit(f, keep)
         if isinstance(s, A.Switch):
             return self._switch(s, sc, where)
         if isinstance(s, A.VarDecl):
@@ -173,8 +128,12 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
             sc.names[s.name] = ConstVal(self.const_value(s.value, sc, t), t)
             return None
         if isinstance(s, A.Exit):
+            keep = self._exit_keep.get(id(s))
+
             def do_exit(p):
-                raise ExitSignal()
+                sig = ExitSignal()
+                sig.keep = keep
+                raise sig
             return do_exit
         if isinstance(s, A.Return) and self.in_function():
             return self.function_return(s, sc)
@@ -382,26 +341,26 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
     def _stack_method(self, st: StackRef, m: str, e: A.Call, sc: Scope) -> Callable:
         count = self.const_int(e.args[0], sc) if e.args else 1
         size, stride, b0, nb = st.type.size, st.stride, st.base + 1, st.base
-        if m == "push_front":
+        if m == "push_front":       # as BMv2 does it: swaps, then the first `count` invalid
             def push(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[size - k:] + chunks[:size - k]
+                for i in range(size - 1, k - 1, -1):
+                    a, b = b0 + i * stride, b0 + (i - k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(k):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = min(size, v[nb] + count)
             return push
-        if m == "pop_front":
+        if m == "pop_front":        # swaps, then the last `count` invalid
             def pop(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[k:] + chunks[:k]
+                for i in range(size - k):
+                    a, b = b0 + i * stride, b0 + (i + k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(size - k, size):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = max(0, v[nb] - count)
             return pop
         raise self.error(f"header stacks have no method {m}", e)
@@ -419,7 +378,8 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 else:
                     before.append(self.store(slot, self.expr(arg, sc)))
                 if prm.direction in ("out", "inout"):
-                    outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
+                    outs.append((prm.name, self.store(self.lvalue(arg, sc),
+                                                      self._from_ref(slot, arg))))
                 continue
             if prm.direction in ("", "in"):
                 ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
@@ -428,12 +388,10 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                     ins.append(self.expr(arg, sc, slot.type))
                 else:
                     ins.append(CE(lambda p, s=slot.slot: p.v[s], slot.type))
-                outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
+                outs.append((prm.name, self.store(self.lvalue(arg, sc), self._from_ref(slot, arg))))
         wraps = [(wrap_fn(s.type) if isinstance(s, ScalarRef) else None) or (lambda x: x)
                  for s in a.slots]
         readers = [c.fn for c in ins]
-        exits = always_exits(decl.body.stmts, self._const_cond,
-                             lambda call: self._action_exits(call, sc))
         copy_in = seq(before) if any(f is not None for f in before) else None
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
@@ -448,14 +406,18 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 p.tr.append(("action", info, args))
                 fn(p, args)
         if copy_in is not None:
-            return seq([copy_in, _copy_out(call, outs, exits)])
-        return _copy_out(call, outs, exits)
+            return seq([copy_in, copy_out(call, outs)])
+        return copy_out(call, outs)
 
-    def _action_exits(self, call: A.Call, sc: Scope) -> bool:
-        """Whether *call* calls an action whose body exits on every path."""
+    def _may_exit(self, call: A.Call, sc: Scope, seen: frozenset = frozenset()) -> bool:
+        """Whether *call* calls an action whose body has an ``exit`` (or calls one that does)."""
         a = sc.get(call.func.name) if isinstance(call.func, A.Name) else None
-        return isinstance(a, ActionObj) and always_exits(
-            a.decl.body.stmts, self._const_cond, lambda c: self._action_exits(c, sc))
+        if not isinstance(a, ActionObj) or a.decl.name in seen:
+            return False
+        seen = seen | {a.decl.name}
+        return any(isinstance(n, A.Exit) or (isinstance(n, A.CallStmt) and
+                                              self._may_exit(n.call, sc, seen))
+                   for n in A.walk(a.decl.body))
 
     def _const_cond(self, e: A.Node):
         """A condition's value when it is a compile-time constant, else None."""
@@ -481,7 +443,14 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
             w = t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else \
                 t.underlying.width if isinstance(t, EnumT) and t.underlying else 32
             params.append((prm.name, w))
-        body = self.block(d.body.stmts, inner, f"action {qname}")
+        outs = [q.name for q in d.params if q.direction in ("out", "inout")]
+        outer, self._exit_keep = self._exit_keep, exit_points(
+            d.body.stmts, outs, self._const_cond, lambda call: self._may_exit(call, sc)
+        ) if outs else {}
+        try:
+            body = self.block(d.body.stmts, inner, f"action {qname}")
+        finally:
+            self._exit_keep = outer
         if _has(d.body, A.Return):
             raw = body
 

@@ -75,6 +75,7 @@ class PipelineCompiler(Compiler):
     def compile_parser(self, decl: A.ParserDecl, bindings: dict) -> Callable:
         run = self._parser_run(decl, (decl.name,), bindings)
         name = decl.name
+        on_reject, on_error = self.parser_outcomes()
 
         def parse(p):
             tr = p.tr
@@ -83,12 +84,10 @@ class PipelineCompiler(Compiler):
                 if run(p) == "reject":
                     raise ParserReject()
             except ParserReject:
-                tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) "
-                                   "ends parsing as if accepted, with no error"))
+                on_reject(tr)
             except ParserError as e:
                 p.parser_error = e.code
-                tr.append(("note", f"parser error {e.code}: parsing stopped, the packet goes "
-                                   f"on to ingress (v1model does not drop it)"))
+                tr.append(("note", on_error(e.code)))
             tr.append(("parser_done", name, p.parser_error))
         return parse
 
@@ -127,6 +126,19 @@ class PipelineCompiler(Compiler):
             if run(p) == "reject":
                 raise ParserReject()
         return subparser
+
+    def parser_outcomes(self) -> tuple[Callable, Callable]:
+        """``(on_reject(tr), on_error(code) -> note)`` for the parser being compiled:
+        BMv2's (``transition reject`` ends parsing as ``accept`` does, and an error lets
+        the packet go on); an architecture with other rules overrides this."""
+        def on_reject(tr):
+            tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) ends parsing "
+                               "as if accepted, with no error"))
+
+        def on_error(code):
+            return (f"parser error {code}: parsing stopped, the packet goes on to ingress "
+                    f"(v1model does not drop it)")
+        return on_reject, on_error
 
     def _state(self, st: A.ParserState, sc: Scope) -> Callable:
         inner = sc.child()

@@ -12,6 +12,7 @@ from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .calls import ExternObj
 from .expr import Scope
+from .storage import HeaderRef
 from .tables import DEFAULT_SIZE, ActionInfo, KeySpec, Table, _canonical_key
 from .types import Bits, BoolT, EnumT, ErrorT, annotation
 
@@ -59,6 +60,9 @@ class TableCompiler:
                 raise self.error(f"table {qname}: key {expr_p4(k.expr)} has no fixed width", k)
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
                 raise self.error(f"table {qname}: match kind {k.match_kind} is not supported", k)
+            valid = self._key_header(k.expr, sc)
+            if valid is not None:       # BMv2 looks up a field of an invalid header as 0
+                read = (lambda p, r=read, b=valid: r(p) if p.v[b] else 0)
             keys.append(KeySpec(name, k.match_kind, w, read))
         actions: dict[str, ActionInfo] = {}
         by_local: dict[str, ActionInfo] = {}
@@ -105,6 +109,18 @@ class TableCompiler:
         tbl.const_entries = bool(d.entries) and d.entries_const
         self.sw.tables[qname] = tbl
         return TableObj(tbl, self._apply_fn(tbl))
+
+    def _key_header(self, e: A.Node, sc: Scope) -> int | None:
+        """The validity slot of the header whose field (or a slice of it) key *e* is.
+        Not for a stack element's field: p4c copies that key into a temporary first,
+        which reads the field's value whatever the header's validity."""
+        if isinstance(e, A.Slice):
+            e = e.expr
+        if isinstance(e, A.Member) and not isinstance(e.expr, A.Index):
+            base = self.path(e.expr, sc)
+            if isinstance(base, HeaderRef) and e.name in base.fields:
+                return base.base
+        return None
 
     def _bound(self, a: ActionObj, ref: A.ActionRef, sc: Scope) -> ActionInfo:
         """*a* with its first parameters bound in the table's action list
