@@ -13,7 +13,7 @@ from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value, scalars
 from .types import BOOL, Bits, BoolT
 
-__all__ = ["AssignCompiler", "seq"]
+__all__ = ["AssignCompiler", "seq", "header_bases"]
 
 
 class AssignCompiler:
@@ -155,7 +155,7 @@ class AssignCompiler:
             return seq([pre, self._store_compound(dst, CE(None, ce.t, ref=ce.ref))])
         src = ce.ref
         if src is INVALID:                      # {#}
-            bases = _header_bases(dst)
+            bases = header_bases(dst)
 
             def invalid(p):
                 v = p.v
@@ -255,14 +255,14 @@ def _default_of(ref) -> CE:
     return CE(None, None, ref=INVALID)
 
 
-def _header_bases(ref) -> list[int]:
+def header_bases(ref) -> list[int]:
     """The validity slots of every header under *ref*."""
     if isinstance(ref, HeaderRef):
         return [ref.base]
     if isinstance(ref, StackRef):
         return [e.base for e in ref.elems]
     if isinstance(ref, StructRef):
-        return [b for m in ref.members.values() for b in _header_bases(m)]
+        return [b for m in ref.members.values() for b in header_bases(m)]
     return []
 
 

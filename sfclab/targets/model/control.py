@@ -20,7 +20,7 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
-from .functions import FunctionCalls, FunctionObj, invalidate_headers
+from .functions import FunctionCalls, FunctionObj
 from .statements import LoopCompiler
 from .errors import ModelCompileError
 from .exits import ExitSignal, copy_out, exit_points, mark_exit
@@ -373,13 +373,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         for prm, arg, slot in zip(decl.params, e.args, a.slots):
             if not isinstance(slot, ScalarRef):          # a header or struct: copied
                 ins.append(CE(lambda p: None, None, const=None))
-                if prm.direction == "out":
-                    before.append(invalidate_headers(slot))
-                else:
-                    before.append(self.store(slot, self.expr(arg, sc)))
-                if prm.direction in ("out", "inout"):
-                    outs.append((prm.name, self.store(self.lvalue(arg, sc),
-                                                      self._from_ref(slot, arg))))
+                back: list = []
+                self.copy_argument(prm, arg, slot, sc, before, back)
+                outs += [(prm.name, f) for f in back]
                 continue
             if prm.direction in ("", "in"):
                 ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
@@ -594,14 +590,7 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 bindings[prm.name] = self.path(arg, sc)
                 continue
             bindings[prm.name] = ref
-            t = getattr(ref, "type", None)
-            if prm.direction == "out":
-                before.append(invalidate_headers(ref))
-            else:
-                before.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits)
-                                                         else None)))
-            if prm.direction in ("out", "inout"):
-                after.append(self.store(self.lvalue(arg, sc), self._from_ref(ref, arg)))
+            self.copy_argument(prm, arg, ref, sc, before, after)
         if inst.apply is None:
             inst.apply = self.instance_body(inst, bindings)
         return seq(before + [self._traced(inst)] + after)
