@@ -294,10 +294,12 @@ class DontCare(Node):
 
 @dataclass(frozen=True, slots=True)
 class StructExpr(Node):
-    """``{a = 1, b = 2}``: a struct or header value by field name."""
+    """``{a = 1, b = 2}``: a struct or header value by field name; ``rest``: ``{a = 1, ...}``,
+    the other fields take their default values."""
 
     items: tuple[tuple[str, Expr], ...]
     pos: Pos | None = _pos()
+    rest: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,6 +701,8 @@ class ControlDecl(Node):
     type_params: tuple[str, ...] = ()
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    #: constructor parameters: ``control C(inout H h)(bit<8> k, Other o) { … }``
+    ctor_params: tuple[Param, ...] = ()
 
     def tables(self) -> list[TableDecl]:
         return [d for d in self.locals if isinstance(d, TableDecl)]

@@ -79,7 +79,7 @@ def environment(prog: A.Program, *, base: Path | None = None,
                                 f"which reads it: it changes nothing there",
                              f"move it above #include <{DEFINES[d.name]}>")
             defines[d.name] = d
-        elif isinstance(d, A.Include) and d.system:
+        elif isinstance(d, A.Include) and d.system and not d.decls:
             f = ARCH_FILES.get(Path(d.path).name)
             if f is not None and f.name not in seen:
                 seen.add(f.name)
@@ -139,7 +139,7 @@ def included_decls(inc: A.Include) -> list[A.Node]:
     in their place."""
     out: list[A.Node] = []
     for d in inc.decls:
-        if isinstance(d, A.Include) and not d.system:
+        if isinstance(d, A.Include) and d.decls:
             out += included_decls(d)
         elif not isinstance(d, A.Include):
             out.append(d)

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from ..errors import P4SyntaxError
 from .arch import ARCH_FILES, DEFINES
+from .ifexpr import IfError, evaluate, tokens
 
 __all__ = ["Macro", "Preprocessed", "preprocess", "BMV2_DEFINES", "MAX_INCLUDE_DEPTH"]
 
@@ -115,8 +116,6 @@ _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[A-Za-z_]\w*|\d[\w.]*|\s+|##|.', re.S)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)\Z", re.S)
 _DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
-_IF_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|&&|\|\||==|!=|<=|>=|<<|>>"
-                       r"|[-+*/%()<>!~&|^?:])")
 _OPS = "+-<>=&|!~^*/%"
 
 
@@ -129,7 +128,9 @@ def _blank_comments(text: str) -> str:
         s = m.group()
         if s[0] == '"':
             return s
-        return re.sub(r"[^\n]", " ", s)
+        if "\n" not in s:
+            return " " * len(s)
+        return "\n".join(" " * len(x) for x in s.split("\n"))
     return _COMMENT_OR_STRING.sub(blank, text)
 
 
@@ -200,7 +201,6 @@ class _State:
         self.library = library
         self.files: dict[str, str] = {}
         self.once: set[Path] = set()
-        self.segments: set[Path] = set()
         self.stack: list[Path] = []
         self._rx: tuple[frozenset, re.Pattern | None] = (frozenset(), None)
 
@@ -340,115 +340,14 @@ class _Expander:
         return re.sub(r"\s*##\s*", "", s) if "##" in s else s
 
 
-# --- #if expressions -----------------------------------------------------------------------
-
 def _if_value(expr: str, ex: _Expander) -> int:
-    """The value of a ``#if`` expression (C's integer arithmetic)."""
+    """The value of a ``#if`` expression (C's integer arithmetic: :mod:`.ifexpr`)."""
     macros = ex.st.macros
     expr = _DEFINED.sub(lambda m: "1" if (m.group(1) or m.group(2)) in macros else "0", expr)
-    expr = ex.expand(expr).rstrip()
-    toks: list[str] = []
-    pos = 0
-    while pos < len(expr):
-        m = _IF_TOKEN.match(expr, pos)
-        if m is None:
-            raise _Error(f"#if: cannot read {expr[pos:].strip()[:20]!r}",
-                         "a #if takes an integer expression of macros, numbers and "
-                         "defined(NAME)")
-        toks.append(m.group(1))
-        pos = m.end()
-    if not toks:
-        raise _Error("#if with no expression", "write a condition: #if NAME > 1")
-    p = _IfParser(toks)
-    v = p.ternary()
-    if p.i != len(toks):
-        raise _Error(f"#if: unexpected {toks[p.i]!r}")
-    return v
-
-
-def _int(tok: str) -> int:
-    tok = tok.rstrip("uUlL")
-    if tok[:2] in ("0x", "0X"):
-        return int(tok, 16)
-    if len(tok) > 1 and tok[0] == "0":
-        return int(tok, 8)
-    return int(tok)
-
-
-_BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-           ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
-
-
-class _IfParser:
-    def __init__(self, toks: list[str]) -> None:
-        self.toks, self.i = toks, 0
-
-    def peek(self) -> str:
-        return self.toks[self.i] if self.i < len(self.toks) else ""
-
-    def take(self, want: str | None = None) -> str:
-        t = self.peek()
-        if want is not None and t != want:
-            raise _Error(f"#if: expected {want!r}, got {t or 'the end'!r}")
-        if not t:
-            raise _Error("#if: the expression ends too early")
-        self.i += 1
-        return t
-
-    def ternary(self) -> int:
-        c = self.binary(0)
-        if self.peek() == "?":
-            self.take()
-            a = self.ternary()
-            self.take(":")
-            b = self.ternary()
-            return a if c else b
-        return c
-
-    def binary(self, level: int) -> int:
-        if level == len(_BINARY):
-            return self.unary()
-        v = self.binary(level + 1)
-        while self.peek() in _BINARY[level]:
-            op = self.take()
-            w = self.binary(level + 1)
-            v = _apply(op, v, w)
-        return v
-
-    def unary(self) -> int:
-        t = self.take()
-        if t == "(":
-            v = self.ternary()
-            self.take(")")
-            return v
-        if t == "!":
-            return int(not self.unary())
-        if t == "~":
-            return ~self.unary()
-        if t == "-":
-            return -self.unary()
-        if t == "+":
-            return self.unary()
-        if t[0].isdigit():
-            return _int(t)
-        if t[0].isalpha() or t[0] == "_":
-            return 0                                    # an identifier no macro names
-        raise _Error(f"#if: unexpected {t!r}")
-
-
-def _apply(op: str, a: int, b: int) -> int:
-    if op in ("/", "%"):
-        if b == 0:
-            raise _Error("#if: division by zero")
-        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-        return q if op == "/" else a - q * b
-    return {
-        "||": lambda: int(bool(a) or bool(b)), "&&": lambda: int(bool(a) and bool(b)),
-        "|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b,
-        "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
-        ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
-        "<<": lambda: a << b if 0 <= b < 4096 else 0, ">>": lambda: a >> b if b >= 0 else 0,
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
+    try:
+        return evaluate(tokens(ex.expand(expr)))
+    except IfError as e:
+        raise _Error(e.message, e.hint) from None
 
 
 # --- one file ------------------------------------------------------------------------------
@@ -632,16 +531,8 @@ class _File:
             raise _Error(f"cannot read the included file {name!r}: "
                          f"{getattr(e, 'strerror', None) or e}") from None
         top = out.at_top()
-        if top and path in self.st.segments:
-            return None                       # once at the top level, as sfclab always did
-        sub = _Out()
-        self.st.stack.append(path)
-        try:
-            _File(self.st, text, str(path), path.parent).run(sub)
-        finally:
-            self.st.stack.pop()
-        if top and sub.at_top():
-            self.st.segments.add(path)
+        sub, whole = self._run_cached(path, text)
+        if top and whole:
             out.segments[len(out.lines) + 1] = _freeze(sub, self.st, str(path))
             return f"#include <{name}>" if system else f'#include "{name}"'
         base = len(out.lines)                 # inside a declaration: the text, as cpp does
@@ -650,6 +541,39 @@ class _File:
         for k, seg in sub.segments.items():
             out.segments[base + k] = seg
         return None
+
+    def _run_cached(self, path: Path, text: str) -> tuple[_Out, bool]:
+        """The included file's output (and whether it holds whole declarations), and its
+        effect on the macros (the same file with
+        the same macros before it gives the same: kept for the next program that
+        includes it, as every NF includes the library's headers)."""
+        st = self.st
+        key = (path, text, frozenset(st.macros.items()), st.include_dirs, st.library,
+               frozenset(st.once), len(st.stack))
+        hit = _FILES.get(key)
+        if hit is None:
+            sub = _Out()
+            before = set(st.files)
+            st.stack.append(path)
+            try:
+                _File(st, text, str(path), path.parent).run(sub)
+            finally:
+                st.stack.pop()
+            hit = (sub, dict(st.macros), frozenset(st.once),
+                   {f: st.files[f] for f in set(st.files) - before}, sub.at_top())
+            _FILES[key] = hit
+            while len(_FILES) > _FILES_MAX:
+                _FILES.pop(next(iter(_FILES)))
+        else:
+            st.macros.clear()
+            st.macros.update(hit[1])
+            st.once |= hit[2]
+            for f, t in hit[3].items():
+                st.files.setdefault(f, t)
+        sub = hit[0]
+        out = _Out()                          # a copy: the caller appends to it
+        out.lines, out.origin, out.segments = list(sub.lines), list(sub.origin), dict(sub.segments)
+        return out, hit[4]
 
     def _candidates(self, name: str, system: bool) -> list[Path]:
         """Where ``#include`` looks: next to the including file (``"file"`` only), the
@@ -673,6 +597,11 @@ class _File:
                          f"{getattr(e, 'strerror', None) or e}",
                          'write the name of a .p4 file: #include "headers.p4"') from None
         return None
+
+
+#: Included files already preprocessed (see ``_File._run_cached``), the oldest dropped first.
+_FILES: dict[tuple, tuple] = {}
+_FILES_MAX = 64
 
 
 def _freeze(out: _Out, st: _State, path: str) -> Preprocessed:

@@ -138,7 +138,8 @@ def expr_p4(e: A.Node) -> str:
     if isinstance(e, A.DontCare):
         return "_"
     if isinstance(e, A.StructExpr):
-        return "{" + ", ".join(f"{n} = {expr_p4(v)}" for n, v in e.items) + "}"
+        rest = ", ..." if e.rest else ""
+        return "{" + ", ".join(f"{n} = {expr_p4(v)}" for n, v in e.items) + rest + "}"
     if isinstance(e, A.InvalidExpr):
         return "{#}"
     if isinstance(e, A.NamedArg):
@@ -432,8 +433,9 @@ def _(n: A.TableDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.ControlDecl, ind: str) -> list[str]:
+    ctor = f"({_params(n.ctor_params)})" if n.ctor_params else ""
     out = [f"{ind}{_annots(n.annotations)}control {n.name}{_tparams(n.type_params)}"
-           f"({_params(n.params)}) {{"]
+           f"({_params(n.params)}){ctor} {{"]
     prev = None
     for d in n.locals:
         if prev is not None and _spaced(prev, d):

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
-from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value, scalars
 from .types import BOOL, Bits, BoolT
 
-__all__ = ["AssignCompiler", "seq"]
+__all__ = ["AssignCompiler", "seq", "header_bases"]
 
 
 class AssignCompiler:
@@ -155,7 +155,7 @@ class AssignCompiler:
             return seq([pre, self._store_compound(dst, CE(None, ce.t, ref=ce.ref))])
         src = ce.ref
         if src is INVALID:                      # {#}
-            bases = _header_bases(dst)
+            bases = header_bases(dst)
 
             def invalid(p):
                 v = p.v
@@ -205,11 +205,13 @@ class AssignCompiler:
         else:
             raise self.error(f"a list cannot be assigned to {getattr(dst, 'path', dst)}")
         if isinstance(src, dict):
-            unknown = set(src) - set(members)
-            if unknown or len(src) != len(members):
+            rest = src.get(...) is True
+            named = {k: v for k, v in src.items() if k is not ...}
+            unknown = set(named) - set(members)
+            if unknown or (len(named) != len(members) and not rest):
                 raise self.error(f"{{…}} does not name the fields of {dst.path}: "
                                  f"{', '.join(members)}")
-            pairs = [(members[n], src[n]) for n in members]
+            pairs = [(m, named[n] if n in named else _default_of(m)) for n, m in members.items()]
         else:
             if len(src) != len(members):
                 raise self.error(f"a list of {len(src)} does not fit {dst.path}, which has "
@@ -245,14 +247,22 @@ def _same(x):
     return x
 
 
-def _header_bases(ref) -> list[int]:
+def _default_of(ref) -> CE:
+    """The value a field ``...`` leaves out takes: 0, false, an invalid header."""
+    if isinstance(ref, ScalarRef):
+        v = default_value(ref.type)
+        return CE(lambda p: v, ref.type, const=v)
+    return CE(None, None, ref=INVALID)
+
+
+def header_bases(ref) -> list[int]:
     """The validity slots of every header under *ref*."""
     if isinstance(ref, HeaderRef):
         return [ref.base]
     if isinstance(ref, StackRef):
         return [e.base for e in ref.elems]
     if isinstance(ref, StructRef):
-        return [b for m in ref.members.values() for b in _header_bases(m)]
+        return [b for m in ref.members.values() for b in header_bases(m)]
     return []
 
 

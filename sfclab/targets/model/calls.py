@@ -420,6 +420,8 @@ class ExternCalls:
             obj = MeterArray(qname, int(vals[0]), str(vals[1]))
         elif kind in ("direct_counter", "direct_meter"):
             obj = str(vals[0])
+        elif kind == "value_set":         # a parser value set: (value, mask) members
+            obj = []
         else:
             raise self.error(f"extern {kind} ({qname}) is not supported by the model", inst)
         ext = ExternObj(kind, qname, obj, tuple(targs))

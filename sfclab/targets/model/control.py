@@ -20,7 +20,7 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
-from .functions import FunctionCalls, FunctionObj, invalidate_headers
+from .functions import FunctionCalls, FunctionObj
 from .statements import LoopCompiler
 from .errors import ModelCompileError
 from .exits import ExitSignal, copy_out, exit_points, mark_exit
@@ -54,11 +54,14 @@ class ControlInst:
     applied with different ones (``copy``), it has parameters of its own, which each
     apply copies the arguments into and out of (P4's copy-in/copy-out)."""
 
-    __slots__ = ("decl", "path", "apply", "bound", "copy", "params")
+    __slots__ = ("decl", "path", "apply", "bound", "copy", "params", "ctor")
 
-    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...], copy: bool = False) -> None:
+    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...], copy: bool = False,
+                 ctor: dict | None = None) -> None:
         self.decl, self.path, self.apply, self.bound = decl, path, None, None
         self.copy, self.params = copy, None
+        #: constructor parameter -> its value (a constant, an instance)
+        self.ctor = ctor or {}
 
 
 def _apply_sites(decl: A.Node) -> dict[str, set[str]]:
@@ -96,6 +99,7 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         self.global_scope = Scope()
         self._tmp = 0
         self._sites: dict[str, set[str]] = {}     # control instances' apply arguments
+        self._path: tuple[str, ...] = ()          # the control being compiled
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts, sc: Scope, where: str) -> Callable:
@@ -276,6 +280,8 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 return lambda p: apply(p)
             if isinstance(base, ControlInst) and m == "apply":
                 return self.instance_apply(base, e, sc)
+            if isinstance(f.expr, A.TypeName) and m == "apply":
+                return self.type_apply(e, sc, where)
             if isinstance(base, ExternObj):
                 return self.method_call(base, m, e, sc)
             if isinstance(base, PacketIO):
@@ -367,13 +373,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         for prm, arg, slot in zip(decl.params, e.args, a.slots):
             if not isinstance(slot, ScalarRef):          # a header or struct: copied
                 ins.append(CE(lambda p: None, None, const=None))
-                if prm.direction == "out":
-                    before.append(invalidate_headers(slot))
-                else:
-                    before.append(self.store(slot, self.expr(arg, sc)))
-                if prm.direction in ("out", "inout"):
-                    outs.append((prm.name, self.store(self.lvalue(arg, sc),
-                                                      self._from_ref(slot, arg))))
+                back: list = []
+                self.copy_argument(prm, arg, slot, sc, before, back)
+                outs += [(prm.name, f) for f in back]
                 continue
             if prm.direction in ("", "in"):
                 ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
@@ -502,7 +504,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 tname = d.type.name if isinstance(d.type, A.NamedType) else ""
                 if tname in controls:
                     multi = len(self._sites.get(d.name, ())) > 1
-                    sc.names[d.name] = ControlInst(controls[tname], (*path, d.name), multi)
+                    decl = controls[tname]
+                    sc.names[d.name] = ControlInst(decl, (*path, d.name), multi,
+                                                   self._ctor_args(decl, d.args, sc, d))
                 else:
                     qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
                     sc.names[d.name] = self.make_extern(d, qn)
@@ -520,8 +524,12 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         """A control's apply block (locals initialised first) as one closure."""
         sc = Scope(self.global_scope, dict(bindings))
         self._sites = _apply_sites(decl)
-        inits = self.compile_locals(decl.locals, sc, path)
-        body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
+        outer, self._path = self._path, path
+        try:
+            inits = self.compile_locals(decl.locals, sc, path)
+            body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
+        finally:
+            self._path = outer
         if _has(decl.apply, A.Return):
             raw = body
 
@@ -582,14 +590,7 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
                 bindings[prm.name] = self.path(arg, sc)
                 continue
             bindings[prm.name] = ref
-            t = getattr(ref, "type", None)
-            if prm.direction == "out":
-                before.append(invalidate_headers(ref))
-            else:
-                before.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits)
-                                                         else None)))
-            if prm.direction in ("out", "inout"):
-                after.append(self.store(self.lvalue(arg, sc), self._from_ref(ref, arg)))
+            self.copy_argument(prm, arg, ref, sc, before, after)
         if inst.apply is None:
             inst.apply = self.instance_body(inst, bindings)
         return seq(before + [self._traced(inst)] + after)
@@ -599,5 +600,34 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         if not isinstance(inst.decl, A.ControlDecl):
             raise self.error(f"{inst.decl.name} is a parser: it is applied in parser states",
                              inst.decl)
-        return self.control_body(inst.decl, inst.path, bindings)
+        return self.control_body(inst.decl, inst.path, {**inst.ctor, **bindings})
+
+    def _ctor_args(self, decl, args: tuple[A.Node, ...], sc: Scope, where: A.Node) -> dict:
+        """A control's constructor parameters bound to the instance's arguments: an instance
+        (``C2(c1) c2;``) or a compile-time constant."""
+        params = getattr(decl, "ctor_params", ())
+        if len(args) != len(params):
+            raise self.error(f"{decl.name} takes {len(params)} constructor argument(s), "
+                             f"got {len(args)}", where)
+        out: dict = {}
+        for prm, arg in zip(params, args):
+            obj = sc.get(arg.name) if isinstance(arg, A.Name) else None
+            if isinstance(obj, (ControlInst, ExternObj)):
+                out[prm.name] = obj
+                continue
+            t = self.env.resolve(prm.type)
+            out[prm.name] = ConstVal(self.const_value(arg, sc, t), t)
+        return out
+
+    def type_apply(self, e: A.Call, sc: Scope, where: str) -> Callable:
+        """``C.apply(args)``: a control (or parser) applied by its type, as if instantiated
+        right there without constructor arguments."""
+        name = e.func.expr.name  # type: ignore[union-attr]
+        decl = next((c for c in self.sw.program.controls() if c.name == name), None) or \
+            next((q for q in self.sw.program.find(A.ParserDecl) if q.name == name), None)
+        if decl is None:
+            raise self.error(f"{name} is neither a control nor a parser", e)
+        self._tmp += 1
+        inst = ControlInst(decl, (*self._path, name), True)
+        return self.instance_apply(inst, e, sc)
 

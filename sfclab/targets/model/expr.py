@@ -573,7 +573,10 @@ class ExprCompiler:
         return CE(None, None, ref=items)
 
     def _e_StructExpr(self, e: A.StructExpr, sc, want):
-        return CE(None, None, ref={n: self.expr(x, sc) for n, x in e.items})
+        items = {n: self.expr(x, sc) for n, x in e.items}
+        if e.rest:
+            items[...] = True               # `...`: the fields not named take their defaults
+        return CE(None, None, ref=items)
 
     def _e_InvalidExpr(self, e: A.InvalidExpr, sc, want):
         return CE(None, None, ref=INVALID)

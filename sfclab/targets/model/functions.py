@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
-from .assign import seq
+from .assign import header_bases, seq
 from .expr import CE, Scope
-from .storage import HeaderRef, ScalarRef, StackRef, StructRef
+from .storage import ScalarRef
 from .types import Bits
 
 __all__ = ["FunctionObj", "FunctionCalls", "ReturnValue", "bind_args", "invalidate_headers"]
@@ -66,7 +66,7 @@ def bind_args(params: tuple[A.Param, ...], args: tuple[A.Node, ...], what: str,
 
 def invalidate_headers(ref) -> Callable | None:
     """A closure making every header under *ref* invalid (an ``out`` header's start)."""
-    bases = _header_bases(ref)
+    bases = header_bases(ref)
     if not bases:
         return None
 
@@ -75,16 +75,6 @@ def invalidate_headers(ref) -> Callable | None:
         for b in bases:
             v[b] = False
     return invalid
-
-
-def _header_bases(ref) -> list[int]:
-    if isinstance(ref, HeaderRef):
-        return [ref.base]
-    if isinstance(ref, StackRef):
-        return [e.base for e in ref.elems]
-    if isinstance(ref, StructRef):
-        return [b for m in ref.members.values() for b in _header_bases(m)]
-    return []
 
 
 class FunctionCalls:
@@ -115,16 +105,9 @@ class FunctionCalls:
         before: list[Callable | None] = []
         after: list[Callable] = []
         for prm, arg in zip(d.params, args):
-            t = self.env.resolve(prm.type)
-            ref = self.layout.build(t, f"{tag}.{prm.name}")
+            ref = self.layout.build(self.env.resolve(prm.type), f"{tag}.{prm.name}")
             inner.names[prm.name] = ref
-            if prm.direction == "out":
-                before.append(invalidate_headers(ref))
-            else:
-                before.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits)
-                                                         else None)))
-            if prm.direction in ("out", "inout"):
-                after.append(self.store(self.lvalue(arg, sc), self._from_ref(ref, arg)))
+            self.copy_argument(prm, arg, ref, sc, before, after)
         ret = None
         if not isinstance(d.ret, A.VoidType):
             ret = self.layout.build(self.env.resolve(d.ret), f"{tag}.$return")
@@ -143,6 +126,19 @@ class FunctionCalls:
                 pass
             copy_out(p)
         return run, ret
+
+    def copy_argument(self, prm: A.Param, arg: A.Node, ref, sc: Scope, before: list,
+                      after: list) -> None:
+        """P4's copy-in/copy-out of *arg* for parameter *prm*, whose storage is *ref*: the
+        copy into it (an ``out`` header starts invalid instead) goes to *before*, the copy
+        back of an ``out`` or ``inout`` argument to *after*."""
+        t = getattr(ref, "type", None)
+        if prm.direction == "out":
+            before.append(invalidate_headers(ref))
+        else:
+            before.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits) else None)))
+        if prm.direction in ("out", "inout"):
+            after.append(self.store(self.lvalue(arg, sc), self._from_ref(ref, arg)))
 
     def function_value(self, f: FunctionObj, e: A.Call, sc: Scope) -> CE:
         """A call of *f* as an expression."""

@@ -179,6 +179,8 @@ class PipelineCompiler(Compiler):
                     tests.append((0, self.const_int(ks.value, sc) & m, m))
                 elif isinstance(ks, A.Range):
                     tests.append((1, self.const_int(ks.lo, sc), self.const_int(ks.hi, sc)))
+                elif isinstance(ks, A.Name) and getattr(sc.get(ks.name), "kind", "") == "value_set":
+                    tests.append((2, sc.get(ks.name).state, None))   # its members, as set now
                 else:
                     v = self.expr(ks, sc, k.t if isinstance(k.t, Bits) else None)
                     if v.const is NOCONST:
@@ -219,6 +221,9 @@ class PipelineCompiler(Compiler):
                             if x & t[2] != t[1]:
                                 break
                         elif x != t[1]:
+                            break
+                    elif t[0] == 2:
+                        if not any(x & m == v for v, m in t[1]):
                             break
                     elif not t[1] <= x <= t[2]:
                         break

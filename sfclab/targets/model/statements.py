@@ -37,6 +37,17 @@ class ContinueSignal(Exception):
     """``continue``: goes on with the innermost loop's next round."""
 
 
+def _round(body: Callable, p) -> bool:
+    """One round of a loop's body; False when it breaks out of the loop."""
+    try:
+        body(p)
+    except BreakSignal:
+        return False
+    except ContinueSignal:
+        pass
+    return True
+
+
 def _raise(kind: type[Exception]) -> Callable:
     def signal(p):
         raise kind()
@@ -74,12 +85,8 @@ class LoopCompiler:
                 if n > MAX_ITERATIONS:
                     p.tr.append(("note", f"{text} ran {MAX_ITERATIONS} times: the model left it"))
                     break
-                try:
-                    body(p)
-                except BreakSignal:
+                if not _round(body, p):
                     break
-                except ContinueSignal:
-                    pass
                 update(p)
         return loop
 
@@ -99,12 +106,8 @@ class LoopCompiler:
                 x = a
                 while x <= b:
                     p.v[setv] = x
-                    try:
-                        body(p)
-                    except BreakSignal:
+                    if not _round(body, p):
                         break
-                    except ContinueSignal:
-                        pass
                     x += 1
             return over_range
         stack = self.path(s.iterable, sc)
@@ -121,12 +124,8 @@ class LoopCompiler:
         def over_stack(p):
             for copy in copies:
                 copy(p)
-                try:
-                    body(p)
-                except BreakSignal:
+                if not _round(body, p):
                     break
-                except ContinueSignal:
-                    pass
         return over_stack
 
     def value_switch(self, s: A.Switch, sc: Scope, where: str) -> Callable:

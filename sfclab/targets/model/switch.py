@@ -23,8 +23,7 @@ unless a field list preserves it (BMv2 resets all metadata).
 
 Not modelled (a :class:`~.errors.ModelCompileError` names the construct when
 a program uses it): ``action_profile`` / ``action_selector`` tables,
-``value_set``, ``varbit`` extracts, header unions, ``lookahead`` of a header
-type, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
+``value_set``, generic functions, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
 / ``crc32_custom`` / ``random`` hash algorithms, queueing metadata other than
 timestamps (queue depths are 0), priority queues, and BMv2's parallel threads
 (copies leave in a fixed order: egress clones after the packet that made them).
@@ -40,6 +39,7 @@ from pathlib import Path
 
 from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
+from ...p4.preprocess import BMV2_DEFINES
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
 from .expr import ConstVal, Scope
@@ -70,13 +70,14 @@ def _header_fields(ref) -> list[tuple[int, int]]:
 
 
 def _load(program) -> A.Program:
+    """*program* parsed as p4c-bm2-ss reads it (``__TARGET_BMV2__`` defined)."""
     if isinstance(program, A.Program):
         return program
     if isinstance(program, Path) or (isinstance(program, str) and "\n" not in program
                                      and program.endswith(".p4")):
-        return parse_p4_file(program)
+        return parse_p4_file(program, defines=BMV2_DEFINES)
     if isinstance(program, str):
-        return parse_p4(program)
+        return parse_p4(program, defines=BMV2_DEFINES)
     raise TypeError(f"expected a Program, P4 text or a .p4 path, got {type(program).__name__}")
 
 

@@ -14,7 +14,7 @@ from .calls import ExternObj
 from .expr import Scope
 from .storage import HeaderRef
 from .tables import DEFAULT_SIZE, ActionInfo, KeySpec, Table, _canonical_key
-from .types import Bits, BoolT, EnumT, annotation
+from .types import Bits, BoolT, EnumT, ErrorT, annotation
 
 __all__ = ["TableCompiler", "TableObj", "ActionObj"]
 
@@ -56,6 +56,9 @@ class TableCompiler:
                         read = (lambda p, s=ce.slot, b=valid: p.v[s] if p.v[b] else 0)
             elif isinstance(t, EnumT) and t.underlying is not None:
                 w, read = t.underlying.width, ce.fn
+            elif isinstance(t, (ErrorT, EnumT)):      # BMv2 numbers errors and plain enums
+                codes, f = self._codes(t), ce.fn
+                w, read = 32, (lambda p, f=f, codes=codes: codes[f(p)])
             else:
                 raise self.error(f"table {qname}: key {expr_p4(k.expr)} has no fixed width", k)
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
@@ -155,11 +158,21 @@ class TableCompiler:
         running = None
         explicit = [e.priority for e in d.entries if e.priority is not None]
         top = (max(explicit) if explicit else 0) + n
+        # @priority(N) on const entries (p4c): BMv2's own order, the smallest N wins; an
+        # entry without one has its position (1, 2 …)
+        annotated = [annotation(e.annotations, "priority") for e in d.entries]
+        by_annotation = None
+        if any(x is not None for x in annotated):
+            bm = [self._priority_value(x, ent) if x is not None else i + 1
+                  for i, (x, ent) in enumerate(zip(annotated, d.entries))]
+            by_annotation = [max(bm) + 1 - b for b in bm]
         for i, ent in enumerate(d.entries):
             match = []
             for k, ks in zip(tbl.keys, ent.keys):
                 match.append(_canonical_key(k, self._keyset(ks, k, sc), f"table {tbl.name}"))
-            if ent.priority is not None:
+            if by_annotation is not None:
+                running = by_annotation[i]
+            elif ent.priority is not None:
                 running = ent.priority
             else:
                 running = (running - 1) if running is not None else top - i
@@ -173,19 +186,38 @@ class TableCompiler:
             tbl.entries.setdefault((e.match, prio), e)
         tbl.reindex()
 
+    def _priority_value(self, text: str, ent: A.TableEntry) -> int:
+        v = self.expr_text(text)
+        if not isinstance(v, int):
+            raise self.error(f"@priority({text}): the priority must be an integer constant", ent)
+        return v
+
+    def _codes(self, t) -> dict:
+        """Error or plain-enum member -> the number BMv2 gives it (declaration order)."""
+        if isinstance(t, ErrorT):
+            return {name: i for i, name in enumerate(self.env.errors)}
+        return {v: i for i, (_, v) in enumerate(t.members)}
+
+    def _key_int(self, e: A.Node, sc: Scope) -> int:
+        v = self.const_int(e, sc)
+        if isinstance(v, str):                   # error.NoError, a plain enum's member
+            c = self.expr(e, sc)
+            return self._codes(c.t).get(v, 0)
+        return v
+
     def _keyset(self, ks: A.Node, k, sc: Scope):
         if isinstance(ks, (A.Default, A.DontCare)):
             return None
         full = (1 << k.width) - 1
         if isinstance(ks, A.Mask):
-            v, m = self.const_int(ks.value, sc) & full, self.const_int(ks.mask, sc) & full
+            v, m = self._key_int(ks.value, sc) & full, self._key_int(ks.mask, sc) & full
             if k.kind == "lpm":
                 plen = bin(m).count("1")
                 return (v & m, plen)
             return (v & m, m)
         if isinstance(ks, A.Range):
-            return (self.const_int(ks.lo, sc) & full, self.const_int(ks.hi, sc) & full)
-        return self.const_int(ks, sc) & full
+            return (self._key_int(ks.lo, sc) & full, self._key_int(ks.hi, sc) & full)
+        return self._key_int(ks, sc) & full
 
     def _apply_fn(self, tbl: Table) -> Callable:
         counting = tbl.counter_kind is not None

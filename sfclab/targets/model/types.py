@@ -190,7 +190,7 @@ def flatten(prog: A.Program) -> A.Program:
     def expand(p: A.Program, where: Path | None) -> list:
         out = []
         for d in p.decls:
-            if isinstance(d, A.Include) and not d.system and d.decls:
+            if isinstance(d, A.Include) and d.decls:            # a user file, read in place
                 out.extend(expand(A.Program(d.decls, d.pos.file if d.pos else ""), where))
             elif isinstance(d, A.Include) and not d.system:
                 path = _find(d.path, where)
