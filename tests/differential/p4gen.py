@@ -2,7 +2,8 @@
 
 ``generate(seed)`` is deterministic: the same seed gives the same program and test.
 A program has two or three header types of random widths (some fields ``int<N>``),
-a header stack, a parser that selects on a field and loops over the stack,
+a header stack, a parser that selects on a field (a value, a mask or a range) and
+loops over the stack,
 metadata with bit, int and bool fields and a nested struct, and ingress / egress
 controls made of random statements: assignments of random expressions, ``if`` /
 ``else``, tables (exact, ternary and lpm keys) applied for ``hit`` / ``miss`` or
@@ -181,7 +182,7 @@ class _Gen:
                  "    state start {",
                  "        pkt.extract(hdr.h0);",
                  f"        transition select(hdr.h0.{self.sel_name}) {{",
-                 f"            {w}w{v0}: parse_h1;"]
+                 f"            {self._keyset(v0, w)}: parse_h1;"]
         if v1 != v0:
             lines.append(f"            {w}w{v1}: parse_stk;")
         lines += ["            default: accept;", "        }", "    }",
@@ -196,6 +197,17 @@ class _Gen:
             lines.append("        transition accept;")
         lines += ["    }", "}", ""]
         return "\n".join(lines)
+
+    def _keyset(self, v: int, w: int) -> str:
+        """A select case matching *v*: the value, a mask or a range around it."""
+        k = self.r.random()
+        if k < 0.5:
+            return f"{w}w{v}"
+        if k < 0.75:
+            m = self.r.randrange(1 << w)
+            return f"{w}w{v & m} &&& {w}w{m}"
+        hi = min((1 << w) - 1, v + self.r.randint(0, 3))
+        return f"{w}w{v} .. {w}w{hi}"
 
     # -- controls ------------------------------------------------------------------------------
     def _values(self, valid_only: bool) -> list[tuple[str, T]]:
