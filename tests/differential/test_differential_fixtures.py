@@ -32,3 +32,13 @@ def test_model_agrees_with_bmv2_on_every_fixture(bmv2, tmp_path):
             if report is not None and not o.differences:
                 assert report.ok, f"{p.stem} on {report.target}:\n{report.text()}"
     assert all(o.same for o in outcomes), describe(outcomes)
+
+
+def test_sfclab_stf_on_bmv2(capsys):
+    """The user's command: compile, start a BMv2 in its own network namespace, run, stop."""
+    from sfclab.cli.commands import main
+
+    assert main(["stf", str(FIXTURES / "ternary_width.p4"), "--target", "bmv2", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "ternary_width.stf:1: packet on port 0 010000000000000000 -> port 1: 010006000180" in out
+    assert out.splitlines()[-1] == "bmv2: 2 of 2 expectation(s) met"
