@@ -95,10 +95,36 @@ class FunctionCalls:
         """``(run, result)``: a closure running the call, and where its result is
         (a :class:`ScalarRef`, a compound ref, or None for ``void``)."""
         d = f.decl
-        if d.type_params:
-            raise self.error(f"generic function {d.name}<{', '.join(d.type_params)}> is not "
-                             f"supported by the model", e)
         args = bind_args(d.params, e.args, f"function {d.name}", self.error, e)
+        if d.type_params:
+            outer = self.env.type_vars
+            self.env.type_vars = {**outer, **self._type_binding(d, e, args, sc)}
+            try:
+                return self._function_body(d, args, sc)
+            finally:
+                self.env.type_vars = outer
+        return self._function_body(d, args, sc)
+
+    def _type_binding(self, d: A.FunctionDecl, e: A.Call, args: list, sc: Scope) -> dict:
+        """A generic function's type parameters: the call's type arguments, else the types
+        of the arguments given for parameters of such a type."""
+        if e.type_args:
+            if len(e.type_args) != len(d.type_params):
+                raise self.error(f"{d.name} takes {len(d.type_params)} type argument(s)", e)
+            return {t: self.env.resolve(a) for t, a in zip(d.type_params, e.type_args)}
+        out: dict = {}
+        for prm, arg in zip(d.params, args):
+            if isinstance(prm.type, A.NamedType) and prm.type.name in d.type_params:
+                t = self.expr(arg, sc).t
+                if t is not None and not (isinstance(t, Bits) and t.width == 0):
+                    out.setdefault(prm.type.name, t)
+        missing = [t for t in d.type_params if t not in out]
+        if missing:
+            raise self.error(f"{d.name}: the type of {', '.join(missing)} cannot be told from "
+                             f"the arguments: write the type arguments, {d.name}<…>(…)", e)
+        return out
+
+    def _function_body(self, d: A.FunctionDecl, args: list, sc: Scope) -> tuple[Callable, object]:
         self._tmp += 1
         tag = f"{d.name}#{self._tmp}"
         inner = Scope(self.global_scope)

@@ -23,7 +23,7 @@ unless a field list preserves it (BMv2 resets all metadata).
 
 Not modelled (a :class:`~.errors.ModelCompileError` names the construct when
 a program uses it): ``action_profile`` / ``action_selector`` tables,
-``value_set``, generic functions, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
+a ``value_set``'s entries, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
 / ``crc32_custom`` / ``random`` hash algorithms, queueing metadata other than
 timestamps (queue depths are 0), priority queues, and BMv2's parallel threads
 (copies leave in a fixed order: egress clones after the packet that made them).

@@ -236,6 +236,8 @@ class TypeEnv:
                 self.errors += [m for m in d.members if m not in self.errors]
         #: set by the compiler: evaluates a constant expression (for enum values).
         self.const_eval = None
+        #: the type parameters bound while a generic function's call is compiled
+        self.type_vars: dict[str, Type] = {}
 
     def resolve(self, t: A.Node) -> Type:
         """The model type of AST type *t*."""
@@ -261,6 +263,8 @@ class TypeEnv:
         raise ModelCompileError(f"unsupported type {t!r}")
 
     def named(self, name: str) -> Type:
+        if name in self.type_vars:                   # a generic function's type parameter
+            return self.type_vars[name]
         if name in self._cache:
             return self._cache[name]
         if name == "error":
