@@ -5,7 +5,7 @@ and each program's STF expectations met on both."""
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, needs_bmv2
+from diff_support import FIXTURES, needs_bmv2
 from harness import compare, compile_all, describe
 
 pytestmark = [needs_bmv2, pytest.mark.bmv2]

@@ -5,7 +5,7 @@ entries on both.  ``benchmarks/fuzz_model.py`` runs thousands of seeds."""
 from __future__ import annotations
 
 import pytest
-from conftest import needs_bmv2
+from diff_support import needs_bmv2
 from harness import compare, compile_all, describe
 from p4gen import generate
 
