@@ -69,6 +69,18 @@ def _header_fields(ref) -> list[tuple[int, int]]:
     return [r for sub in subs for r in _header_fields(sub)]
 
 
+def _stale_span(ranges: list[tuple[int, int]], template: list) -> tuple[int, int, list]:
+    """*ranges* as one span ``(lo, hi)`` and the slots inside it that are no header field
+    (validity, stack indexes) with their fresh values, to put back after copying the span."""
+    if not ranges:
+        return 0, 0, []
+    lo, hi = min(a for a, _ in ranges), max(b for _, b in ranges)
+    inside = set()
+    for a, b in ranges:
+        inside.update(range(a, b))
+    return lo, hi, [(s, template[s]) for s in range(lo, hi) if s not in inside]
+
+
 def _load(program) -> A.Program:
     """*program* parsed as p4c-bm2-ss reads it (``__TARGET_BMV2__`` defined)."""
     if isinstance(program, A.Program):
@@ -160,7 +172,7 @@ class ModelSwitch(ControlPlane):
         self._deparse = c.control_body(controls[names[4]], (names[4],),
                                        bind(controls[names[4]], [pout, hdr]))
         self.template = list(layout.template)
-        self._stale = _header_fields(self.hdr_ref)
+        self._stale = _stale_span(_header_fields(self.hdr_ref), self.template)
         self._last_v: list | None = None
         self._token = self._sfc_token()
         self._controller = {k: self._controller_header(k) for k in ("packet_in", "packet_out")}
@@ -257,8 +269,10 @@ class ModelSwitch(ControlPlane):
         left them (extract or setValid overwrite them; metadata starts at 0)."""
         v, t = self._last_v, self.template
         if v is not None:
-            for a, b in self._stale:
-                t[a:b] = v[a:b]
+            lo, hi, gaps = self._stale
+            t[lo:hi] = v[lo:hi]             # one copy of the span, then its other slots back
+            for s, x in gaps:
+                t[s] = x
             self._last_v = None
 
     def packet_out(self, payload, **metadata) -> ProcessResult:
