@@ -28,11 +28,14 @@ before any NF" that BMv2 in fact delivered).
 from __future__ import annotations
 
 import collections
+import contextlib
+import socket
 import time
 from collections.abc import Mapping, Sequence
 
 from ...errors import TargetError
 from ..bmv2_events import HEADER, EventSubscriber, NameMap, TraceBuilder
+from ..bmv2_sp import SpSocket
 from ..model.process import SwitchRecord
 from ..interfaces import InterfacePorts
 from ..packet_io import outputs_trace
@@ -144,10 +147,31 @@ class Bmv2Records:
         #: BMv2 packet ids whose events stayed short past *lost_after* (reported so)
         self._given_up: set[int] = set()
         if nanolog:
+            tcp = nanolog.startswith("tcp://")
             try:
-                self._events = EventSubscriber(nanolog, names, device_id=device_id)
+                self._events = EventSubscriber(nanolog, names, device_id=device_id,
+                                               connect=self._dial if tcp else None)
             except TargetError as e:
                 self.notes.append(f"no traces from the switch: {e.message}")
+            else:
+                if tcp and not self._events.wait_connected(5.0):
+                    self.notes.append(f"the switch's event logger ({nanolog} in its "
+                                      f"namespace) did not answer: traces may miss steps")
+
+    def _dial(self, host: str, port: int, *, rcvbuf: int = 0) -> socket.socket:
+        """A TCP connection to the event logger at *host*:*port* of the switch's namespace
+        (made there, with the receive buffer sfclab's reader asks for)."""
+        with netns(self.netns_pid) if self.netns_pid else contextlib.nullcontext():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                if rcvbuf:
+                    SpSocket._grow_rcvbuf(s)
+                s.settimeout(1.0)
+                s.connect((host, port))
+            except OSError:
+                s.close()
+                raise
+        return s
 
     @property
     def wires(self) -> InterfacePorts:
