@@ -213,9 +213,11 @@ def statements_text(primitives: Iterable[Mapping[str, Any]], name: str = "",
     Each primitive's ``source_info`` points at its statement: read from the program's
     file where *source(filename)* gives its lines (p4c writes the file beside the JSON),
     else from the ``source_fragment``, which p4c cuts short (``= 0; ...``, or without
-    saying so); text that is not a statement (a constant's value) is left out.  When
-    nothing is left, the statement on the line the action is named after
-    (``program446``: line 446), else the name.
+    saying so); text that is not a statement (a constant's value) is left out, and so
+    is a part of another primitive's statement (p4c copies a ``hash`` call's field list
+    into temporaries first, each pointing at its field inside the call).  When nothing
+    is left, the statement on the line the action is named after (``program446``: line
+    446), else the name.
 
     >>> statements_text([{"op": "assign", "source_info": {"source_fragment": "a = b"}},
     ...                  {"op": "assign", "source_info": {"source_fragment": "= 0; ..."}},
@@ -225,15 +227,29 @@ def statements_text(primitives: Iterable[Mapping[str, Any]], name: str = "",
     >>> statements_text([{"source_info": {"filename": "/w/program.p4", "line": 2, "column": 22,
     ...                                   "source_fragment": "5"}}], "program3", lambda f: lines)
     'x = P'
+    >>> lines = ["    hash(h, A.crc16, 0, {s, d}, 256);"]
+    >>> at = lambda col, frag: {"source_info": {"filename": "p.p4", "line": 1, "column": col,
+    ...                                         "source_fragment": frag}}
+    >>> statements_text([at(26, "s"), at(29, "d"), at(5, "hash(h, A.crc16, 0, {s, d}, 256)")],
+    ...                 "program1", lambda f: lines)
+    'hash(h, A.crc16, 0, {s, d}, 256)'
     """
-    out: list[str] = []
+    spans: list[tuple[str, int, int, int, str]] = []   # (file, line, start, end, text)
     for prim in primitives:
         info = prim.get("source_info") or {}
         text = _source_statement(source, info) if source else None
         if text is None:
             frag = " ".join(str(info.get("source_fragment") or "").split())
             text = None if frag.endswith("...") else frag
-        if text and _statement_like(text) and text not in out:
+        if text and _statement_like(text):
+            start = info.get("column") if isinstance(info.get("column"), int) else 0
+            spans.append((str(info.get("filename") or ""), info.get("line") or 0, start,
+                          start + len(text), text))
+    out: list[str] = []
+    for f, line, start, end, text in spans:
+        inside = any((f2, l2) == (f, line) and s2 < start and end <= e2 and line
+                     for f2, l2, s2, e2, _ in spans)
+        if not inside and text not in out:
             out.append(text)
     files = [str((p.get("source_info") or {}).get("filename") or "") for p in primitives]
     m = re.fullmatch(r"([A-Za-z_]*?)(\d+)(?:_\d+)?", name)
@@ -258,9 +274,15 @@ def _source_statement(source: Callable[[str], list[str] | None], info: Mapping[s
 
 def _statement_like(text: str) -> bool:
     """An assignment, a call or ``exit`` / ``return`` (not a bare value, not a line cut
-    after its ``=``)."""
-    return not text.startswith("=") and ("=" in text or "(" in text
-                                         or text in ("exit", "return"))
+    after its ``=``, not the tail of a call cut at an argument: brackets balance)."""
+    if text.startswith("=") or not ("=" in text or "(" in text or text in ("exit", "return")):
+        return False
+    depth = 0
+    for ch in text:
+        depth += (ch in "({[") - (ch in ")}]")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 _FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
