@@ -45,7 +45,7 @@ import json
 import os
 import re
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ __all__ = [
     "PIPELINE_START", "PIPELINE_DONE", "CONDITION_EVAL", "TABLE_HIT", "TABLE_MISS",
     "ACTION_EXECUTE", "CONFIG_CHANGE", "MESSAGE_TYPES", "HEADER",
     "RawEvent", "decode_message", "pack_message", "NameMap", "TraceBuilder",
-    "decode_events", "EventSubscriber", "subscriber_backend", "statements_text",
+    "decode_events", "EventSubscriber", "subscriber_backend", "statements_text", "ActionArgs",
 ]
 
 # The EventType enum of event_logger.cpp, in order.
@@ -154,6 +154,12 @@ class NameMap:
     #: Actions p4c made of plain statements (``program406``: no P4 name, called by a
     #: synthetic table): id -> the statements they run (:func:`statements_text`).
     statements: dict[int, str] = field(default_factory=dict)
+    #: Action id -> its parameters' names (the JSON's ``runtime_data``).
+    params: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: Table id -> the action and data of a default entry the program fixes
+    #: (``action_entry_const``: p4c's tables for direct action calls, ``const
+    #: default_action``), which no runtime changes.
+    const_defaults: dict[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, cfg: Mapping[str, Any] | str | bytes | os.PathLike) -> NameMap:
@@ -169,10 +175,13 @@ class NameMap:
         for a in cfg.get("actions", ()):
             if (v := action_verdict(a.get("primitives") or ())) is not None:
                 m.verdicts[a["id"]] = v
+            m.params[a["id"]] = tuple(p.get("name", "") for p in a.get("runtime_data") or ())
         made = set()
         for pipe in cfg.get("pipelines", ()):
             for t in pipe.get("tables", ()):
                 m.names[("table", t["id"])] = t["name"]
+                if (d := _const_default(t.get("default_entry"))) is not None:
+                    m.const_defaults[t["id"]] = d
                 if t["name"].startswith("tbl_") and not t.get("key"):
                     m.synthetic_tables.add(t["id"])
                     made.update(t.get("action_ids", ()))
@@ -204,6 +213,16 @@ class NameMap:
     def name(self, kind: str, obj_id: int) -> str:
         """The name, or ``kind#id`` when the JSON does not have it."""
         return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
+
+
+def _const_default(entry: Any) -> tuple[int, tuple[int, ...]] | None:
+    """A table's ``default_entry`` as (action id, data) when the program fixes it."""
+    if not isinstance(entry, Mapping) or not entry.get("action_entry_const"):
+        return None
+    try:
+        return entry["action_id"], tuple(int(str(v), 0) for v in entry.get("action_data") or ())
+    except (KeyError, ValueError):
+        return None
 
 
 def statements_text(primitives: Iterable[Mapping[str, Any]], name: str = "",
@@ -285,6 +304,10 @@ def _statement_like(text: str) -> bool:
     return depth == 0
 
 
+#: ``(table, entry handle or None for its default entry)`` -> the action the switch holds
+#: there and its data (:meth:`~.bmv2_thrift.Bmv2Thrift.entry_action`), or None.
+ActionArgs = Callable[[str, "int | None"], "tuple[str, Sequence[int]] | None"]
+
 _FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
 _OTHER_FATES = {"resubmit", "resubmit_preserving_field_list", "recirculate",
                 "recirculate_preserving_field_list", "clone_ingress_pkt_to_egress",
@@ -335,6 +358,8 @@ class _State:
     last_type: int = -1
     #: the last deciding action of the current pipeline (:func:`action_verdict`)
     verdict: str | None = None
+    #: the table applied last (id) and the entry it hit (handle; None: a miss)
+    applied: tuple[int, int | None] | None = None
 
 
 class TraceBuilder:
@@ -344,7 +369,11 @@ class TraceBuilder:
     copies keep it, so a parser starting again opens the next pass (``recirculate``
     when the previous pass went through egress, ``resubmit`` otherwise).
     *entry_name* describes a table hit from ``(table, entry handle)``; the
-    default says the handle.  Synthetic tables (p4c's ``tbl_…`` for direct action
+    default says the handle.  *action_args* gives the action and its data the switch
+    holds for ``(table, entry handle)`` (handle None: the table's default entry), so
+    an action shows its arguments as the model's trace does (BMv2 logs only the
+    action's id); without it only the defaults the program fixes show theirs.
+    Synthetic tables (p4c's ``tbl_…`` for direct action
     calls) are left out unless *synthetic_tables* is true; their actions stay.
     Multicast copies show as further ``packet_out`` events; an ingress clone
     (sfclab's programs make none) is re-parsed, so it would read as another pass.
@@ -352,10 +381,12 @@ class TraceBuilder:
 
     def __init__(self, names: NameMap, *, device_id: int | None = None,
                  entry_name: Callable[[str, int], str | None] | None = None,
-                 synthetic_tables: bool = False) -> None:
+                 synthetic_tables: bool = False,
+                 action_args: ActionArgs | None = None) -> None:
         self.names = names
         self.device_id = device_id
         self.entry_name = entry_name
+        self.action_args = action_args
         self.synthetic_tables = synthetic_tables
         self._open: dict[tuple[int, int], _State] = {}
         self.config_changes = 0
@@ -506,6 +537,7 @@ class TraceBuilder:
             text = n.conditions.get(f[0]) or n.name("condition", f[0])
             self._add(st, "condition", text, value=bool(f[1]))
         elif t in (TABLE_HIT, TABLE_MISS):
+            st.applied = (f[0], f[1] & 0xFFFFFFFF if t == TABLE_HIT else None)
             if f[0] in n.synthetic_tables and not self.synthetic_tables:
                 return
             table = n.name("table", f[0])
@@ -522,7 +554,28 @@ class TraceBuilder:
             if f[0] in n.statements:            # p4c's, of plain statements: what it runs
                 self._add(st, "statements", n.statements[f[0]])
             else:
-                self._add(st, "action", n.name("action", f[0]))
+                self._add(st, "action", n.name("action", f[0]), args=self._args(st, f[0]))
+            st.applied = None
+
+    def _args(self, st: _State, action: int) -> tuple[tuple[str, int], ...]:
+        """The arguments *action* ran with: the data of the entry (or default entry) of
+        the table applied before it, where that entry holds this action."""
+        params = self.names.params.get(action, ())
+        if not params or st.applied is None:
+            return ()
+        table, handle = st.applied
+        fixed = self.names.const_defaults.get(table) if handle is None else None
+        if fixed is not None:
+            found: tuple[str, Sequence[int]] | None = (self.names.name("action", fixed[0]),
+                                                       fixed[1])
+        elif self.action_args is not None:
+            found = self.action_args(self.names.name("table", table), handle)
+        else:
+            found = None
+        if found is None or found[0] != self.names.name("action", action) \
+                or len(found[1]) != len(params):
+            return ()
+        return tuple(zip(params, found[1]))
 
     def packets(self) -> list[int]:
         """Ids of the packets seen so far."""
@@ -548,11 +601,12 @@ class TraceBuilder:
 def decode_events(messages: Iterable[bytes | RawEvent], names: NameMap, *,
                   device_id: int | None = None,
                   entry_name: Callable[[str, int], str | None] | None = None,
-                  synthetic_tables: bool = False) -> list[PacketTrace]:
+                  synthetic_tables: bool = False,
+                  action_args: ActionArgs | None = None) -> list[PacketTrace]:
     """Traces of every packet in *messages* (all of each packet's messages must be
-    there: a packet with no packet-out counts as dropped)."""
+    there: a packet with no packet-out counts as dropped); see :class:`TraceBuilder`."""
     b = TraceBuilder(names, device_id=device_id, entry_name=entry_name,
-                     synthetic_tables=synthetic_tables)
+                     synthetic_tables=synthetic_tables, action_args=action_args)
     for m in messages:
         b.feed(m)
     return b.finish()
