@@ -39,8 +39,8 @@ from typing import Any
 
 from ..errors import TargetError
 
-__all__ = ["Bmv2Thrift", "ThriftError", "EntryActions", "encode_call", "decode_value", "STOP", "BOOL", "BYTE",
-           "DOUBLE", "I16", "I32", "I64", "STRING", "STRUCT", "MAP", "SET", "LIST",
+__all__ = ["Bmv2Thrift", "ThriftError", "EntryActions", "encode_call", "decode_value", "STOP",
+           "BOOL", "BYTE", "DOUBLE", "I16", "I32", "I64", "STRING", "STRUCT", "MAP", "SET", "LIST",
            "REGISTER_ERRORS"]
 
 # Thrift's type ids (TType)

@@ -387,3 +387,79 @@ def test_real_pynng_pub_sub(tmp_path, bmv2_json):
                 pub.send(msg)
             [t] = sub.collect(quiet=0.3, timeout=5)
     assert (t.packet_id, t.egress_port, t.nfs()) == (11, 2, ["firewall", "l3fwd"])
+
+
+def test_actions_show_the_arguments_of_the_entry_they_ran_from():
+    """BMv2 logs an action's id only: its arguments come from the entry the table hit
+    (or its default entry on a miss) as the switch holds it (*action_args*, over Thrift
+    on a real switch), or from the JSON where the program fixes the default (p4c's
+    tables for direct action calls); an entry that holds another action now gives none."""
+    cfg = {"actions": [
+        {"id": 0, "name": "SfcIngress.slot0_l3fwd.route", "primitives": [],
+         "runtime_data": [{"name": "dmac", "bitwidth": 48}, {"name": "port", "bitwidth": 9}]},
+        {"id": 1, "name": "SfcIngress.slot0_l3fwd.drop", "primitives": [], "runtime_data": []},
+        {"id": 2, "name": "SfcIngress.slot0_l2fwd.forward", "primitives": [],
+         "runtime_data": [{"name": "port", "bitwidth": 9}]}],
+        "pipelines": [{"name": "ingress", "id": 0, "tables": [
+            {"name": "SfcIngress.slot0_l3fwd.ipv4_lpm", "id": 0, "key": [{}],
+             "action_ids": [0, 1], "default_entry": {"action_id": 1, "action_data": [],
+                                                     "action_entry_const": False}},
+            {"name": "tbl_forward", "id": 1, "key": [], "action_ids": [2],
+             "default_entry": {"action_id": 2, "action_data": ["0x5"],
+                               "action_entry_const": True}}]}]}
+    names = NameMap.from_json(cfg)
+    assert names.params[0] == ("dmac", "port") and names.const_defaults == {1: (2, (5,))}
+    held = {("SfcIngress.slot0_l3fwd.ipv4_lpm", 3): ("SfcIngress.slot0_l3fwd.route", [2, 7]),
+            ("SfcIngress.slot0_l3fwd.ipv4_lpm", 4): ("SfcIngress.slot0_l3fwd.drop", [])}
+    asked = []
+
+    def action_args(table, handle):
+        asked.append((table, handle))
+        return held.get((table, handle))
+
+    m = lambda t, *f: pack_message(t, *f, packet_id=1)      # noqa: E731
+    msgs = [m(E.PACKET_IN, 1), m(E.PIPELINE_START, 0), m(E.TABLE_HIT, 0, 3),
+            m(E.ACTION_EXECUTE, 0), m(E.TABLE_MISS, 1), m(E.ACTION_EXECUTE, 2),
+            m(E.TABLE_HIT, 0, 4), m(E.ACTION_EXECUTE, 0)]     # entry 4 holds drop now
+    [t] = decode_events(msgs, names, action_args=action_args)
+    assert [(e.name, e.args) for e in t.events if e.kind == "action"] == [
+        ("SfcIngress.slot0_l3fwd.route", (("dmac", 2), ("port", 7))),
+        ("SfcIngress.slot0_l2fwd.forward", (("port", 5),)),
+        ("SfcIngress.slot0_l3fwd.route", ())]
+    assert asked == [("SfcIngress.slot0_l3fwd.ipv4_lpm", 3), ("SfcIngress.slot0_l3fwd.ipv4_lpm", 4)]
+    [t] = decode_events(msgs, names)                   # no Thrift: the fixed default only
+    assert [e.args for e in t.events if e.kind == "action"] == [(), (("port", 5),), ()]
+
+
+def test_entry_actions_ask_once_and_stop_where_thrift_cannot_answer():
+    from sfclab.errors import TargetError
+    from sfclab.targets.bmv2_thrift import EntryActions, ThriftError
+
+    class Thrift:
+        calls: list = []
+        fail: Exception | None = None
+
+        def entry_action(self, table, handle):
+            self.calls.append((table, handle))
+            if self.fail:
+                raise self.fail
+            return ("a", [handle])
+
+        def default_action(self, table):
+            return self.entry_action(table, None)
+
+    th = Thrift()
+    ea = EntryActions(th)
+    assert ea("t", 1) == ea("t", 1) == ("a", [1]) and len(th.calls) == 1
+    ea.forget()
+    ea("t", 1)
+    assert len(th.calls) == 2
+    th.fail = ThriftError("BMv2 refused bm_mt_get_entry: code 2", "code 2")   # a stale handle
+    assert ea("t", 2) is None and ea.off is None
+    th.fail = ThriftError("refused bm_mt_get_entry: Invalid method name", "UNKNOWN_METHOD")
+    assert ea("t", None) is None and "Invalid method" in ea.off
+    n = len(th.calls)
+    assert ea("t", 3) is None and len(th.calls) == n        # not asked again
+    ea2 = EntryActions(th)
+    th.fail = TargetError("the Thrift runtime: bm_mt_get_entry failed: refused")
+    assert ea2("t", 4) is None and "failed" in ea2.off
