@@ -145,16 +145,18 @@ class BatchTracker:
 
     *reaches(port)* says whether a frame sent out of *port* reaches sfclab (a veth that
     is not attached, or the CPU port, does not: CPU packets come over P4Runtime and are
-    given with :meth:`packet_in`).  *action_args* gives the traces' actions their
-    arguments (:class:`~.bmv2_events.TraceBuilder`)."""
+    given with :meth:`packet_in`).  *action_args* and *entry_name* give the traces'
+    actions their arguments and hit entries their match (:class:`~.bmv2_events.TraceBuilder`)."""
 
     def __init__(self, names: NameMap, packets: Sequence[tuple[int, bytes]], *,
                  reaches: Callable[[int], bool], device_id: int = 0, cpu_port: int = 255,
                  settle: float = 0.005, lost_after: float = 3.0,
                  window: Window | None = None, first_pid: int = 0,
-                 action_args: ActionArgs | None = None) -> None:
+                 action_args: ActionArgs | None = None,
+                 entry_name: Callable[[str, int], str | None] | None = None) -> None:
         self.packets = [_Packet(int(p), bytes(f)) for p, f in packets]
-        self.builder = TraceBuilder(names, device_id=device_id, action_args=action_args)
+        self.builder = TraceBuilder(names, device_id=device_id, action_args=action_args,
+                                    entry_name=entry_name)
         self.device_id, self.cpu_port = device_id, cpu_port
         self.reaches = reaches
         self.settle, self.lost_after = settle, lost_after

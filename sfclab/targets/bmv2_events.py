@@ -160,6 +160,9 @@ class NameMap:
     #: (``action_entry_const``: p4c's tables for direct action calls, ``const
     #: default_action``), which no runtime changes.
     const_defaults: dict[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    #: Table name -> its key fields as P4Info names them (``hdr.ipv4.$valid$`` for
+    #: ``hdr.ipv4.isValid()``), with their widths, to describe an entry.
+    keys: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, cfg: Mapping[str, Any] | str | bytes | os.PathLike) -> NameMap:
@@ -177,11 +180,15 @@ class NameMap:
                 m.verdicts[a["id"]] = v
             m.params[a["id"]] = tuple(p.get("name", "") for p in a.get("runtime_data") or ())
         made = set()
+        widths = _field_widths(cfg)
         for pipe in cfg.get("pipelines", ()):
             for t in pipe.get("tables", ()):
                 m.names[("table", t["id"])] = t["name"]
                 if (d := _const_default(t.get("default_entry"))) is not None:
                     m.const_defaults[t["id"]] = d
+                m.keys[t["name"]] = tuple(
+                    (str(k.get("name", "")), widths.get(tuple(k.get("target") or ()), 0))
+                    for k in t.get("key", ()))
                 if t["name"].startswith("tbl_") and not t.get("key"):
                     m.synthetic_tables.add(t["id"])
                     made.update(t.get("action_ids", ()))
@@ -213,6 +220,18 @@ class NameMap:
     def name(self, kind: str, obj_id: int) -> str:
         """The name, or ``kind#id`` when the JSON does not have it."""
         return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
+
+
+def _field_widths(cfg: Mapping[str, Any]) -> dict[tuple[str, ...], int]:
+    """``(header instance, field)`` -> its width in bits, from the JSON's headers."""
+    types = {h["name"]: h.get("fields", ()) for h in cfg.get("header_types", ())}
+    out: dict[tuple[str, ...], int] = {}
+    for h in cfg.get("headers", ()):
+        out[(h["name"], "$valid$")] = 1
+        for f in types.get(h.get("header_type"), ()):
+            if isinstance(f[1], int):
+                out[(h["name"], f[0])] = f[1]
+    return out
 
 
 def _const_default(entry: Any) -> tuple[int, tuple[int, ...]] | None:
@@ -546,7 +565,8 @@ class TraceBuilder:
             else:
                 handle = f[1] & 0xFFFFFFFF
                 desc = self.entry_name(table, handle) if self.entry_name else None
-                self._add(st, "table_hit", table, entry=desc or f"entry handle {handle}")
+                self._add(st, "table_hit", table,           # "": an entry of wildcards
+                          entry=desc if desc is not None else f"entry handle {handle}")
         elif t == ACTION_EXECUTE:
             v = n.verdicts.get(f[0])
             if v is not None and st.verdict != "other":

@@ -35,7 +35,7 @@ from ..runtime.session import Session
 from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
 from .bmv2_batch import BatchTracker, Window
 from .bmv2_registers import bmv2_register_io
-from .bmv2_thrift import EntryActions
+from .bmv2_entries import HeldEntries
 from .bmv2_events import EventSubscriber, NameMap
 from .packet_io import PacketResult, open_ports, outputs_trace, with_output
 
@@ -77,9 +77,9 @@ class Bmv2Switch:
         self.session = Session(self.client, self._device_config, grace=0.1,
                                ports=self.switch_ports,
                                registers=bmv2_register_io(self.client, bmv2.thrift()))
-        # the traces' actions get their arguments from the entries BMv2 holds (Thrift)
+        # the traces' entries and action arguments: as BMv2 holds them (Thrift)
         thrift = bmv2.thrift()
-        self._actions = EntryActions(thrift) if thrift is not None else None
+        self._held = HeldEntries(thrift) if thrift is not None else None
         if bmv2.nanolog:
             # Subscribe now: PUB/SUB drops what is published before the connection is
             # up, and compiling the first program gives it time to come up.
@@ -272,12 +272,15 @@ class Bmv2Switch:
                 self._wait(tracker)
 
     def _tracker(self, items: list[tuple[int, bytes]]) -> BatchTracker:
-        if self._actions is not None:
-            self._actions.forget()          # entries may have changed since the last batch
+        held = self._held
+        if held is not None:
+            held.forget(self._names)        # entries may have changed since the last batch
         return BatchTracker(self._names, items, reaches=self._ports.reaches,
                             device_id=self.bmv2.device_id, cpu_port=self.bmv2.cpu_port or -1,
                             settle=self.settle, lost_after=self.timeout, window=self.window,
-                            first_pid=self._first_pid, action_args=self._actions)
+                            first_pid=self._first_pid,
+                            action_args=held.action_args if held else None,
+                            entry_name=held.entry_name if held else None)
 
     def _wait(self, tracker: BatchTracker) -> None:
         """Sleep until the event or packet socket has something (at most a few ms, so
@@ -331,7 +334,7 @@ class Bmv2Switch:
     def close(self) -> None:
         """Close the session, ports and event logger; stop the switch if sfclab started it."""
         for part in (self._events, self._ports, self.session.register_io, self.client,
-                     self._actions and self._actions.thrift):
+                     self._held and self._held.thrift):
             if part is not None:
                 part.close()
         self._events = self._ports = None

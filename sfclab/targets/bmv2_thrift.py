@@ -1,5 +1,5 @@
-"""BMv2's Thrift runtime, the part sfclab needs: register reads and writes, and the
-action (with its data) of a table's entry or default entry, for the traces.
+"""BMv2's Thrift runtime, the part sfclab needs: register reads and writes, and a
+table's entry or default entry as BMv2 holds it (for the traces: :mod:`.bmv2_entries`).
 
 BMv2 1.15.5's P4Runtime server answers register reads and writes with
 ``UNIMPLEMENTED``; its Thrift runtime server (``--thrift-port``, 9090 by default)
@@ -39,8 +39,8 @@ from typing import Any
 
 from ..errors import TargetError
 
-__all__ = ["Bmv2Thrift", "ThriftError", "EntryActions", "encode_call", "decode_value", "STOP",
-           "BOOL", "BYTE", "DOUBLE", "I16", "I32", "I64", "STRING", "STRUCT", "MAP", "SET", "LIST",
+__all__ = ["Bmv2Thrift", "ThriftError", "encode_call", "decode_value", "STOP", "BOOL", "BYTE",
+           "DOUBLE", "I16", "I32", "I64", "STRING", "STRUCT", "MAP", "SET", "LIST",
            "REGISTER_ERRORS"]
 
 # Thrift's type ids (TType)
@@ -178,21 +178,19 @@ class Bmv2Thrift:
         self.call("bm_register_reset", [(1, I32, self.cxt_id), (2, STRING, name)])
 
     # -- match-action tables -------------------------------------------------------------------
-    def entry_action(self, table: str, handle: int) -> tuple[str, list[int]] | None:
-        """The action of entry *handle* of *table* and its data (``bm_mt_get_entry``);
-        None when BMv2 answers with another entry (a handle it no longer has) or an
-        entry of an action profile."""
+    def table_entry(self, table: str, handle: int) -> dict | None:
+        """Entry *handle* of *table* as BMv2 holds it (``bm_mt_get_entry``: a
+        ``BmMtEntry``, decoded as ``{field id: value}``); None when BMv2 answers with
+        another entry (a handle it no longer has)."""
         wire = handle - (1 << 32) if handle >= 1 << 31 else handle     # BmEntryHandle: i32
         e = self.call("bm_mt_get_entry",
                       [(1, I32, self.cxt_id), (2, STRING, table), (3, I32, wire)])
-        if not isinstance(e, dict) or e.get(3) != wire:
-            return None
-        return _action_entry(e.get(4))
+        return e if isinstance(e, dict) and e.get(3) == wire else None
 
-    def default_action(self, table: str) -> tuple[str, list[int]] | None:
-        """The action *table* runs on a miss and its data (``bm_mt_get_default_entry``)."""
-        return _action_entry(self.call("bm_mt_get_default_entry",
-                                       [(1, I32, self.cxt_id), (2, STRING, table)]))
+    def default_entry(self, table: str) -> dict | None:
+        """What *table* runs on a miss (``bm_mt_get_default_entry``: a ``BmActionEntry``)."""
+        e = self.call("bm_mt_get_default_entry", [(1, I32, self.cxt_id), (2, STRING, table)])
+        return e if isinstance(e, dict) else None
 
     # -- the wire -----------------------------------------------------------------------------
     def call(self, method: str, fields: Sequence[tuple[int, int, Any]]) -> Any:
@@ -254,49 +252,3 @@ class Bmv2Thrift:
 
     def __repr__(self) -> str:
         return f"<Bmv2Thrift {self.where}>"
-
-
-class EntryActions:
-    """``(table, entry handle or None)`` -> the action and data BMv2 holds there
-    (:data:`~.bmv2_events.ActionArgs`, for the traces), each asked once until
-    :meth:`forget`.  A switch whose Thrift server does not serve the calls (an
-    ``UNKNOWN_METHOD``) or cannot be reached is not asked again: its traces' actions
-    show no arguments, and :attr:`off` says why."""
-
-    def __init__(self, thrift: Bmv2Thrift) -> None:
-        self.thrift = thrift
-        self.off: str | None = None
-        self._known: dict[tuple[str, int | None], tuple[str, list[int]] | None] = {}
-
-    def __call__(self, table: str, handle: int | None) -> tuple[str, list[int]] | None:
-        key = (table, handle)
-        if key not in self._known and self.off is None:
-            try:
-                self._known[key] = (self.thrift.default_action(table) if handle is None
-                                    else self.thrift.entry_action(table, handle))
-            except ThriftError as e:
-                if e.code in _APP_ERRORS.values():
-                    self.off = e.message
-                self._known[key] = None
-            except TargetError as e:
-                self.off = e.message
-        return self._known.get(key)
-
-    def forget(self) -> None:
-        """Ask again from now on (the entries may have changed)."""
-        self._known.clear()
-
-
-def _action_entry(entry: Any) -> tuple[str, list[int]] | None:
-    """``BmActionEntry{1: type, 2: action_name, 3: action_data}`` as (name, values): the
-    data is big-endian bytes per parameter.  None unless its type is ACTION_DATA (1).
-
-    >>> _action_entry({1: 1, 2: b"ingress.route", 3: [b"\\x01\\x01", b"\\xfe"]})
-    ('ingress.route', [257, 254])
-    >>> _action_entry({1: 2, 4: 7}) is None                 # a member of an action profile
-    True
-    """
-    if not isinstance(entry, dict) or entry.get(1) != 1:
-        return None
-    return (entry.get(2, b"").decode(errors="replace"),
-            [int.from_bytes(v, "big") for v in entry.get(3) or ()])

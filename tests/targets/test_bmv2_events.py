@@ -431,35 +431,49 @@ def test_actions_show_the_arguments_of_the_entry_they_ran_from():
     assert [e.args for e in t.events if e.kind == "action"] == [(), (("port", 5),), ()]
 
 
-def test_entry_actions_ask_once_and_stop_where_thrift_cannot_answer():
+def test_held_entries_ask_once_and_stop_where_thrift_cannot_answer():
     from sfclab.errors import TargetError
-    from sfclab.targets.bmv2_thrift import EntryActions, ThriftError
+    from sfclab.targets.bmv2_entries import HeldEntries
+    from sfclab.targets.bmv2_thrift import ThriftError
+
+    route = {1: [{1: 2, 4: {1: b"\x0a\x00\x00\x00", 2: b"\xff\x00\x00\x00"}},
+                 {1: 4, 6: {1: b"\x00\x00", 2: b"\xff\xff"}}, {1: 0, 2: {1: b"\x00\x05"}}],
+             2: {1: _INT32_MAX - 7}, 3: 1, 4: {1: 1, 2: b"t.route", 3: [b"\x01\x02"]}}
 
     class Thrift:
         calls: list = []
         fail: Exception | None = None
 
-        def entry_action(self, table, handle):
+        def table_entry(self, table, handle):
             self.calls.append((table, handle))
             if self.fail:
                 raise self.fail
-            return ("a", [handle])
+            return route
 
-        def default_action(self, table):
-            return self.entry_action(table, None)
+        def default_entry(self, table):
+            self.table_entry(table, None)
+            return {1: 1, 2: b"t.drop", 3: []}
 
     th = Thrift()
-    ea = EntryActions(th)
-    assert ea("t", 1) == ea("t", 1) == ("a", [1]) and len(th.calls) == 1
-    ea.forget()
-    ea("t", 1)
-    assert len(th.calls) == 2
+    names = NameMap(keys={"t": (("hdr.ipv4.src_addr", 32), ("meta.port", 16), ("hdr.x.k", 9))})
+    held = HeldEntries(th, names)
+    assert held.action_args("t", 1) == ("t.route", (258,))
+    # a range over the whole field and a zero mask are wildcards, left out as the model does
+    assert held.entry_name("t", 1) == "hdr.ipv4.src_addr=0x0a000000&&&0xff000000 hdr.x.k=0x005 " \
+        "priority=7"
+    assert held.action_args("t", None) == ("t.drop", ()) and len(th.calls) == 2
+    held.forget()
+    held.action_args("t", 1)
+    assert len(th.calls) == 3
     th.fail = ThriftError("BMv2 refused bm_mt_get_entry: code 2", "code 2")   # a stale handle
-    assert ea("t", 2) is None and ea.off is None
+    assert held.action_args("t", 2) is None and held.off is None
     th.fail = ThriftError("refused bm_mt_get_entry: Invalid method name", "UNKNOWN_METHOD")
-    assert ea("t", None) is None and "Invalid method" in ea.off
+    assert held.entry_name("t", 3) is None and "Invalid method" in held.off
     n = len(th.calls)
-    assert ea("t", 3) is None and len(th.calls) == n        # not asked again
-    ea2 = EntryActions(th)
+    assert held.action_args("t", 4) is None and len(th.calls) == n        # not asked again
+    held = HeldEntries(th)
     th.fail = TargetError("the Thrift runtime: bm_mt_get_entry failed: refused")
-    assert ea2("t", 4) is None and "failed" in ea2.off
+    assert held.action_args("t", 5) is None and "failed" in held.off
+
+
+_INT32_MAX = (1 << 31) - 1

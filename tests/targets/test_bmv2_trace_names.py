@@ -1,6 +1,7 @@
 """A real BMv2's traces name what ran as the embedded model's do (issue 33): the same
-actions, with the same arguments, for the same packets of a generated chain; p4c's
-actions of plain statements (``program406``) show the statements, whole.
+tables, the same entries described the same way, the same actions with the same
+arguments, for the same packets of a generated chain; p4c's actions of plain
+statements (``program406``) show the statements, whole.
 
 Needs p4c-bm2-ss and simple_switch_grpc (skips naming them where they are missing)."""
 
@@ -40,12 +41,14 @@ def test_bmv2_trace_names_the_actions_the_model_names():
         bmv2.push(gen)
         pairs = list(zip(send_many(model, packets), send_many(bmv2, packets), strict=True))
     assert len(pairs) >= 2
-    with_args = 0
+    with_args = described = 0
     for want, got in pairs:
-        ours = [(e.name, e.args) for e in want.trace.events if e.kind == "action"]
-        theirs = [(e.name, e.args) for e in got.trace.events if e.kind == "action"]
+        ours, theirs = ([e.text() for e in r.trace.events
+                         if e.kind in ("table_hit", "table_miss", "action")] for r in (want, got))
         assert theirs == ours, f"model:\n{want.trace.text()}\nBMv2:\n{got.trace.text()}"
-        with_args += sum(1 for _, args in theirs if args)
+        with_args += sum(1 for e in got.trace.events if e.kind == "action" and e.args)
+        described += sum(1 for e in got.trace.events if e.kind == "table_hit" and "=" in e.entry)
         runs = [e.name for e in got.trace.events if e.kind == "statements"]
         assert runs and all(_whole(r) and not r.startswith("program") for r in runs), runs
     assert with_args >= 2 * len(pairs)      # set_token and finish at least, in every packet
+    assert described >= 2 * len(pairs)      # the initializer's and the rewinder's entries
