@@ -324,7 +324,7 @@ def _statement_like(text: str) -> bool:
 
 
 #: ``(table, entry handle or None for its default entry)`` -> the action the switch holds
-#: there and its data (:meth:`~.bmv2_thrift.Bmv2Thrift.entry_action`), or None.
+#: there and its data (:meth:`~.bmv2_entries.HeldEntries.action_args`), or None.
 ActionArgs = Callable[[str, "int | None"], "tuple[str, Sequence[int]] | None"]
 
 _FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
