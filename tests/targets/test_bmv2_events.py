@@ -429,11 +429,14 @@ def test_actions_show_the_arguments_of_the_entry_they_ran_from():
     assert asked == [("SfcIngress.slot0_l3fwd.ipv4_lpm", 3), ("SfcIngress.slot0_l3fwd.ipv4_lpm", 4)]
     [t] = decode_events(msgs, names)                   # no Thrift: the fixed default only
     assert [e.args for e in t.events if e.kind == "action"] == [(), (("port", 5),), ()]
+    # an entry of wildcards only (a default route) is described as nothing, as on the model
+    [t] = decode_events(msgs, names, entry_name=lambda table, handle: "")
+    assert t.events[2].text() == "table SfcIngress.slot0_l3fwd.ipv4_lpm: hit"
 
 
 def test_held_entries_ask_once_and_stop_where_thrift_cannot_answer():
     from sfclab.errors import TargetError
-    from sfclab.targets.bmv2_entries import HeldEntries
+    from sfclab.targets.bmv2_entries import HeldEntries, HeldEntry
     from sfclab.targets.bmv2_thrift import ThriftError
 
     route = {1: [{1: 2, 4: {1: b"\x0a\x00\x00\x00", 2: b"\xff\x00\x00\x00"}},
@@ -465,6 +468,9 @@ def test_held_entries_ask_once_and_stop_where_thrift_cannot_answer():
     held.forget()
     held.action_args("t", 1)
     assert len(th.calls) == 3
+    default_route = HeldEntry.from_thrift({**route, 1: [{1: 1, 3: {1: b"\0" * 4, 2: 0}}],
+                                           2: {1: -1}})
+    assert default_route.describe((("hdr.ipv4.dst_addr", 32),)) == ""
     th.fail = ThriftError("BMv2 refused bm_mt_get_entry: code 2", "code 2")   # a stale handle
     assert held.action_args("t", 2) is None and held.off is None
     th.fail = ThriftError("refused bm_mt_get_entry: Invalid method name", "UNKNOWN_METHOD")
