@@ -57,6 +57,8 @@ class Bmv2Switch:
     #: A packet whose last event ends a pipeline is taken as dropped after ``settle``
     #: seconds without news (BMv2 logs no drop).
     settle = 0.005
+    #: The entries BMv2 holds, for the traces (None: its Thrift runtime is unknown).
+    _held: HeldEntries | None = None
 
     def __init__(self, bmv2: Bmv2Target, *, workdir: str | Path | None = None) -> None:
         self.bmv2 = bmv2
