@@ -93,6 +93,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sfclab-bench-lite-") as tmp:
         tmp = Path(tmp)
         built = Path(args.site) if args.site else site(tmp / "site")
+        (tmp / "jl").mkdir()
         server = conftest._serve(tmp / "jl", "jupyterlab")
         lab = next(server)
         try:
