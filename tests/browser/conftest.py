@@ -44,8 +44,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """When the JupyterLite test is to run, begin building its site now, on a thread: the
     build mostly waits (npm, PyPI, subprocesses) and the tests before it run meanwhile."""
-    if session.config.option.collectonly or not any(item.path.name == "test_lite_browser.py" and not item.get_closest_marker("skip")
-               for item in session.items):
+    wanted = [item for item in session.items if item.path.name == "test_lite_browser.py"
+              and not item.get_closest_marker("skip")]
+    if session.config.option.collectonly or not wanted:
         return
     from lite_support import build_early, missing
 
