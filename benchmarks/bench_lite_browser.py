@@ -8,7 +8,8 @@ before) served on 127.0.0.1 with every other address blocked, and a real Jupyter
 (``tests/browser``'s set-up) with the same notebook.  Each lab is opened in a fresh browser
 context (nothing cached: a first visit), and timed from opening the page to the notebook
 shown, to the kernel idle, to the first output of Run All (chosen once the kernel is
-idle) and to its last cell done.  ``--runs`` repeats each pair, alternating.  The script
+idle) and to its last cell done; the ratio is JupyterLite's time over JupyterLab's.
+``--runs`` repeats each pair, alternating.  The script
 prints the load average: two shared cores move these figures a lot, so compare the two
 columns of one run.  The test suite checks only that the labs run in the browser
 (``tests/browser/test_lite_browser.py``), never how fast.
@@ -92,6 +93,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sfclab-bench-lite-") as tmp:
         tmp = Path(tmp)
         built = Path(args.site) if args.site else site(tmp / "site")
+        (tmp / "jl").mkdir()
         server = conftest._serve(tmp / "jl", "jupyterlab")
         lab = next(server)
         try:
@@ -106,7 +108,8 @@ def main() -> int:
                         print(f"{notebook} run {run + 1} (load {load:.1f}):")
                         for step in STEPS:
                             print(f"  {step:<13} JupyterLite {lite[step]:7.1f} s   "
-                                  f"JupyterLab {jl[step]:7.1f} s")
+                                  f"JupyterLab {jl[step]:7.1f} s   "
+                                  f"ratio {lite[step] / jl[step]:5.1f}", flush=True)
         finally:
             server.close()
     return 0

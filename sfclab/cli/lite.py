@@ -125,9 +125,27 @@ def _npm_pyodide(version: str, cache: Path, log) -> Path:
     if done.returncode != 0 or not tgz.exists():
         raise SfclabError(f"npm pack pyodide@{version} failed: {done.stderr.strip()[-300:]}",
                           hint="is the npm registry reachable?")
-    with tarfile.open(tgz) as t:
-        t.extractall(where, filter="data")
+    _unpack(tgz, where)
     return where / "package"
+
+
+def _unpack(tgz: Path, where: Path) -> None:
+    """Unpack npm's tarball into *where*, no member outside it (Python's "data" filter
+    where it has one: 3.11.4 and later; before, the same check by hand)."""
+    with tarfile.open(tgz) as t:
+        if hasattr(tarfile, "data_filter"):
+            try:
+                t.extractall(where, filter="data")
+            except tarfile.FilterError as e:
+                raise SfclabError(f"npm's {tgz.name} holds {e.tarinfo.name!r}, which is not "
+                                  f"a plain file inside the package") from None
+            return
+        root = where.resolve()
+        for m in t.getmembers():
+            if not (m.isfile() or m.isdir()) or not (root / m.name).resolve().is_relative_to(root):
+                raise SfclabError(f"npm's {tgz.name} holds {m.name!r}, which is not a plain "
+                                  f"file inside the package")
+        t.extractall(where)
 
 
 def _sfclab_wheel(cache: Path, log) -> Path:

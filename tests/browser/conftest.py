@@ -42,6 +42,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When the JupyterLite test is to run, begin building its site now, on a thread: the
+    build mostly waits (npm, PyPI, subprocesses) and the tests before it run meanwhile."""
+    wanted = [item for item in session.items if item.path.name == "test_lite_browser.py"
+              and not item.get_closest_marker("skip")]
+    if session.config.option.collectonly or not wanted:
+        return
+    from lite_support import build_early, missing
+
+    if missing():
+        return                       # the test skips, saying why
+    factory = session.config._tmp_path_factory  # what the tmp_path_factory fixture is
+    build_early(factory.mktemp("lite-early") / "site", factory.getbasetemp() / "lite-cache")
+
+
 def _missing() -> str:
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
         return (f"Debian's chromium is not installed ({CHROMIUM} is missing): "

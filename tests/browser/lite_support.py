@@ -3,6 +3,9 @@ that may reach nothing else: what ``test_lite_browser.py`` and ``bench_lite_brow
 
 :func:`site` builds the site (``sfclab lite build``) into *where*, or uses the one
 ``SFCLAB_LITE_SITE`` names (a site built before: ``sfclab lite build DIR``).
+:func:`build_early` starts that build on a thread as soon as the session knows a test
+will need it (``tests/browser/conftest.py``): it waits on npm, PyPI and subprocesses,
+so it runs while the tests before run; :func:`early_site` waits for it (or builds now).
 :func:`serve` serves a folder with the standard library's HTTP server on a free loopback
 port.  :func:`offline` makes a Playwright context abort every request that does not go
 to 127.0.0.1, and keeps their URLs (a page of the site should make none).
@@ -56,6 +59,37 @@ def site(where: Path, cache: Path | None = None) -> Path:
     from sfclab.cli.lite import build
 
     return build(where, cache=cache, log=lambda line: None)
+
+
+_EARLY: dict[str, object] = {}
+
+
+def build_early(where: Path, cache: Path) -> None:
+    """Start building the site into *where* on a daemon thread (once per session)."""
+    if "thread" in _EARLY:
+        return
+
+    def run() -> None:
+        try:
+            _EARLY["site"] = site(where, cache=cache)
+        except BaseException as e:  # noqa: BLE001 - raised again by early_site()
+            _EARLY["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True, name="sfclab-lite-build")
+    _EARLY.update(thread=thread, where=where, cache=cache)
+    thread.start()
+
+
+def early_site(where: Path, cache: Path) -> Path:
+    """The site :func:`build_early` builds (waited for; its error raised again), or
+    built into *where* now when no early build was started."""
+    thread = _EARLY.get("thread")
+    if thread is None:
+        return site(where, cache=cache)
+    thread.join()
+    if "error" in _EARLY:
+        raise _EARLY["error"]
+    return _EARLY["site"]
 
 
 class _Quiet(SimpleHTTPRequestHandler):

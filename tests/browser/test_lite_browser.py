@@ -1,7 +1,8 @@
 """The labs in the browser with no server: the JupyterLite site, as a student opens it.
 
-The site is built once (``sfclab lite build``: npm's pyodide, PyPI's pure-Python wheels)
-and served on 127.0.0.1; Debian's chromium may reach nothing else (every other request is
+The site is built once (``sfclab lite build``: npm's pyodide, PyPI's pure-Python wheels),
+begun on a thread as the session starts so that it overlaps the tests before, and served
+on 127.0.0.1; Debian's chromium may reach nothing else (every other request is
 aborted, and none is made).  Labs 01 and 06 run as they are (Run All, no install cell) on
 the Pyodide kernel, each in its own tab and at the same time (two kernels, two cores),
 every cell to its end with no error, and show what a student reads:
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from lite_support import PAGE, browser, code_cell, finish_run_all, missing, offline, prompts, \
-    serve, site, start_run_all
+from lite_support import PAGE, browser, code_cell, early_site, finish_run_all, missing, offline, \
+    prompts, serve, start_run_all
 
 pytestmark = pytest.mark.browser
 
@@ -49,8 +50,9 @@ def ran(tmp_path_factory):
     why = missing()
     if why:
         pytest.skip(why)
-    built = site(tmp_path_factory.mktemp("lite") / "site",
-                 cache=tmp_path_factory.getbasetemp() / "lite-cache")
+    # built once per session, begun on a thread when the session started (conftest.py)
+    built = early_site(tmp_path_factory.mktemp("lite") / "site",
+                       cache=tmp_path_factory.getbasetemp() / "lite-cache")
     pages = {}
     with serve(built) as url, browser() as chromium:
         started = {}

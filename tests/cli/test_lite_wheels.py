@@ -98,3 +98,32 @@ def test_a_cached_wheel_for_another_python_is_not_taken(registry):
     wheel(cache, "lark", "9.0", python=">=3.15")
     got = collect([], ["lark"], cache, PYTHON, fetch=fetch)
     assert got["lark"].version == "1.3" and asked == [["lark"]]
+
+
+def test_npm_tarball_with_a_member_outside_the_package_is_refused(tmp_path):
+    """npm's pyodide tarball is unpacked with no member outside its folder, on every Python
+    (the "data" filter where there is one, the same check by hand before 3.11.4)."""
+    import io
+    import tarfile
+
+    from sfclab.cli import lite
+    from sfclab.errors import SfclabError
+
+    tgz = tmp_path / "pyodide-0.tgz"
+    with tarfile.open(tgz, "w:gz") as t:
+        for name in ("package/pyodide.mjs", "../escaped.txt"):
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            t.addfile(info, io.BytesIO(b"ok"))
+    for has_filter in (True, False):
+        where = tmp_path / f"out-{has_filter}"
+        where.mkdir()
+        saved = tarfile.data_filter
+        try:
+            if not has_filter:
+                del tarfile.data_filter
+            with pytest.raises(SfclabError, match="escaped.txt"):
+                lite._unpack(tgz, where)
+        finally:
+            tarfile.data_filter = saved
+        assert not (tmp_path / "escaped.txt").exists()
