@@ -110,6 +110,7 @@ class TnaEmitter(P4Emitter):
         self._reads: set[str] = set()                   # registers read
         self._actions: list[A.Instance] = []            # register actions sfclab adds
         self._l4_checksum = False                       # an NF updates the TCP/UDP checksum
+        self._l4_nfs: set[str] = set()                  # which NFs do
 
     # -- lowering the state API ----------------------------------------------------------------
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
@@ -238,6 +239,7 @@ class TnaEmitter(P4Emitter):
     def l4_checksum_decl(self, use: Use):
         """No instance in the NF: the ingress parser and deparser hold the ``Checksum``s."""
         self._l4_checksum = True
+        self._l4_nfs.add(use.nf)
         return self.remove()
 
     def l4_checksum_update(self, use: Use):
@@ -286,15 +288,17 @@ class TnaEmitter(P4Emitter):
         args = self.digest_args()
         for p in range(pipes):
             mine = [d for d in digests if d[1].pipelet.pipe == p]
-            flags = "".join(f"\n        if (meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
-                            f"            ig_dprsr_md.digest_type = {k};\n        }}"
-                            for k, s, i in mine)
+            # one chain of exclusive conditions: a packet packs one digest (digest_type)
+            flags = "".join(f"\n        {'if' if n == 0 else '} else if'} "
+                            f"(meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
+                            f"            ig_dprsr_md.digest_type = {k};"
+                            for n, (k, s, i) in enumerate(mine)) + ("\n        }" if mine else "")
             parts.append(ingress_control(comp, p, args, flags))
             parts.append(self._ingress_deparser(p, mine))
             parts.append(egress_control(comp, p))
-        parts.append(self._egress_deparser())
+            parts.append(self._egress_deparser(p))
         parts.append("".join(f"Pipeline(SfcIngressParser(), SfcIngress{p}(), SfcIngressDeparser{p}(), "
-                             f"SfcEgressParser(), SfcEgress{p}(), SfcEgressDeparser()) pipe{p};\n"
+                             f"SfcEgressParser(), SfcEgress{p}(), SfcEgressDeparser{p}()) pipe{p};\n"
                              for p in range(pipes))
                      + f"\nSwitch({', '.join(f'pipe{p}' for p in range(pipes))}) main;\n")
         self._notes(digests)
@@ -368,9 +372,10 @@ class TnaEmitter(P4Emitter):
             states = _subtract_l4(states)
         return "\n".join(lines + states) + "\n}\n"
 
-    def _checksums(self) -> tuple[str, str]:
-        """The deparser's checksum declarations and updates (IPv4, and TCP/UDP when an NF
-        asks: shared by the ingress and egress deparsers)."""
+    def _checksums(self, pipelet: Pipelet) -> tuple[str, str]:
+        """A deparser's checksum declarations and updates: IPv4, and TCP/UDP when an NF of
+        *pipelet* asks (the compiler computes each update's condition in the pipelet's
+        last stages: none where no NF needs it)."""
         decl = "    Checksum() ipv4_checksum;\n" if "ipv4" in self.comp.headers else ""
         update = ("        if (hdr.ipv4.isValid()) {\n"
                   "            hdr.ipv4.hdr_checksum = ipv4_checksum.update({hdr.ipv4.version, "
@@ -378,7 +383,7 @@ class TnaEmitter(P4Emitter):
                   "hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, "
                   "hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});\n        }\n"
                   if decl else "")
-        if self._l4_checksum:
+        if any(s.nf in self._l4_nfs for s in self.comp.slots if s.pipelet == pipelet):
             decl += "    Checksum() tcp_checksum;\n    Checksum() udp_checksum;\n"
             update += "        if (meta.sfc.l4_checksum == 1) {\n" + "".join(
                 f"            hdr.{h}.checksum = {h}_checksum.update({{hdr.ipv4.src_addr, "
@@ -392,14 +397,14 @@ class TnaEmitter(P4Emitter):
         packs = "".join(f"        if (ig_dprsr_md.digest_type == {k}) {{\n"
                         f"            {s.instance}_{i.name}.pack(meta.{s.instance}_dg.{i.name});\n"
                         f"        }}\n" for k, s, i in digests)
-        csum, update = self._checksums()
+        csum, update = self._checksums(Pipelet(pipe, "ingress"))
         return self._deparser(f"SfcIngressDeparser{pipe}", "inout headers_t hdr, in meta_t meta, "
                               "in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
                               ("bridge", *PARSER_GRAPH), decl + csum, update + packs)
 
-    def _egress_deparser(self) -> str:
-        csum, update = self._checksums()
-        return self._deparser("SfcEgressDeparser", "inout headers_t hdr, in meta_t meta, "
+    def _egress_deparser(self, pipe: int) -> str:
+        csum, update = self._checksums(Pipelet(pipe, "egress"))
+        return self._deparser(f"SfcEgressDeparser{pipe}", "inout headers_t hdr, in meta_t meta, "
                               "in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
                               ("packet_in", *PARSER_GRAPH), csum, update)
 

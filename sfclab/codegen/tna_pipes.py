@@ -411,9 +411,11 @@ def ingress_control(comp: Composition, pipe: int, extra_args: Mapping[int, str],
     if slots:
         end.append("hdr.sfc.metadata = meta.sfc.metadata;")
     if _asks_port(comp, slots):
-        end += ["hdr.sfc.egress_valid = meta.sfc.egress_valid;",
-                "hdr.sfc.egress_port = meta.sfc.egress_port;",
-                "hdr.sfc.mcast_grp = meta.sfc.mcast_grp;"]
+        # the NFs' requests, for a later visit's pass_end: the port with its valid bit and
+        # the reserved bits beside it in one write (Tofino: one PHV source and a constant)
+        end += ["if (meta.sfc.egress_valid == 1) {", "    hdr.sfc.reserved = 0;",
+                "    hdr.sfc.egress_valid = 1;", "    hdr.sfc.egress_port = meta.sfc.egress_port;",
+                "}", "hdr.sfc.mcast_grp = meta.sfc.mcast_grp;"]
     if restore:
         end += ["hdr.sfc.next_proto = hdr.ethernet.ether_type;",
                 "hdr.ethernet.ether_type = ETHERTYPE_SFC;"]

@@ -435,12 +435,13 @@ def _pipes_needed(nfs, cost_of, sw: _Switch) -> int | None:
 
 def _chains_that_fit(paths, cost_of, sw: _Switch) -> list[str]:
     """The chains, in order, that fit a :data:`TOFINO_MAX_PIPES`-pipe switch together."""
-    big = _Switch(TOFINO_MAX_PIPES, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
-                  sw.ingress_only, sw.together)
     chains = list(dict.fromkeys(p.chain for p in paths))
     kept: list[str] = []
     for c in chains:
-        nfs = first_seen([p for p in paths if p.chain in (*kept, c)])
+        mine = [p for p in paths if p.chain in (*kept, c)]
+        big = _Switch(TOFINO_MAX_PIPES, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
+                      sw.ingress_only, co_occurring(mine) if sw.together is not None else None)
+        nfs = first_seen(mine)
         if _pack(sorted(nfs, key=lambda n: -cost_of[n]), [], big, cost_of) is not None:
             kept.append(c)
     return kept
