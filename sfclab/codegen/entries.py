@@ -39,7 +39,8 @@ from .compose import SAVED_WIDTH, TERMINALS, Composition, InitKey, saved_field
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
-           "canonical_match", "make_entry", "p4info_fields", "network_entries", "INGRESS",
+           "canonical_match", "make_entry", "p4info_fields", "network_entries", "network_head",
+           "INGRESS",
            "range_to_ternary"]
 
 #: The control every table and action of the composed program lives in.
@@ -424,13 +425,30 @@ def _save_entries(comp: Composition) -> list[TableEntry]:
 
 
 def chain_entries(comp: Composition) -> list[TableEntry]:
-    """Initializer, branch, loop, save and rewinder entries, chain by chain."""
-    if comp.pipelets is not None:
-        from .tna_entries import tna_chain_entries
-
-        return tna_chain_entries(comp)
+    """Initializer, branch, loop, save and rewinder entries, chain by chain (one pipeline;
+    a TNA program's: :func:`sfclab.codegen.tna_entries.tna_chain_entries`)."""
     return (_initializer_entries(comp) + _branch_entries(comp) + _loop_entries(comp)
             + _save_entries(comp) + _rewinder_entries(comp))
+
+
+def network_head(comp: Composition, *, classified: Iterable[str],
+                 arrivals: Iterable[tuple[int, int, str]],
+                 ingress: Mapping[str, int] | None = None) -> list[TableEntry]:
+    """A network switch's initializer entries (its classified chains') and arrival entries
+    (see :func:`network_entries`)."""
+    keep = set(classified)
+    first = {e.chain: e for e in comp.fsm.initializer}
+    out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
+    if ingress is not None:
+        out = [replace(e, params=e.params + (("ingress_port", ingress[e.group[6:]]),))
+               for e in out]
+    for spi, si, chain in arrivals:
+        e = first[chain]
+        out.append(TableEntry(
+            _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), comp.action("enter"),
+            (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
+            f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
+    return out
 
 
 def network_entries(comp: Composition, *, classified: Iterable[str],
@@ -447,23 +465,8 @@ def network_entries(comp: Composition, *, classified: Iterable[str],
     port)``) ends with that instead of ``finish``; *ingress* (chain -> network port,
     ``CodegenOptions.network_ingress``) is what a classified chain's ``set_token``
     writes as the port the packet entered the network on."""
-    keep = set(classified)
     fsm = comp.fsm
-    first = {e.chain: e for e in fsm.initializer}
-    out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
-    if ingress is not None:
-        out = [replace(e, params=e.params + (("ingress_port", ingress[e.group[6:]]),))
-               for e in out]
-    for spi, si, chain in arrivals:
-        e = first[chain]
-        out.append(TableEntry(
-            _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), comp.action("enter"),
-            (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
-            f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
-    if comp.pipelets is not None:
-        from .tna_entries import tna_chain_entries
-
-        return out + tna_chain_entries(comp, initializer=False, exits=exits)
+    out = network_head(comp, classified=classified, arrivals=arrivals, ingress=ingress)
     out += _branch_entries(comp) + _loop_entries(comp) + _save_entries(comp)
     for r, e in zip(fsm.rewinder, _rewinder_entries(comp)):
         how = exits.get(r.path) if r.done else None

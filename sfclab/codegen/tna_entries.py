@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from ..passes.pipelets import recirculation_port
 from .compose import TERMINALS, Composition
 from .entries import (TableEntry, _branch_entries, _initializer_entries, _loop_entries,
-                      _save_entries, _token)
+                      _save_entries, _token, network_head, nf_entries)
 
-__all__ = ["tna_chain_entries", "ingress_end", "TERM_VIA"]
+__all__ = ["tna_chain_entries", "tna_network_entries", "tna_entries", "ingress_end", "TERM_VIA"]
 
 #: The rewinder's verdict "to the port it names" (``finish``'s terminals are 0..2).
 TERM_VIA = 3
@@ -113,3 +113,15 @@ def tna_chain_entries(comp: Composition, *, initializer: bool = True,
     return ((_initializer_entries(comp) if initializer else [])
             + _branch_entries(comp, verdict) + _loop_entries(comp) + _save_entries(comp)
             + _rewinder(comp, exits))
+
+
+def tna_network_entries(comp: Composition, *, classified, arrivals, exits: Mapping[str, tuple],
+                        ingress: Mapping[str, int] | None = None) -> list[TableEntry]:
+    """:func:`~.entries.network_entries` for a TNA switch of a network."""
+    return (network_head(comp, classified=classified, arrivals=arrivals, ingress=ingress)
+            + tna_chain_entries(comp, initializer=False, exits=exits))
+
+
+def tna_entries(comp: Composition) -> list[TableEntry]:
+    """Every entry of a one-switch TNA program: the chains' and the NFs'."""
+    return tna_chain_entries(comp) + nf_entries(comp)

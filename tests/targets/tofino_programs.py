@@ -144,7 +144,8 @@ class TofinoBuilds:
     def _build(self, out: Path, generated) -> Build:
         before = os.times()
         t = time.perf_counter()
-        res = run_p4c(out / "program.p4", "tna", out, generated.program.program, exe=self.exe)
+        res = run_p4c(out / "program.p4", "tna", out, generated.program.program, exe=self.exe,
+                      timeout=1800)
         wall = time.perf_counter() - t
         after = os.times()     # children's CPU (threads share it: exact with one job)
         return Build(res, out, wall, (after.children_user - before.children_user)
