@@ -418,14 +418,15 @@ class Lab:
         return self._target
 
     def connect(self, url: str | None = None):
-        """Use the target *url* names (``model``, ``model://…``, ``bmv2``, ``bmv2://…``,
-        ``tofino://…``; with a topology, a network target: ``model``, ``mininet``…);
-        the old one is closed.  Nothing is pushed yet."""
+        """Use the target *url* names (``model``, ``model?arch=tna``, ``model://…``,
+        ``bmv2``, ``bmv2://…``, ``tofino://…``; with a topology, a network target:
+        ``model``, ``mininet``…); the old one is closed.  Nothing is pushed yet.  None:
+        the embedded model, of the Lab's architecture (a Tofino model for ``tna``)."""
         if self._net is not None:
             return self._net.connect(self._chains, url)
         from ..targets.connect import open_target
 
-        new = open_target(url)
+        new = open_target(url if url is not None or self._arch != "tna" else "model?arch=tna")
         if self._target is not None:
             self._target.close()
         self._target, self._target_url = new, url
@@ -445,6 +446,7 @@ class Lab:
             finally:                             # failed: the views say what each switch holds
                 self._refresh_views()
             return sum(counts.values())
+        self._follow_arch()
         # paths that detour through a server: its port as the target's URL says, if it does
         gen = for_targets(self.generated(self._target_arch()), self.target)
         try:
@@ -510,6 +512,7 @@ class Lab:
         from ..codegen import generate
         from ..errors import TargetError
 
+        self._follow_arch()
         if self._pushed is None:
             self.push()
             from ..runtime.session import UpdatePlan
@@ -671,8 +674,18 @@ class Lab:
             self._refresh_views()
 
     def _target_arch(self) -> str:
-        return getattr(self._target, "arch", "v1model") if self._target is not None and \
-            getattr(self._target, "kind", "model") != "model" else "v1model"
+        """The architecture the target runs (the default embedded model: the Lab's)."""
+        if self._target is None:
+            return self._arch if self._target_url is None else "v1model"
+        return getattr(self._target, "arch", "v1model")
+
+    def _follow_arch(self) -> None:
+        """The default embedded model runs the Lab's architecture: after ``lab.arch = …``
+        the next push starts one of the new architecture (what the old one held is gone)."""
+        t = self._target
+        if (t is not None and self._target_url is None and getattr(t, "kind", "") == "model"
+                and getattr(t, "arch", self._arch) != self._arch):
+            self.connect(None)
 
     def _chain_name(self, name: str) -> str:
         if name in self._chains:

@@ -306,7 +306,7 @@ def _diff_targets(args: argparse.Namespace) -> int:
         chains = ChainSet()
         for name in args.files:
             parse_file(name, into=chains)
-        gen = generate(compile(chains, arch="v1model"),
+        gen = generate(compile(chains, arch="v1model", pipeline=args.pipeline),
                        options=CodegenOptions(bindings=dict(_bindings(args.bind))))
         _print_warnings(gen.compiled, args.files)
         report = diff_targets(gen, args.a, args.b, packets=args.packets)
@@ -396,6 +396,8 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--packets", type=int, default=4, metavar="N", help="packets per class")
     x.add_argument("--bind", action="append", metavar="NAME=VALUE",
                    help="value of a run-time name in a multibranch case")
+    x.add_argument("--pipeline", choices=("auto", "mafsa", "optimal", "naive"), default="auto",
+                   help="how the NF slots are ordered (as for compile)")
     x.set_defaults(run=_diff_targets)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
     from ..targets.model.process import add_arguments

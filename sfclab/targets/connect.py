@@ -4,7 +4,11 @@
 ``model`` (default)                         an embedded model switch in this process
 ``model?server_port=8``                     the same; it plays a program's server behind
                                             port 8 (:mod:`sfclab.codegen.detour`)
+``model?arch=tna&pipes=4``                  an embedded Tofino 1 running TNA programs
+                                            (pipes 1, 2 (default) or 4; ``loopback=4,132``:
+                                            ports set to loopback) (:mod:`.model.tna`)
 ``model://127.0.0.1:9559``                  a model switch started with ``sfclab model-switch``
+                                            (``?arch=tna`` for one running TNA programs)
 ``bmv2``                                    a ``simple_switch_grpc`` sfclab starts and stops;
                                             packets go over its packet-in socket (no root)
 ``bmv2?veth=1@veth0,2@veth2``               the same, its ports on veth pairs (root);
@@ -41,7 +45,7 @@ from ..runtime.client import Client
 from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
 
-__all__ = ["open_target", "RemoteTarget", "SCHEMES"]
+__all__ = ["open_target", "RemoteTarget", "SCHEMES", "MODEL_PARAMS"]
 
 SCHEMES = ("model", "bmv2", "tofino")
 
@@ -131,18 +135,38 @@ def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
     return config
 
 
-def _model_query(url: str, query: str) -> int | None:
-    """``server_port`` of ``model?server_port=N``, the embedded model's one parameter."""
+#: The embedded model's URL parameters.
+MODEL_PARAMS = ("server_port", "arch", "pipes", "loopback")
+
+
+def _model_query(url: str, query: str) -> dict:
+    """The keyword arguments of ``model?server_port=N&arch=tna&pipes=N&loopback=P,Q``."""
     params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
     for key in params:
-        if key != "server_port":
+        if key not in MODEL_PARAMS:
             raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, ["server_port"]) or "known: server_port")
-    try:
-        return int(params["server_port"]) if "server_port" in params else None
-    except ValueError:
-        raise TargetError(f"server_port must be an integer in {url!r}, not "
-                          f"{params['server_port']!r}") from None
+                              hint=did_you_mean(key, MODEL_PARAMS)
+                              or "known: " + ", ".join(MODEL_PARAMS))
+    out: dict = {}
+    for key in ("server_port", "pipes"):
+        if key in params:
+            try:
+                out[key] = int(params[key])
+            except ValueError:
+                raise TargetError(f"{key} must be an integer in {url!r}, not "
+                                  f"{params[key]!r}") from None
+    if "loopback" in params:
+        try:
+            out["loopback"] = tuple(int(x) for x in params["loopback"].split(",") if x.strip())
+        except ValueError:
+            raise TargetError(f"loopback must be port numbers (loopback=4,132) in {url!r}, "
+                              f"not {params['loopback']!r}") from None
+    if "arch" in params:
+        out["arch"] = params["arch"]
+    from .model.tna.target_options import tna_options
+
+    tna_options(out.get("arch", "v1model"), out.get("pipes"), out.get("loopback", ()), None)
+    return out
 
 
 def open_target(url: str | None = None):
@@ -156,7 +180,7 @@ def open_target(url: str | None = None):
     if (parts.scheme, parts.netloc, parts.path) == ("", "", "model"):
         from .model import ModelTarget
 
-        return ModelTarget(server_port=_model_query(url, parts.query))
+        return ModelTarget(**_model_query(url, parts.query))
     if parts.scheme == "bmv2" or (parts.scheme, parts.netloc, parts.path) == ("", "", "bmv2"):
         from .bmv2_switch import Bmv2Switch
 
@@ -173,7 +197,11 @@ def open_target(url: str | None = None):
     except ValueError:
         raise TargetError(f"device_id must be a number in {url!r}") from None
     if parts.scheme == "model":
-        return RemoteTarget("model", parts.netloc, device_id=device_id, arch="v1model",
+        arch = query.get("arch", "v1model")
+        if arch not in ("v1model", "tna"):
+            raise TargetError(f"a model switch runs v1model or tna programs, not {arch!r} "
+                              f"({url!r})", hint=did_you_mean(arch, ["v1model", "tna"]) or "")
+        return RemoteTarget("model", parts.netloc, device_id=device_id, arch=arch,
                             device_config=lambda g: g.program.text.encode())
     from .tofino import parse_tofino_url
 

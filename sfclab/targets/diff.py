@@ -3,7 +3,12 @@
 :func:`diff_targets` pushes one generated program to two targets, sends the
 same packets of every class to both, and compares each packet's traces
 (:func:`~sfclab.targets.trace.diff_traces`: egress port or drop, output bytes,
-NF sequence, passes, tables applied).  The packets of a class cover every
+NF sequence, passes, tables applied).  Targets of two architectures
+(``model`` and ``model?arch=tna``) each get the chains' program for their own
+and are compared across them: each packet's outcome (its egress ports, the CPU
+port standing for the CPU port whatever its number), its output bytes and the NFs
+it ran, in order; passes and table names differ by design (Tofino's pipelets,
+bridged metadata, pipeline-prefixed names) and are not compared.  The packets of a class cover every
 service path the embedded model finds for it (:mod:`sfclab.targets.coverage`),
 so both targets run every branch outcome; the report says which paths were
 covered, names the first packet that diverges and shows both traces.  A packet
@@ -24,6 +29,7 @@ service paths covered: 1 of 1
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..codegen import Generated, generate
@@ -46,6 +52,8 @@ class DiffReport:
     divergences: list[tuple[str, int, list[str], str, str]] = field(default_factory=list)
     #: Per chain: its packets and the service paths they cover (on the embedded model).
     coverage: dict[str, ClassTraffic] = field(default_factory=dict)
+    #: The targets run different architectures (v1model and TNA).
+    across: bool = False
 
     @property
     def same(self) -> bool:
@@ -62,8 +70,10 @@ class DiffReport:
     def text(self) -> str:
         head = f"{self.compared} packets on {self.a} and {self.b}: "
         if self.same:
-            return "\n".join([head + "every packet ran the same way (outcome, bytes, NFs, "
-                              "passes, tables)", self.coverage_text()])
+            what = ("outcome, bytes, NFs; across architectures, passes and tables are not "
+                    "compared" if self.across else "outcome, bytes, NFs, passes, tables")
+            return "\n".join([head + f"every packet ran the same way ({what})",
+                              self.coverage_text()])
         chain, k, what, ta, tb = self.divergences[0]
         lines = [head + f"{len(self.divergences)} diverge; the first is packet {k} of {chain}:"]
         lines += [f"  {w}" for w in what]
@@ -74,7 +84,9 @@ class DiffReport:
 def diff_targets(gen: Generated, a="model", b="model", *, packets: int = 4,
                  seed: int = 0) -> DiffReport:
     """Push *gen* to targets *a* and *b* (URLs or target objects), send *packets* of every
-    class to both (covering its service paths), and compare them packet by packet."""
+    class to both (covering its service paths), and compare them packet by packet.  A
+    target of the other architecture than *gen*'s gets the same chains generated for its
+    own (``model?arch=tna``: TNA)."""
     v1 = gen if gen.arch == "v1model" else generate(
         gen.compiled, arch="v1model", options=gen.composition.options)
     coverage = all_class_traffic(v1, packets, seed=seed)
@@ -83,17 +95,19 @@ def diff_targets(gen: Generated, a="model", b="model", *, packets: int = 4,
     report = DiffReport(repr(ta), repr(tb), coverage=coverage)
     try:
         _same_ports(ta, tb)
-        gen = for_targets(gen, ta, tb)     # the server port their URLs declare, if any
-        ta.push(gen)
-        tb.push(gen)
+        ga, gb = (for_targets(_for_arch(gen, v1, t), ta, tb) for t in (ta, tb))
+        report.across = ga.arch != gb.arch
+        ta.push(ga)
+        tb.push(gb)
+        cpu = (getattr(ta, "cpu_port", None), getattr(tb, "cpu_port", None))
         for name, plan in coverage.items():
             pairs = [(cp.port, cp.packet) for cp in plan.packets]
             # in batches where a target takes them (BMv2), one by one otherwise
             for k, (ra, rb) in enumerate(zip(send_many(ta, pairs), send_many(tb, pairs),
                                              strict=True)):
                 report.compared += 1
-                what = diff_traces(ra.trace, rb.trace,
-                                   outputs=(_as_controller_sees(ra), _as_controller_sees(rb)))
+                outs = (_as_controller_sees(ra), _as_controller_sees(rb, cpu[1], cpu[0]))
+                what = diff_traces(ra.trace, rb.trace, outputs=outs, across=report.across)
                 if what:
                     report.divergences.append((name, k, what, ra.trace.text(),
                                                rb.trace.text()))
@@ -102,6 +116,27 @@ def diff_targets(gen: Generated, a="model", b="model", *, packets: int = 4,
             if isinstance(given, (str, type(None))):
                 t.close()
     return report
+
+
+def _for_arch(gen: Generated, v1: Generated, target) -> Generated:
+    """The chains' program for *target*'s architecture (*gen* when it is *gen*'s): the
+    chains compiled again for it, with the same options (TNA's placement pass runs only
+    for TNA, for the target's pipes), and generated with *gen*'s."""
+    arch = getattr(target, "arch", gen.arch)
+    if arch == gen.arch:
+        return gen
+    if arch == "v1model":
+        return v1
+    c = gen.compiled
+    pipes = getattr(target, "pipes", None)
+    if c.arch != arch or (pipes is not None and c.options.pipes != pipes):
+        from ..compiler import compile
+
+        opts = {f.name: getattr(c.options, f.name) for f in dataclasses.fields(c.options)}
+        if pipes is not None:
+            opts["pipes"] = pipes             # the placement plans for the target's pipes
+        c = compile(c.chains, arch=arch, catalog=c.catalog, **opts)
+    return generate(c, arch=arch, options=gen.composition.options)
 
 
 def _same_ports(ta, tb) -> None:
@@ -114,15 +149,23 @@ def _same_ports(ta, tb) -> None:
             t.session.ports = common
 
 
-def _as_controller_sees(result) -> list[tuple[int, bytes]]:
+def _as_controller_sees(result, cpu: int | None = None,
+                        as_cpu: int | None = None) -> list[tuple[int, bytes]]:
     """A packet's outputs, each copy to the CPU port as a controller receives it: the
     payload of its packet-in (its controller header is P4Runtime metadata, which a
     BMv2 target reports that way and the model's raw CPU-port frame still carries).
-    Packet-ins come in the order of their CPU-port frames."""
+    Packet-ins come in the order of their CPU-port frames.  Copies to port *cpu* (this
+    target's CPU port) are reported on *as_cpu* (the other target's), so two
+    architectures' CPU ports compare equal."""
     ins = list(getattr(result, "packet_ins", ()))
+    swap = cpu is not None and as_cpu is not None and cpu != as_cpu
     out = []
     for port, data in result.outputs:
         if ins and data != ins[0].payload and data.endswith(ins[0].payload):
             data = ins.pop(0).payload
+        if swap and port == as_cpu:
+            port = -1                         # a data port numbered as the other's CPU port
+        elif swap and port == cpu:
+            port = as_cpu
         out.append((port, data))
     return out

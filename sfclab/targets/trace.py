@@ -100,8 +100,9 @@ class Event:
             return f"action {self.name}({kv.args(self.name, self.args)})"
         if k == "condition":
             return f"if {self.name}: {self.value}"
-        if k in ("recirculate", "resubmit"):
-            return f"{k} -> pass {self.pass_no + 1}" + (f" {_token(self.value)}" if self.value else "")
+        if k in ("recirculate", "resubmit"):      # name: how, where a target says (TNA)
+            return (f"{self.name or k} -> pass {self.pass_no + 1}"
+                    + (f" {_token(self.value)}" if self.value else ""))
         if k == "packet_out":
             return f"out on port {self.value}"
         if k == "drop":
@@ -262,11 +263,13 @@ class Outputs:
 
 def diff_traces(a: PacketTrace, b: PacketTrace, *,
                 outputs: tuple[Iterable[tuple[int, bytes]], Iterable[tuple[int, bytes]]]
-                | None = None) -> list[str]:
+                | None = None, across: bool = False) -> list[str]:
     """What differs between two traces of the same packet on two targets:
     egress port or drop, output bytes, NF sequence, passes, tables applied.  NF
     sequences are compared as the tables and actions show them
     (:meth:`PacketTrace.nfs_seen`) unless both traces record NFs themselves.
+    *across*: the targets run two architectures (v1model, TNA), whose passes and
+    table names differ by design: those are not compared.
 
     *outputs*: both packets' ``(port, bytes)`` outputs, compared as sets of copies
     (a multicast's copies leave a switch in an order of its own) instead of the
@@ -289,6 +292,8 @@ def diff_traces(a: PacketTrace, b: PacketTrace, *,
     na, nb = (a.nfs(), b.nfs()) if both else (a.nfs_seen(), b.nfs_seen())
     if na != nb:
         out.append(f"NFs: {' -> '.join(na)} vs {' -> '.join(nb)}")
+    if across:
+        return out
     if a.passes != b.passes:
         out.append(f"passes: {a.passes} vs {b.passes}")
     if a.tables() != b.tables():

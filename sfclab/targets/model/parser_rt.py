@@ -77,6 +77,7 @@ class PipelineCompiler(Compiler):
             raise self.error(f"parser {decl.name} has no start state", decl)
         init = seq(inits)
         name = decl.name
+        on_reject, on_error = self.parser_outcomes()
 
         def parse(p):
             tr = p.tr
@@ -93,15 +94,26 @@ class PipelineCompiler(Compiler):
                     if state == "accept":
                         break
                     if state == "reject":
-                        tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) "
-                                           "ends parsing as if accepted, with no error"))
+                        on_reject(tr)
                         break
             except ParserError as e:
                 p.parser_error = e.code
-                tr.append(("note", f"parser error {e.code}: parsing stopped, the packet goes "
-                                   f"on to ingress (v1model does not drop it)"))
+                tr.append(("note", on_error(e.code)))
             tr.append(("parser_done", name, p.parser_error))
         return parse
+
+    def parser_outcomes(self) -> tuple[Callable, Callable]:
+        """``(on_reject(tr), on_error(code) -> note)`` for the parser being compiled:
+        BMv2's (``transition reject`` ends parsing as ``accept`` does, and an error lets
+        the packet go on); an architecture with other rules overrides this."""
+        def on_reject(tr):
+            tr.append(("note", "transition reject: BMv2 (p4c's v1model back end) ends parsing "
+                               "as if accepted, with no error"))
+
+        def on_error(code):
+            return (f"parser error {code}: parsing stopped, the packet goes on to ingress "
+                    f"(v1model does not drop it)")
+        return on_reject, on_error
 
     def _state(self, st: A.ParserState, sc: Scope) -> Callable:
         inner = sc.child()

@@ -62,8 +62,8 @@ def build_trace(raw: list, packet_id: int, ingress_port: int,
             add(Event(kind=k, name=ev[1], pass_no=pn))
         elif k == "parser_done":
             add(Event(kind=k, name=ev[1], pass_no=pn, value=ev[2]))
-        elif k in ("recirculate", "resubmit"):
-            add(Event(kind=k, pass_no=pn, value=ev[1]))
+        elif k in ("recirculate", "resubmit"):      # (kind, token[, how: "… on port 196"])
+            add(Event(kind=k, pass_no=pn, value=ev[1], name=ev[2] if len(ev) > 2 else ""))
         elif k == "checksum":
             add(Event(kind=k, name=ev[1], pass_no=pn, value=ev[2]))
         elif k in ("drop", "packet_out", "clone", "packet_in", "note"):

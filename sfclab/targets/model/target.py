@@ -45,15 +45,27 @@ class ModelTarget:
     kind = "model"
 
     def __init__(self, *, address: str = "127.0.0.1:0", device_id: int = 1,
-                 cpu_port: int = 255, ports: Iterable[int] = DEFAULT_PORTS,
-                 server_port: int | None = None) -> None:
+                 cpu_port: int | None = None, ports: Iterable[int] = DEFAULT_PORTS,
+                 server_port: int | None = None, arch: str = "v1model",
+                 pipes: int | None = None, loopback: Iterable[int] = ()) -> None:
         """*ports*: the data-plane ports a ``flood`` floods out of (1..8 by default; the
         model takes packets on any port); *server_port*: the port the target plays a
-        program's server behind (None: the program's, whichever it is)."""
+        program's server behind (None: the program's, whichever it is); *arch*: the
+        programs it runs, ``v1model`` or ``tna`` (a Tofino 1 of *pipes* pipes, 2 by
+        default, whose *loopback* ports turn packets round: :mod:`.tna`).  *cpu_port*
+        defaults to the architecture's (255 for v1model, 192 for TNA)."""
+        from .tna.target_options import tna_options
+
+        self.arch = arch
+        tna = tna_options(arch, pipes, loopback, cpu_port)
+        cpu_port = tna["cpu_port"] if tna else (255 if cpu_port is None else cpu_port)
+        self.pipes = tna["pipes"] if tna else None
+        #: Where packet-ins leave and packet-outs enter.
+        self.cpu_port = cpu_port
         self._ports = port_set(ports, cpu_port)
         self.server_port = server_port
         self._loop = None
-        self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port)
+        self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port, tna=tna)
         self.server.start(address)
         self.client = Client(self.server.address, device_id=device_id).connect()
         self.session = Session(self.client, lambda g: g.program.text.encode(),
@@ -70,13 +82,17 @@ class ModelTarget:
         return self.server.address
 
     def __repr__(self) -> str:
+        if self.arch == "tna":
+            return f"<ModelTarget model://{self.address} tna, {self.pipes} pipes>"
         return f"<ModelTarget model://{self.address}>"
 
     def push(self, gen: Generated) -> int:
         """Push the program and its entries; returns the number of entries."""
-        if gen.arch != "v1model":
-            raise TargetError(f"the embedded model runs v1model programs, not {gen.arch}",
-                              hint="compile with arch='v1model' (TNA needs a Tofino)")
+        if gen.arch != self.arch:
+            url = "model?arch=tna" if gen.arch == "tna" else "model"
+            raise TargetError(f"this embedded model runs {self.arch} programs, not {gen.arch}",
+                              hint=f"compile with arch={self.arch!r}, or use the target "
+                                   f"{url!r}")
         self._check_server(gen)
         return self.session.push(gen)
 

@@ -61,7 +61,7 @@ class PipelineConfigMixin:
 
     def _verify(self, config: p4r.ForwardingPipelineConfig) -> _Pipeline:
         from ....codegen.p4info import build_p4info, compare_p4info
-        from ..switch import ModelSwitch
+        from ..tna.load import load_switch
 
         try:
             text = config.p4_device_config.decode()
@@ -72,8 +72,8 @@ class PipelineConfigMixin:
             _fail(rpc_code.INVALID_ARGUMENT, "p4_device_config is empty: the model switch "
                                              "needs the P4 program's text")
         try:
-            switch = ModelSwitch(text, cpu_port=self.cpu_port)
-            ours = build_p4info(switch.program)
+            switch, arch = load_switch(text, cpu_port=self.cpu_port, tna=self.tna)
+            ours = build_p4info(switch.program, arch=arch)
         except Exception as e:           # the program's errors, whatever raises them
             _fail(rpc_code.INVALID_ARGUMENT, f"the program does not run on the model: {e}")
         diffs = compare_p4info(ours, config.p4info)

@@ -55,9 +55,11 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
     """P4Runtime for one embedded model switch (device id ``device_id``)."""
 
     def __init__(self, *, device_id: int = 1, cpu_port: int = 255,
-                 max_streams: int = MAX_STREAMS) -> None:
+                 max_streams: int = MAX_STREAMS, tna: dict | None = None) -> None:
         self.device_id = device_id
         self.cpu_port = cpu_port
+        #: How a TNA program runs (:class:`~..tna.switch.TnaSwitch`: pipes, loopback, cpu_port).
+        self.tna = dict(tna or {})
         #: StreamChannels open at once at most (a real switch bounds its controllers too).
         self.max_streams = max_streams
         self.active: _Pipeline | None = None      # what packets run
