@@ -328,7 +328,7 @@ _INGRESS_END = """
 
     table pass_end {{
         key = {{
-            hdr.sfc.isValid() : exact;
+            hdr.sfc.isValid() : exact @name("hdr.sfc.$valid$");
             meta.sfc.drop : ternary;
             meta.sfc.to_cpu : ternary;
             meta.ctl.terminal : ternary;
