@@ -4,6 +4,7 @@ placement planned, NF slots sit where placement put them, and each pipe has its 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ FILES = sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
 
 
+@functools.cache
 def _gen(path: Path, pipes: int, mode: str = "auto"):
     return generate(sfclab.compile(parse_file(path), arch="tna", pipes=pipes, pipeline=mode),
                     options=CodegenOptions(bindings=BINDINGS.get(path.name, {})))
