@@ -12,6 +12,7 @@ import pytest
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.codegen.p4info import build_p4info
+from sfclab.codegen.tna_entries import TERM_VIA
 from sfclab.errors import CompileError
 from sfclab.lang import parse_file
 from sfclab.p4 import ast as A
@@ -40,12 +41,16 @@ def entry_recirculations(gen) -> dict[int, int]:
         if e.table.endswith(".rewinder"):
             m = dict(e.match)
             rew[m[pid].value, m[st].value] = e
+        elif e.action.rsplit(".", 1)[-1] in ("set_token", "enter") and "terminal" in dict(e.params):
+            rew[dict(e.params)["path_id"], 0] = e     # a bare entry's classifier ends visit 0
     out: dict[int, int] = {}
     for num in sorted({n for n, _ in rew}):
         state, count, port = 0, 0, None
         while (num, state) in rew:
             e = rew[num, state]
             act, params = e.action.rsplit(".", 1)[1], dict(e.params)
+            if act in ("set_token", "enter"):
+                act = "next_pipelet" if params["terminal"] == TERM_VIA else "finish"
             egress = ".SfcEgress" in e.table
             if egress:
                 pipe = int(e.table.split(".")[0].removeprefix("pipe"))
