@@ -29,7 +29,7 @@ stages of a pipelet that holds no NF.
 >>> import sfclab
 >>> from sfclab.codegen.compose import compose
 >>> c = compose(sfclab.compile("chain c: firewall -> nat -> l3fwd", arch="tna", pipes=1,
-...                            stages=6))
+...                            stages=7))
 >>> for e in tna_chain_entries(c)[1:]: print(e)
 pipe0.SfcIngress0.rewinder: meta.sfc.path_id=1 meta.tok.state=0 -> next_pipelet(state=1, bitmap=0b100, loops=0, port=68)  [chain:c]
 pipe0.SfcEgress0.rewinder: meta.sfc.path_id=1 meta.tok.state=1 -> next_pipelet(state=2, bitmap=0b10, loops=0)  [chain:c]
