@@ -1,10 +1,12 @@
 """How long the Tofino compiler takes on the programs the test suite compiles for TNA.
 
     python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples|networks]
-                                      [--pipeline auto|mafsa|optimal|naive] [--record]
+                                      [--pipeline auto|mafsa|optimal|naive] [--sweep ci]
+                                      [--record]
 
-Generates every library NF alone and mid-chain, every example in every pipeline mode and
-the Tofino switches' programs of the example networks (``tests/targets/tofino_programs.py``),
+Generates the full sweep (``tests/targets/tofino_programs.py``: every library NF alone and
+mid-chain, every example in every pipeline mode and on 1, 2 and 4 pipes, the Tofino
+switches' programs of the example networks; ``--sweep ci``: the subset CI compiles),
 compiles each distinct program once with ``p4c-barefoot`` (or ``bf-p4c``), N at a time
 (default 2), the longest first (as the test suite does; ``--pipeline`` keeps the examples
 in one pipeline mode, at the default 2 pipes: the README's Tofino table), and prints a markdown table:
@@ -28,9 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"))
 
 from tofino_measure import measure, record  # noqa: E402
-from tofino_programs import (EXAMPLE_FILES, NETWORKS, NFS, TofinoBuilds,  # noqa: E402
-                             example_programs, longest_first, network_programs, nf_programs,
-                             tofino_compiler)
+from tofino_programs import (CI_NETWORKS, EXAMPLE_FILES, NETWORKS, TofinoBuilds,  # noqa: E402
+                             all_nf_programs, example_programs, longest_first,
+                             network_programs, tofino_compiler)
 
 
 
@@ -40,25 +42,28 @@ def main() -> int:
     ap.add_argument("--only", choices=("nfs", "examples", "networks"))
     ap.add_argument("--pipeline", choices=("auto", "mafsa", "optimal", "naive"),
                     help="the examples in this pipeline mode only (2 pipes)")
+    ap.add_argument("--sweep", choices=("full", "ci"), default="full",
+                    help="the full sweep (default) or the subset CI compiles")
     ap.add_argument("--record", action="store_true",
                     help="rewrite tests/targets/tofino_measured.json from the NFs alone")
     args = ap.parse_args()
-    if args.record and args.only in ("examples", "networks"):
-        ap.error(f"--record measures the NF programs: not with --only {args.only}")
+    if args.record and (args.only in ("examples", "networks") or args.sweep == "ci"):
+        ap.error("--record measures every NF program: not with --only examples|networks "
+                 "nor --sweep ci")
+    full = args.sweep == "full"
     exe = tofino_compiler()
     if exe is None:
         print("no Tofino compiler (bf-p4c / p4c-barefoot) on PATH", file=sys.stderr)
         return 1
     programs: dict[str, object] = {}
     if args.only in (None, "nfs"):
-        for nf in NFS:
-            programs.update(nf_programs(nf))
+        programs.update(all_nf_programs(full))
     if args.only in (None, "examples"):
         for p in EXAMPLE_FILES:
-            programs.update({w: g for w, g in example_programs(p).items()
+            programs.update({w: g for w, g in example_programs(p, full).items()
                              if args.pipeline is None or w.endswith(f" --pipeline {args.pipeline}")})
     if args.only in (None, "networks"):
-        for topo, chains in NETWORKS:
+        for topo, chains in NETWORKS if full else CI_NETWORKS:
             programs.update(network_programs(topo, chains))
     print(f"compiler: {exe}; {len(programs)} programs; load {os.getloadavg()[0]:.1f}",
           flush=True)
@@ -102,8 +107,9 @@ def main() -> int:
     for what, o in over.items():
         print(f"\n{what}: tables past stage 11: {o[:6]}")
     if args.record:
-        if set(alone) != set(NFS):
-            print(f"not recorded: no measurement for {sorted(set(NFS) - set(alone))}",
+        nfs = {w.removesuffix(" alone") for w in all_nf_programs() if w.endswith(" alone")}
+        if set(alone) != nfs:
+            print(f"not recorded: no measurement for {sorted(nfs - set(alone))}",
                   file=sys.stderr)
             return 1
         ran = subprocess.run([exe, "--version"], capture_output=True, text=True)
