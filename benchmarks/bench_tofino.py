@@ -12,7 +12,10 @@ compiles each distinct program once with ``p4c-barefoot`` (or ``bf-p4c``), N at 
 in one pipeline mode, at the default 2 pipes: the README's Tofino table), and prints a markdown table:
 per program its wall time and, in total, the compiler's CPU seconds (``os.times`` of the
 child processes), from which the time on an unloaded machine with N cores follows
-(CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate.
+(CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate, and
+checks what the tests check: no table past stage 11, sfclab's P4Info as the compiler's, an NF
+program's pipelets within the plan and the core's 2 + 1 stages (flagged in the table, listed
+at the end).
 ``--record`` (with the NF programs) rewrites ``tests/targets/tofino_measured.json``, the table
 of each NF's span alone and sfclab's core that the tests check the estimates against.
 """
@@ -30,10 +33,30 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"))
 
 from tofino_measure import measure, record  # noqa: E402
+from sfclab.codegen.p4info import build_p4info, compare_p4info, p4info_from_text  # noqa: E402
+from sfclab.passes.placement import TNA_CORE_STAGES  # noqa: E402
 from tofino_programs import (CI_NETWORKS, EXAMPLE_FILES, NETWORKS, TofinoBuilds,  # noqa: E402
                              all_nf_programs, example_programs, longest_first,
                              network_programs, tofino_compiler)
 
+
+
+def _checks(what: str, build, generated, m) -> list[str]:
+    """What the tests check besides the stage limit: sfclab's P4Info against the compiler's
+    (every program) and, for an NF program, each pipelet within the plan and the core within
+    ``TNA_CORE_STAGES`` (``test_placements_budget_holds_what_the_compiler_places``)."""
+    notes: list[str] = []
+    diffs = compare_p4info(build_p4info(generated.program.program, arch="tna"),
+                           p4info_from_text((build.out / "p4info.p4c.txt").read_text()))
+    if diffs:
+        notes.append(f"p4info differs: {diffs[:3]}")
+    nf_program = what.endswith((" alone", " mid-chain"))
+    for p in m.pipelets if nf_program else ():
+        core = TNA_CORE_STAGES.ingress if p.gress == "ingress" else TNA_CORE_STAGES.egress
+        if p.stages > p.plan or len(p.core) > core:
+            notes.append(f"plan: {p.name} {p.stages} stages (plan {p.plan}), core "
+                         f"{len(p.core)} {p.core}")
+    return notes
 
 
 def main() -> int:
@@ -74,7 +97,7 @@ def main() -> int:
         print("| program | result | wall s | stages per pipelet (plan) | core's own | "
               "slots: span / estimate |")
         print("|---|---|---:|---|---|---|")
-        seen, alone, over = set(), {}, {}
+        seen, alone, over, wrong = set(), {}, {}, {}
         refused: dict[str, object] = {}
         for what, f in futures.items():
             b = f.result()
@@ -87,6 +110,9 @@ def main() -> int:
                 alone[what.removesuffix(" alone")] = m
             if m is not None and m.over:
                 over[what] = m.over
+            notes = _checks(what, b, programs[what], m) if m is not None else []
+            if notes:
+                wrong[what] = notes
             used = ", ".join(f"{p.name} {p.stages} ({p.plan})" for p in m.pipelets
                              if p.stages) if m else "-"
             core = ", ".join(f"{p.name} {len(p.core)}" for p in m.pipelets if p.stages) \
@@ -94,7 +120,8 @@ def main() -> int:
             slots = ", ".join(f"{s.nf} {s.span}/{s.estimate}" for p in m.pipelets
                               for s in p.slots) if m else ""
             print(f"| {what} | {'ok' if b.result.ok else 'REFUSED'}"
-                  f"{' PAST STAGE 11' if m and m.over else ''} | "
+                  f"{' PAST STAGE 11' if m and m.over else ''}"
+                  f"{''.join(' ' + n.split(':')[0].upper() for n in wrong.get(what, []))} | "
                   f"{b.wall:.1f}{'' if first else ' (same program)'} | {used} | {core} | "
                   f"{slots} |", flush=True)
         builds.close()
@@ -106,6 +133,8 @@ def main() -> int:
                                                   or [r.output[-1500:]]))
     for what, o in over.items():
         print(f"\n{what}: tables past stage 11: {o[:6]}")
+    for what, notes in wrong.items():
+        print(f"\n{what}: " + "; ".join(notes))
     if args.record:
         nfs = {w.removesuffix(" alone") for w in all_nf_programs() if w.endswith(" alone")}
         if set(alone) != nfs:
@@ -118,7 +147,8 @@ def main() -> int:
         print(f"recorded {len(table['nfs'])} NFs and the core {table['core']} in "
               f"tests/targets/tofino_measured.json")
     print(f"\n{len(builds.futures)} distinct programs ({len(refused)} of {len(programs)} "
-          f"refused) compiled in {wall:.0f} s wall, "
+          f"refused, {len(over)} past stage 11, {len(wrong)} with a wrong P4Info or an NF "
+          f"program over its plan or core) compiled in {wall:.0f} s wall, "
           f"{cpu:.0f} s of compiler CPU ({cpu / max(len(builds.futures), 1):.1f} s each): "
           f"{cpu / args.jobs:.0f} s on {args.jobs} unloaded cores; load now "
           f"{os.getloadavg()[0]:.1f}")
