@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "targets"
 from tofino_measure import measure, record  # noqa: E402
 from sfclab.codegen.p4info import build_p4info, compare_p4info, p4info_from_text  # noqa: E402
 from sfclab.passes.placement import TNA_CORE_STAGES  # noqa: E402
-from tofino_programs import (CI_NETWORKS, EXAMPLE_FILES, NETWORKS, TofinoBuilds,  # noqa: E402
+from tofino_programs import (CI_EXAMPLES, CI_NETWORKS, EXAMPLE_FILES, NETWORKS,  # noqa: E402
+                             TofinoBuilds,
                              all_nf_programs, example_programs, longest_first,
                              network_programs, tofino_compiler)
 
@@ -82,7 +83,7 @@ def main() -> int:
     if args.only in (None, "nfs"):
         programs.update(all_nf_programs(full))
     if args.only in (None, "examples"):
-        for p in EXAMPLE_FILES:
+        for p in EXAMPLE_FILES if full else [p for p in EXAMPLE_FILES if p.name in CI_EXAMPLES]:
             programs.update({w: g for w, g in example_programs(p, full).items()
                              if args.pipeline is None or w.endswith(f" --pipeline {args.pipeline}")})
     if args.only in (None, "networks"):

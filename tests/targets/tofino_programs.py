@@ -9,11 +9,13 @@ Two sweeps:
   the default 2 pipes and (auto) on 1 and 4 pipes where placement takes it, the Tofino
   switches' programs of the example networks — some 80 programs, half an hour of
   compiler time on 2 cores;
-* **the CI sweep** (the default): the programs that can still fail for issue 31's claim
-  (no table past stage 11, the core's 2 + 1 stages, P4Info as the compiler's) at a few
-  minutes of compiler CPU: every example in the ``auto`` mode on 2 pipes, and the NFs of
-  the risky kinds (:data:`CI_NF_PROGRAMS`): one whose ingress holds no NF slot, the
-  largest, those that choose the port, flood or emit digests, and the tightest ingress.
+* **the CI sweep** (the default): programs that can still fail for issue 31's claim (no
+  table past stage 11, the core's 2 + 1 stages, P4Info as the compiler's) at about three
+  minutes of compiler CPU: three examples in the ``auto`` mode on 2 pipes
+  (:data:`CI_EXAMPLES`: every library NF, a server detour, checksum NFs in an egress) and
+  three NF programs of the risky kinds (:data:`CI_NF_PROGRAMS`: an entry ingress with no
+  NF slot, a full ingress, a digest and the port); networks through the CLI's
+  ``--topology --p4c`` test only.
 """
 
 from __future__ import annotations
@@ -46,13 +48,14 @@ SWEEP = "full" if FULL else "ci"
 FULL_COMMAND = ("SFCLAB_TOFINO_SWEEP=full python -m pytest tests/targets/test_tofino.py "
                 "tests/targets/test_tofino_stages.py")
 PIPELINES = ("auto", "mafsa", "optimal", "naive")
-#: The NF programs CI compiles: ``dpi`` (a server NF: the entry ingress holds no NF slot,
-#: 3 core stages before issue 31's fix), ``stateful_firewall`` (the largest, 6 stages),
-#: ``flood`` (multicast) and ``mac_learning`` (a digest and the port) alone, ``qos``
-#: between firewall and l3fwd (2 + 5 + 3 of an ingress's 10 free stages: full) and
-#: ``l2fwd`` mid-chain (it chooses the port, before l3fwd).
-CI_NF_PROGRAMS = ("dpi alone", "stateful_firewall alone", "flood alone",
-                  "mac_learning alone", "qos mid-chain", "l2fwd mid-chain")
+#: The NF programs CI compiles: ``dpi`` alone (a server NF: the entry ingress holds no NF
+#: slot, 3 core stages before issue 31's fix), ``qos`` between firewall and l3fwd (2 + 5 +
+#: 3 of an ingress's 10 free stages: a full pipelet) and ``mac_learning`` alone (a digest
+#: and the port).  every_nf.sfc (CI's examples) holds every library NF besides.
+CI_NF_PROGRAMS = ("dpi alone", "qos mid-chain", "mac_learning alone")
+#: The examples CI compiles (auto, 2 pipes): every library NF on four pipelets; a detour
+#: through a server with pipe 0's ingress full; TCP/UDP checksum NFs in an egress.
+CI_EXAMPLES = ("every_nf.sfc", "p4sfc_mixed.sfc", "datacenter.sfc")
 EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json")))
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
@@ -67,9 +70,10 @@ OTHER_PIPES = (1, 4)
 #: switches with the measured stage estimates, and placement says so).
 NETWORKS = (("campus.topo", "p4sc_table3.sfc"), ("campus.topo", "p4sfc_mixed.sfc"),
             ("campus.topo", "web.sfc"))
-#: The network CI compiles (its switches run ``arrival`` and ``forward``; CI also compiles
-#: campus.topo with p4sfc_intent.json through ``sfclab compile --topology --p4c``).
-CI_NETWORKS = (("campus.topo", "p4sfc_mixed.sfc"),)
+#: The networks CI compiles here: none (CI compiles campus.topo's Tofino switches with
+#: p4sfc_intent.json through ``sfclab compile --topology --p4c``, whose switches run
+#: ``arrival`` and ``forward`` as these do).
+CI_NETWORKS: tuple[tuple[str, str], ...] = ()
 
 
 def swept_networks() -> tuple[tuple[str, str], ...]:
@@ -144,6 +148,11 @@ def example_programs(path: Path, full: bool = True) -> dict[str, object]:
             continue
         out[f"{path.name} --pipes {pipes}"] = generate(compiled, options=opts)
     return out
+
+
+def swept_examples() -> tuple[Path, ...]:
+    """The examples of this run's sweep."""
+    return EXAMPLE_FILES if FULL else tuple(p for p in EXAMPLE_FILES if p.name in CI_EXAMPLES)
 
 
 def swept_example_programs(path: Path) -> dict[str, object]:
@@ -232,7 +241,7 @@ def programs_of(item) -> dict[str, object]:
 
 
 __all__ = ["NFS", "NF_PIPES", "PIPELINES", "EXAMPLE_FILES", "PIPES", "OTHER_PIPES", "NETWORKS",
-           "CI_NETWORKS", "P4C_BAREFOOT", "FULL", "SWEEP", "FULL_COMMAND", "CI_NF_PROGRAMS", "TofinoBuilds",
+           "CI_NETWORKS", "P4C_BAREFOOT", "FULL", "SWEEP", "FULL_COMMAND", "CI_NF_PROGRAMS", "CI_EXAMPLES", "TofinoBuilds",
            "Build", "nf_programs", "example_programs", "network_programs", "longest_first",
            "tofino_compiler", "needs_tofino_compiler", "alone", "mid_chain", "all_nf_programs",
-           "swept_nf_programs", "swept_example_programs", "swept_networks", "programs_of"]
+           "swept_nf_programs", "swept_example_programs", "swept_examples", "swept_networks", "programs_of"]
