@@ -24,7 +24,9 @@ the first visit, so the initializer's ``set_token`` (and, on a network, ``arriva
 ``enter``) carries that end too (``terminal, port, state, next_bitmap, loops``) and
 the rewinder there ends only the visits of packets that come back (state > 0): the
 three lookups in a row (classify, end the visit, decide the port) would take three
-stages of a pipelet that holds no NF.
+stages of a pipelet that holds no NF.  A switch that steers (``arrival``) does the same
+with NF slots there (:func:`classifier_ends_first_visit`): the compiler put its
+rewinder after the NFs, a third stage of the core's own.
 
 >>> import sfclab
 >>> from sfclab.codegen.compose import compose
@@ -49,7 +51,7 @@ from .entries import (TableEntry, _branch_entries, _initializer_entries, _loop_e
                       _save_entries, _token, network_head, nf_entries)
 
 __all__ = ["tna_chain_entries", "tna_network_entries", "tna_entries", "ingress_end", "TERM_VIA",
-           "bare_entry", "VERDICT_PARAMS"]
+           "bare_entry", "classifier_ends_first_visit", "VERDICT_PARAMS"]
 
 #: The rewinder's verdict "to the port it names" (``finish``'s terminals are 0..2).
 TERM_VIA = 3
@@ -60,10 +62,17 @@ VERDICT_PARAMS = (("terminal", "bit<2>"), ("port", "bit<9>"), ("state", "bit<8>"
 
 
 def bare_entry(comp: Composition) -> bool:
-    """Whether the entry pipe's ingress holds no NF slot (its classifier ends the first
-    visit, see the module's docstring)."""
+    """Whether the entry pipe's ingress holds no NF slot (see the module's docstring)."""
     entry = Pipelet(comp.pipelets.layout.entry_pipe, "ingress")
     return not any(s.pipelet == entry for s in comp.slots)
+
+
+def classifier_ends_first_visit(comp: Composition) -> bool:
+    """Whether the classifiers' actions (``set_token``, ``enter``) end the first visit:
+    in a bare entry ingress, and in a switch that steers (``arrival``: a network's, a
+    server detour's), where the compiler otherwise put the rewinder after the NFs, a
+    third stage of the core's own."""
+    return bare_entry(comp) or bool(comp.options.network)
 
 
 def ingress_end(comp: Composition, path_num: int, state: int,
@@ -114,8 +123,9 @@ def _verdict(comp: Composition, exits: Mapping[str, tuple], path_num: int,
 
 def _first_visit_ends(comp: Composition, entries: list[TableEntry],
                       exits: Mapping[str, tuple]) -> list[TableEntry]:
-    """A bare entry's classifier entries with the end of the first visit they start."""
-    if not bare_entry(comp):
+    """The classifier entries with the end of the first visit they start (where
+    :func:`classifier_ends_first_visit`)."""
+    if not classifier_ends_first_visit(comp):
         return entries
     heads = (comp.action("set_token"), comp.action("enter"))
     return [replace(e, params=e.params + _verdict(comp, exits, dict(e.params)["path_id"], 0))
@@ -124,7 +134,7 @@ def _first_visit_ends(comp: Composition, entries: list[TableEntry],
 
 def _rewinder(comp: Composition, exits: Mapping[str, tuple]) -> list[TableEntry]:
     plan = comp.pipelets
-    bare = bare_entry(comp)
+    bare = classifier_ends_first_visit(comp)
     entry = Pipelet(plan.layout.entry_pipe, "ingress")
     out = []
     for f in plan.fsm.paths:

@@ -41,7 +41,7 @@ from ..errors import CompileError
 from ..p4 import ast as A
 from ..passes.placement import Pipelet, asks_port
 from .compose import (BRANCH_KEY_WIDTHS, SAVED_WIDTH, Composition, Slot, saved_field)
-from .tna_entries import TERM_VIA, VERDICT_PARAMS, bare_entry
+from .tna_entries import TERM_VIA, VERDICT_PARAMS, classifier_ends_first_visit
 
 __all__ = ["ingress_control", "egress_control", "uses_ether_type", "token_copy",
            "TOKEN_FIELDS", "TERM_VIA"]
@@ -192,7 +192,7 @@ def _entry_tables(comp: Composition, restore: bool) -> list[str]:
     """The initializer (and, on a network, arrival) of the entry pipe's ingress; with no
     NF slot there, their actions end the first visit too."""
     sizes = comp.sizes()
-    bare = bare_entry(comp)
+    bare = classifier_ends_first_visit(comp)
     vparams = "".join(f", {t} {n}" for n, t in VERDICT_PARAMS) if bare else ""
     vlines = _VERDICT_LINES if bare else ""
     keys = "".join(f"\n            {k.expr} : {comp.key_kind(k.kind, k.width)} @name(\"{k.name}\");"
@@ -413,12 +413,13 @@ def ingress_control(comp: Composition, pipe: int, extra_args: Mapping[int, str],
     arrive = (["    if (hdr.sfc.flags[2:2] == 1) {", "        arrival.apply();", "    }"]
               if entry and comp.options.network else [])
     restore_lines = ["    hdr.ethernet.ether_type = hdr.sfc.next_proto;"] if restore else []
-    bare = entry and bare_entry(comp)
+    bare = entry and classifier_ends_first_visit(comp)
     if bare:                # the rewinder only for packets that come back: beside the others
-        start += ["if (!hdr.sfc.isValid()) {", "    initializer.apply();",
-                  *(["} else if (hdr.sfc.flags[2:2] == 1) {", "    arrival.apply();"]
-                    if comp.options.network else []),
-                  "} else {", "    rewinder.apply();", "}"]
+        inner = (["if (hdr.sfc.flags[2:2] == 1) {", "    arrival.apply();", "} else {",
+                  "    rewinder.apply();", "}"] if comp.options.network else ["rewinder.apply();"])
+        start += ["if (!hdr.sfc.isValid()) {", "    initializer.apply();", "} else {",
+                  *(f"    {line.strip()}" for line in restore_lines),
+                  *(f"    {line}" for line in inner), "}"]
     elif entry:
         start += ["if (!hdr.sfc.isValid()) {", "    initializer.apply();",
                   *(["} else {", *restore_lines, *arrive] if restore_lines or arrive else []),
