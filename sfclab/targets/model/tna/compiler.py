@@ -481,6 +481,16 @@ class TnaCompiler(PipelineCompiler):
         t = obj.type_args[0] if obj.type_args else None
         label = t.name if isinstance(t, (StructT, HeaderT)) else obj.name.rsplit(".", 1)[-1]
         arg = e.args[0]
+        if isinstance(arg, A.ListExpr):              # {a, b}: named by T's fields, in order
+            names = [n for n, _ in t.fields] if isinstance(t, (StructT, HeaderT)) else []
+            if len(names) != len(arg.items):
+                raise self.error(f"{obj.name}.pack: {len(arg.items)} values for the "
+                                 f"{len(names)} fields of {label}", e)
+            reads = [(n, self.expr(x, sc).fn) for n, x in zip(names, arg.items)]
+
+            def pack_list(p):
+                p.digests.append((label, {n: f(p) for n, f in reads}))
+            return pack_list
         r = self.path(arg, sc)
         if isinstance(r, StructRef):
             items = [(n if isinstance(sub, ScalarRef) else s.path, s.slot)
@@ -488,7 +498,7 @@ class TnaCompiler(PipelineCompiler):
         elif isinstance(r, HeaderRef):
             items = [(n, f.slot) for n, f in r.fields.items()]
         else:
-            raise self.error(f"{obj.name}.pack takes a struct or header", e)
+            raise self.error(f"{obj.name}.pack takes a struct, a header or a list of fields", e)
 
         def pack(p):
             v = p.v

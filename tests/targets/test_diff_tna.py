@@ -1,0 +1,111 @@
+"""The embedded Tofino model against the embedded v1model model: ``sfclab diff-targets
+FILE --a model --b "model?arch=tna"`` on every example, in every pipeline mode, and the
+target URLs that reach the TNA model.
+
+Across the two architectures diff-targets compares each packet's outcome (egress ports,
+the CPU port standing for the CPU port), its output bytes and the NFs it ran, in order;
+the packets are the coverage's, one per service path a class reaches.  Every TNA trace's
+recirculations are held to the plan: a packet that ran its whole service path went round
+as many times as the FSM plan gives that path passes, less one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+
+import pytest
+from tna_diff_support import EXAMPLES, example_files, sweep_file
+
+import sfclab
+from sfclab.cli import main
+from sfclab.errors import TargetError
+from sfclab.p4.catalog import load_default
+from sfclab.targets.connect import open_target
+
+#: Pipeline-mode programs the TNA emitter gets wrong today (tna-core, issue 31): the
+#: `reporter` NF's packet to the CPU on a path that would go round again leaves at once,
+#: its SFC header on (v1model sends it after the last pass, the header removed).
+KNOWN = {("every_nf.sfc", "naive"): "ssh #0: output bytes differ"}
+
+
+@pytest.fixture(scope="module")
+def sweep() -> list[dict]:
+    """Every example file's rows, the files spread over two worker processes (each one
+    compiles, generates and runs its files' programs; every_nf.sfc, the longest, first)."""
+    files = sorted(example_files(), key=lambda f: (f != "every_nf.sfc", f))
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        return [row for rows in pool.map(sweep_file, files) for row in rows]
+
+
+def test_every_example_in_every_mode_runs_the_same_on_v1model_and_tna(sweep):
+    assert {r["file"] for r in sweep} == set(example_files())
+    assert {m for r in sweep for m in r["modes"]} == {"auto", "mafsa", "optimal", "naive"}
+    for r in sweep:
+        known = {KNOWN[(r["file"], m)] for m in r["modes"] if (r["file"], m) in KNOWN}
+        where = f"{r['file']} --pipeline {'/'.join(r['modes'])}"
+        assert r["compared"] >= 1, where
+        unexplained = [d for d in r["divergences"] if not any(d.startswith(k) for k in known)]
+        assert not unexplained, f"{where}: {unexplained}"
+        if known:                       # fixed in the emitter: take it out of KNOWN
+            assert r["divergences"], f"{where} agrees now: remove it from KNOWN"
+
+
+def test_recirculations_in_tna_traces_follow_the_plan(sweep):
+    assert sum(r["multi_pass"] for r in sweep) >= 3     # paths of 2..4 passes are run
+    for r in sweep:
+        known = any((r["file"], m) in KNOWN for m in r["modes"])
+        off = [o for o in r["off_plan"] if not (known and o.startswith("ssh/"))]
+        assert not off, f"{r['file']} --pipeline {'/'.join(r['modes'])}: {off}"
+
+
+def test_the_sweep_runs_every_library_nf():
+    cat = load_default()
+    switch_nfs = {n for n in cat.names() if cat.definition(n).has_p4}
+    used = {nf for c in sfclab.parse((EXAMPLES / "every_nf.sfc").read_text())
+            for nf in c.nf_types()}
+    assert used == switch_nfs
+
+
+def test_diff_targets_command_across_architectures(capsys):
+    status = main(["diff-targets", str(EXAMPLES / "web.sfc"), "--a", "model", "--b",
+                   "model?arch=tna", "--packets", "1", "--pipeline", "optimal"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "every packet ran the same way (outcome, bytes, NFs; across architectures" in out
+    assert "tna, 2 pipes" in out
+
+
+def test_model_urls_for_tna():
+    t = open_target("model?arch=tna&pipes=4&loopback=4,132")
+    try:
+        assert (t.arch, t.pipes, t.cpu_port) == ("tna", 4, 192)
+        assert t.server.tna["loopback"] == (4, 132)
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("url, match", [
+    ("model?arch=tan", "no architecture 'tan'"),
+    ("model?pipes=4", "pipes and loopback ports are a TNA model's"),
+    ("model?arch=tna&pipes=3", "1, 2 or 4 pipes"),
+    ("model?arch=tna&loopback=x", "loopback must be port numbers"),
+    ("model?arch=tna&loopback=300", "loopback port 300 is not a port of a 2-pipe"),
+    ("model?arch=tna&pipe=2", "unknown parameter 'pipe'"),
+])
+def test_bad_model_urls(url, match):
+    with pytest.raises(TargetError, match=match):
+        open_target(url)
+
+
+def test_a_model_runs_its_own_architecture():
+    from sfclab.codegen import generate
+
+    t = open_target("model?arch=tna")
+    try:
+        with pytest.raises(TargetError, match="runs tna programs, not v1model") as e:
+            t.push(generate(sfclab.compile("chain a: l2fwd")))
+        assert "'model'" in e.value.hint
+    finally:
+        t.close()

@@ -1,0 +1,81 @@
+"""The sweep of ``test_diff_tna.py``: every example chain set, in every pipeline mode, on
+the embedded v1model model and the embedded Tofino model (``model?arch=tna``), packet by
+packet; and, per packet, the recirculations its TNA trace shows against the plan.
+
+:func:`sweep_file` runs in a worker process (the test spreads the files over two), so it
+imports what it needs and returns plain data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PIPELINES = ("auto", "mafsa", "optimal", "naive")
+#: Values of the run-time names an example's multibranch cases use.
+BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
+#: Pipes a chain set's placement needs (every_nf.sfc's 18 NFs do not place on 2).
+PIPES = {"every_nf.sfc": 4}
+
+
+def example_files() -> list[str]:
+    return sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))
+
+
+def recirculations(trace) -> int:
+    return sum(1 for e in trace.events if e.kind == "recirculate")
+
+
+def planned_recirculations(compiled, gen, path: str) -> int | None:
+    """How often a packet on *path* goes round: the placement's plan for a program of
+    several pipelines (its pipelets), the FSM plan's passes less one for a one-pipe
+    program; None for a path that leaves for a server between its passes."""
+    from sfclab.targets.model.tna import switch_pipelines
+
+    if gen.detour is not None and path in {t.path for t in gen.detour.tasks}:
+        return None
+    if len(switch_pipelines(gen.program.program)) > 1:
+        return dict(compiled.placement.best.recirculations)[path]
+    return compiled.fsm.path(path).passes - 1
+
+
+def sweep_file(name: str, packets: int = 1) -> list[dict]:
+    """Every pipeline mode of example *name*: one row per distinct TNA program (modes
+    that give the same program share a row), with the divergences diff-targets found
+    and the packets whose recirculations differ from the FSM plan's passes."""
+    import sfclab
+    from sfclab.codegen import CodegenOptions, generate
+    from sfclab.lang import parse_file
+    from sfclab.targets.connect import open_target
+    from sfclab.targets.diff import diff_targets
+
+    chains = parse_file(EXAMPLES / name)
+    pipes = PIPES.get(name, 2)
+    rows: dict[str, dict] = {}
+    for mode in PIPELINES:
+        compiled = sfclab.compile(chains, arch="tna", pipeline=mode, pipes=pipes)
+        gen = generate(compiled, options=CodegenOptions(bindings=BINDINGS.get(name, {})))
+        if gen.program.text in rows:
+            rows[gen.program.text]["modes"].append(mode)
+            continue
+        tna = open_target(f"model?arch=tna&pipes={pipes}")
+        try:
+            report = diff_targets(gen, tna, "model", packets=packets)
+            off_plan = []
+            for r in tna.results:
+                path = tna.session.path_of(r.trace)
+                if path is None:
+                    continue
+                want = planned_recirculations(compiled, gen, path)
+                ran_whole = tuple(r.trace.nfs()) == compiled.fsm.path(path).path.nfs
+                if want is not None and ran_whole and recirculations(r.trace) != want:
+                    off_plan.append(f"{path}: {recirculations(r.trace)} recirculations, the "
+                                    f"plan {want}")
+        finally:
+            tna.close()
+        rows[gen.program.text] = {
+            "file": name, "modes": [mode], "compared": report.compared,
+            "divergences": [f"{c} #{k}: {'; '.join(w)}" for c, k, w, _, _ in report.divergences],
+            "off_plan": off_plan, "covered": report.coverage_text().splitlines()[0],
+            "multi_pass": sum(1 for p in compiled.fsm.paths if p.passes > 1)}
+    return list(rows.values())
