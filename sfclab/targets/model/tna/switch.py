@@ -126,8 +126,9 @@ class TnaSwitch(ControlPlane):
         self.mc_groups: dict[int, list[tuple[int, int]]] = {}
         self.clone_sessions: dict[int, list[tuple[int, int]]] = {}
         self.pending_digests: list[Digest] = []
-        #: Which pipe's registers, counters and meters the control-plane API reads.
-        self.control_pipe = 0
+        #: Which pipe's registers, counters and meters the control-plane API reads and
+        #: writes (None: counters summed over the pipes, registers and meters pipe 0's).
+        self.control_pipe: int | None = None
         self._packet_id = 0
         self._t0 = time.monotonic()
         self._compile()
@@ -187,10 +188,50 @@ class TnaSwitch(ControlPlane):
         for n, e in self.externs.items():
             st = e.state
             if isinstance(st, PerPipe):
-                st = st.of(self.control_pipe)
+                st = st.of(self.control_pipe or 0)
             if isinstance(st, cls):
                 pool[n] = st
         return _resolve(what, name, pool)
+
+    def _each_pipe(self, call):
+        """*call()* once per pipe, :attr:`control_pipe` set to each (then None again)."""
+        out = []
+        for k in range(self.ports.pipes):
+            self.control_pipe = k
+            try:
+                out.append(call())
+            finally:
+                self.control_pipe = None
+        return out
+
+    def read_counter(self, name: str, index: int | None = None):
+        """As :meth:`ControlPlane.read_counter`, summed over the pipes (a controller adds
+        the pipes' counts up); with :attr:`control_pipe` set, that pipe's."""
+        if self.control_pipe is not None:
+            return super().read_counter(name, index)
+        per_pipe = self._each_pipe(lambda: ControlPlane.read_counter(self, name, index))
+        if index is not None:
+            return tuple(map(sum, zip(*per_pipe)))
+        return [tuple(map(sum, zip(*cells))) for cells in zip(*per_pipe)]
+
+    def _write_all(name: str):
+        """A control-plane write that, with no :attr:`control_pipe`, writes every pipe
+        (P4Runtime writes a symmetric pipeline's state so)."""
+        base = getattr(ControlPlane, name)
+
+        def write(self, *args, **kwargs):
+            if self.control_pipe is not None:
+                return base(self, *args, **kwargs)
+            self._each_pipe(lambda: base(self, *args, **kwargs))
+        write.__name__, write.__doc__ = name, (base.__doc__ or "") + " (every pipe)"
+        return write
+
+    write_register = _write_all("write_register")
+    reset_register = _write_all("reset_register")
+    reset_counter = _write_all("reset_counter")
+    set_meter = _write_all("set_meter")
+    reset_meter = _write_all("reset_meter")
+    del _write_all
 
     def pipe_tables(self) -> dict[int, list[str]]:
         """Pipe -> the names of the tables its pipeline holds (a pipeline run on several
