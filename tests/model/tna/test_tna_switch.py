@@ -113,6 +113,16 @@ def test_each_pipe_runs_its_own_pipeline():
     assert where(r) == ["pipe 1 ingress", "pipe 0 egress"]
 
 
+def test_each_pipeline_has_its_own_tables():
+    sw = switch("multipipe.p4")
+    sw.insert("pipe_b.IngressB.types", {"hdr.ethernet.ether_type": 0x9000},
+              "IngressB.set_type", {"t": 0x1234})
+    assert sw.process(129, bytes.fromhex("000000000002") + ETH[6:]).outputs[0][1][12:14] \
+        == b"\x12\x34"                                               # pipe 1: its entry
+    assert sw.process(1, bytes.fromhex("000000000002") + ETH[6:]).outputs[0][1][12:14] \
+        == b"\x90\x00"                                               # pipe 0: none
+
+
 def test_recirculation_port_of_another_pipe():
     sw = switch("multipipe.p4")
     r = sw.process(1, bytes.fromhex("000000010003") + ETH[6:])       # via 196, then port 3

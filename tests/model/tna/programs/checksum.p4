@@ -68,6 +68,8 @@ control Ig(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_metadata_t
             hdr.ipv4.src = 0x0a0a0a0a;
             hdr.tcp.src_port = 0x1234;
             hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+        }
+        if (hdr.tcp.src_port == 0x1234) {         /* a table of its own: Random, no data */
             hdr.ipv4.identification[7:0] = rnd.get();
         }
     }

@@ -82,9 +82,15 @@ control Ig(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_metadata_t
             md.port = ig_intr_md.ingress_port;
             hdr.info.reg = bump.execute(md.idx);
             by_src.count(md.idx);
-            hdr.info.color = policer.execute(md.idx);
             hdr.info.h16 = h16.get({hdr.ipv4.src, hdr.ipv4.dst});
-            hdr.info.h32 = h32.get({hdr.ipv4.src, hdr.ipv4.dst});
+            /* Tofino takes 32 bits of hash and meter results per stage: each of these
+             * reads what the one before wrote, so it runs a stage later */
+            if (hdr.info.reg != 0) {
+                hdr.info.h32 = h32.get({hdr.ipv4.src, hdr.ipv4.dst});
+            }
+            if (hdr.info.h32 != 0) {
+                hdr.info.color = policer.execute(md.idx);
+            }
             hdr.info.dcolor = 0xFF;
             classes.apply();
             route.apply();

@@ -1,7 +1,8 @@
 /* Two different pipelines: pipe 0 (pipe_a) and pipe 1 (pipe_b).  pipe_a's ingress sends a
  * packet to the port in its destination MAC's low 9 bits, or, when bit 16 is set, to pipe
  * 1's recirculation port 196, from where it comes back into pipe_b's ingress; each egress
- * stamps its pipe into the source MAC. */
+ * stamps its pipe into the source MAC.  Each ingress has a table `types` (EtherType
+ * rewrites): pipe_a.IngressA.types and pipe_b.IngressB.types to the control plane. */
 #include <core.p4>
 #include <tna.p4>
 
@@ -23,7 +24,15 @@ control IngressA(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_meta
                  in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                  inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                  inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    action set_type(bit<16> t) { hdr.ethernet.ether_type = t; }
+    table types {
+        key = { hdr.ethernet.ether_type : exact; }
+        actions = { set_type; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
     apply {
+        types.apply();
         if (hdr.ethernet.dst[16:16] == 1) {
             ig_tm_md.ucast_egress_port = 196;
         } else {
@@ -36,7 +45,15 @@ control IngressB(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_meta
                  in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                  inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                  inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    action set_type(bit<16> t) { hdr.ethernet.ether_type = t; }
+    table types {
+        key = { hdr.ethernet.ether_type : exact; }
+        actions = { set_type; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
     apply {
+        types.apply();
         if (ig_intr_md.ingress_port == 196) {
             hdr.ethernet.ether_type = 0x0B0B;
         }
