@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 from . import _moved  # noqa: F401  (old module paths: sfclab.network, sfclab.plots, ...)
+from . import _browser, _protos
+from . import frontends as _frontends
 from ._version import __version__
 from .errors import SfclabError
 from .ir import Chain, ChainSet, ServicePath
@@ -21,6 +23,19 @@ __all__ = ["__version__", "SfclabError", "Chain", "ChainSet", "ServicePath",
 #: Subpackages reachable as attributes after a bare ``import sfclab``, imported on first
 #: use (``sfclab.notebook.ChainEditor()``): the plain import stays as fast as before.
 _LAZY_SUBPACKAGES = ("p4", "notebook")
+
+
+def _widgets():
+    """sfclab's widgets as the front end Labs are drawn with (imported on first use)."""
+    from .notebook.front_end import WIDGETS
+
+    return WIDGETS
+
+
+_frontends.register(_widgets)
+_protos.install()      # finsy's protobuf messages without grpcio, where there is none (Pyodide)
+if _browser.in_browser():
+    _browser.prepare()     # scapy in Pyodide: IPv6 layers, a loopback interface, no noise
 
 
 def load_ipython_extension(ipython) -> None:

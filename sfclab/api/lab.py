@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compiler import CompiledChains, compile
 from ..errors import CatalogError, ChainError, SfclabError, did_you_mean
+from ..frontends import front_end
 from ..ir.model import Chain, ChainSet
 from ..lang import format as format_chains
 from ..lang import parse
@@ -334,14 +335,16 @@ class Lab:
 
     def live_view(self, show: Sequence[str] | str | None = None) -> LiveView:
         """A live view of *show* (tab names, see :data:`sfclab.notebook.views.TABS`;
-        ``None``: all).  One view per selection of tabs, updated in place on every change."""
-        from ..notebook.views import TABS, LiveView, normalize_show
-
-        key = normalize_show(show) if show is not None else None
-        key = None if key == TABS else key
+        ``None``: all).  One view per selection of tabs, updated in place on every change.
+        The view is the registered front end's (:mod:`sfclab.frontends`: the notebook's
+        widgets); a Lab that is never shown needs none."""
+        fe = front_end()
+        key = fe.view_key(show)
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
-            view = LiveView(show=key, installed=self.installed, ran=self.ran_paths)
+            view = fe.live_view(key, self.installed)
+            if hasattr(view, "follow_packets"):     # it shows what packets did (TNA model)
+                view.follow_packets(self.ran_paths)
             view.update(self._compiled, self._generate, network=self.network_state)
             self._views[key] = view
             self._parse_nfs_between_cells()
@@ -352,9 +355,7 @@ class Lab:
         draws *chain* (default: the first chain; a new name starts a new chain), every
         valid edit goes into the Lab as a ``%%chain`` re-run does (the views follow),
         and a change of the Lab's chains redraws it.  *kwargs* go to the editor."""
-        from ..notebook.lab_editor import lab_editor
-
-        return lab_editor(self, chain, **kwargs)
+        return front_end().editor(self, chain, **kwargs)
 
     def parse_nfs(self) -> int:
         """Parse the P4 of every NF in the catalogue now; returns how many NFs have P4.
@@ -597,7 +598,7 @@ class Lab:
     def _packets_sent(self) -> None:
         """Packets ran: the views showing what they did (the placement tab) refresh."""
         for view in self._views.values():
-            if view.comm is not None:
+            if view.comm is not None and hasattr(view, "sent"):
                 view.sent()
 
     def ran_paths(self, last: int = 500):
@@ -609,6 +610,15 @@ class Lab:
 
         kept = list(self.traces)[-last:]
         return ran_by_path((r.path, r.trace) for r in kept if getattr(r, "path", None))
+
+    def traffic(self, chain: str, *, pause: float = 0.002):
+        """``with lab.traffic(chain) as t:``: *chain*'s packets keep going through the
+        target while the block runs (a change, an update), one by one, and ``t.sent``
+        says what each did (:class:`~sfclab.api.traffic.Traffic`: on a thread, or where
+        no thread starts, as in the browser, between the block's writes to the switches)."""
+        from .traffic import Traffic
+
+        return Traffic(self, chain, pause=pause)
 
     def _oracle_for(self, gen: Generated):
         from ..targets.coverage import Oracle

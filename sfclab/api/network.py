@@ -35,86 +35,11 @@ from ..errors import SfclabError, TargetError, did_you_mean
 from ..ir.model import Chain, ChainSet
 from ..ir.topology import Topology
 from ..nfinfo import NFCatalog
+from ..targets.network.connect import MININET_OPTIONS, NETWORK_TARGETS, open_network_target
 from ..targets.sending import stream
 from ..targets.trace_store import Window
 
-__all__ = ["Network", "NETWORK_TARGETS", "open_network_target"]
-
-
-def _embedded(topology: Topology, options: Mapping[str, str]):
-    from ..targets.network import EmbeddedNetwork
-
-    if options:
-        raise TargetError(f"the embedded network takes no options, not {', '.join(options)}",
-                          hint="use `model`")
-    return EmbeddedNetwork(topology)
-
-
-#: The Mininet network's options in a URL (``mininet?switch=bmv2&timeout=10``) and their types.
-MININET_OPTIONS = {"switch": str, "prefix": str, "workdir": str, "timeout": float,
-                   "start_timeout": float}
-
-
-def _mininet(topology: Topology, options: Mapping[str, str]):
-    try:
-        from ..targets.mininet import MininetNetwork  # type: ignore[import-not-found]
-    except ImportError:
-        raise TargetError("this sfclab has no Mininet network target",
-                          hint="use the embedded network (`model`), or an sfclab with "
-                               "sfclab.targets.mininet") from None
-    return MininetNetwork(topology, **_typed(options, MININET_OPTIONS, "the Mininet network"))
-
-
-def _typed(options: Mapping[str, str], types: Mapping[str, type], what: str) -> dict[str, Any]:
-    """A URL's options as keywords of the types *types* gives, or a TargetError.
-
-    >>> _typed({"timeout": "8"}, MININET_OPTIONS, "the Mininet network")
-    {'timeout': 8.0}
-    >>> _typed({"timeuot": "8"}, MININET_OPTIONS, "the Mininet network")
-    Traceback (most recent call last):
-    sfclab.errors.TargetError: the Mininet network has no option 'timeuot'
-    hint: did you mean 'timeout' or 'start_timeout'?
-    """
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        kind = types.get(key)
-        if kind is None:
-            raise TargetError(f"{what} has no option {key!r}",
-                              hint=did_you_mean(key, types) or f"options: {', '.join(types)}")
-        try:
-            out[key] = kind(value)
-        except ValueError:
-            raise TargetError(f"{what}'s option {key}={value!r} is not a {kind.__name__}",
-                              hint=f"e.g. {key}=10") from None
-    return out
-
-
-#: Network target names -> ``opener(topology, options)``: what :meth:`Network.connect`
-#: accepts as ``NAME`` or ``NAME?key=value&…`` (the options are the opener's keywords).
-NETWORK_TARGETS: dict[str, Any] = {"model": _embedded, "mininet": _mininet}
-
-
-def open_network_target(url: str | None, topology: Topology):
-    """The network target *url* names, for *topology* (None: the embedded network).
-
-    >>> from sfclab.ir.topology import line
-    >>> open_network_target("model", line(2))
-    <EmbeddedNetwork line2: 2 switches, 2 hosts, 0 servers, 3 links>
-    >>> open_network_target("modle", line(2))
-    Traceback (most recent call last):
-    sfclab.errors.TargetError: unknown network target 'modle'
-    hint: did you mean 'model'?
-    """
-    from urllib.parse import parse_qsl
-
-    name, _, query = (url or "model").partition("?")
-    name = name.removesuffix("://")
-    opener = NETWORK_TARGETS.get(name)
-    if opener is None:
-        raise TargetError(f"unknown network target {name!r}",
-                          hint=did_you_mean(name, NETWORK_TARGETS)
-                          or f"network targets: {', '.join(NETWORK_TARGETS)}")
-    return opener(topology, dict(parse_qsl(query)))
+__all__ = ["Network", "NETWORK_TARGETS", "MININET_OPTIONS", "open_network_target"]
 
 
 class Network:
@@ -145,7 +70,8 @@ class Network:
         self._target = None
         self._target_url = target
         self._oracles: dict[str, Any] = {}         # ingress -> its chains on one model switch
-        self._plans: dict[tuple, list] = {}        # (chain, seed) -> [plan, packets made, oracle]
+        self._plans: dict[tuple, list] = {}        # (chain, seed, …) -> [plan, made, oracle]
+        self._warned: set[str] = set()             # address warnings given
         #: Every packet sent, by number (:class:`~sfclab.targets.network.NetworkTrace`): the
         #: last ones whole (:class:`~sfclab.targets.trace_store.Window`; ``len()`` counts all).
         self.traces = Window()
@@ -279,7 +205,7 @@ class Network:
             self.push()
         if what is None or isinstance(what, str):
             chain = self._chain_for(src, dst, what)
-            packets = self._class_packets(chain.name, n, seed)
+            packets = self._class_packets(chain.name, n, seed, src, dst)
             label = chain.name
         else:
             packets, label = (bytes(what) for _ in range(n)), ""
@@ -295,23 +221,29 @@ class Network:
                total=n, desc=f"sending {label or 'packets'}")
         return out[0] if n == 1 else out
 
-    def _class_packets(self, chain: str, n: int, seed: int | None) -> Iterable[bytes]:
-        """*n* packets of *chain*'s class (bytes): searched for when few, else from a
-        :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as a Lab's send)."""
+    def _class_packets(self, chain: str, n: int, seed: int | None, src: str,
+                       dst: str | None) -> Iterable[bytes]:
+        """*n* packets of *chain*'s class from *src* to *dst* (bytes): searched for when
+        few, else from a :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as
+        a Lab's send)."""
         from ..targets.traffic_plan import PER_PATH, TrafficPlan
 
         if n <= PER_PATH * max(1, len(self.placement.problem.chain(chain).paths)):
-            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed)
+            plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed,
+                                      src=src, dst=dst)
             if not plan.packets:
                 raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
                                   f"service paths", hint=plan.text())
             return [bytes(cp.packet) for cp in plan.packets]
         oracle = self._oracle(self.placement.problem.chain(chain).ingress)
-        key = (chain, seed or 0)
+        own, ends = self._addresses(chain, src, dst)
+        key = (chain, seed or 0, ends)
         made = self._plans.get(key)
         if made is None or made[2] is not oracle:
             made = self._plans[key] = [TrafficPlan.make(oracle.generated, chain, oracle=oracle,
-                                                        seed=seed or 0), 0, oracle]
+                                                        seed=seed or 0, own=own, sender=ends[0],
+                                                        receiver=ends[1]), 0, oracle]
+            self._warn(made[0].coverage)
         plan, start = made[0], made[1]
         if not plan.bases:
             raise SfclabError(f"no packet of chain {chain!r}'s class takes any of its "
@@ -330,13 +262,17 @@ class Network:
         raise SfclabError(f"no chain runs from {src!r}" + (f" to {dst!r}" if dst else ""),
                           hint="name the chain: net.send(src, dst, 'web')")
 
-    def class_traffic(self, chain: str, n: int, *, seed: int = 0):
+    def class_traffic(self, chain: str, n: int, *, seed: int = 0, src: str | None = None,
+                      dst: str | None = None):
         """*n* packets of *chain*'s class that cover as many of its service paths as can
         be found, round-robin over them — what a Lab's ``send`` sends on one switch
-        (:func:`~sfclab.targets.coverage.class_traffic`).  The candidates run on the
-        embedded model with the chains that enter where *chain* enters, compiled for
-        one switch (the ingress switch classifies them alike; chains entering
-        elsewhere do not compete for its packets).  Returns the
+        (:func:`~sfclab.targets.coverage.class_traffic`) — as traffic from host *src*
+        to host *dst* (default: the chain's ingress and egress): each carries their
+        MACs and IPv4 addresses wherever the chain's match allows, and a warning says
+        where the match makes it carry others (the packets follow the match).  The
+        candidates run on the embedded model with the chains that enter where *chain*
+        enters, compiled for one switch (the ingress switch classifies them alike;
+        chains entering elsewhere do not compete for its packets).  Returns the
         :class:`~sfclab.targets.coverage.ClassTraffic`: the packets, the service path
         each takes, and the paths no packet reaches, with the reason."""
         from ..targets.coverage import class_traffic
@@ -344,7 +280,62 @@ class Network:
         if chain not in self._chains:
             raise self._no_chain(chain)
         oracle = self._oracle(self.placement.problem.chain(chain).ingress)
-        return class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle)
+        own, ends = self._addresses(chain, src, dst)
+        plan = class_traffic(oracle.generated, chain, n, seed=seed, oracle=oracle, own=own,
+                             sender=ends[0], receiver=ends[1])
+        self._warn(plan)
+        return plan
+
+    def diff_targets(self, a: Any = "net", b: Any = "mininet?switch=bmv2", *, packets: int = 4,
+                     seed: int = 0):
+        """Run this network's program on network targets *a* and *b* (URLs: ``net``,
+        ``mininet?switch=model``, ``mininet?switch=bmv2``; or target objects), send
+        *packets* of every chain's class traffic from its ingress on both, and compare
+        each packet's fate, egress, bytes, NFs, switches and service path
+        (:func:`~sfclab.targets.network.diff.diff_network_targets`; the network's own
+        target is not used).  Returns the report (``.same``, ``.text()``)."""
+        from ..runtime.traffic import ClassUnreachable
+        from ..targets.coverage import ClassTraffic
+        from ..targets.network.diff import diff_network_targets
+
+        traffic = {}
+        for c in self._chains:
+            src = self.placement.problem.chain(c.name).ingress
+            try:
+                plan = self.class_traffic(c.name, packets, seed=seed)
+            except ClassUnreachable as e:
+                ids = tuple(p.id for p in self.placement.problem.chain(c.name).paths)
+                plan = ClassTraffic(c.name, (), (), ids, {p: e.message for p in ids})
+            traffic[c.name] = (src, plan)
+        return diff_network_targets(self.program, a, b, traffic)
+
+    def _addresses(self, chain: str, src: str | None, dst: str | None
+                   ) -> tuple[dict[str, int], tuple[str, str]]:
+        """The addresses traffic of *chain* from *src* to *dst* carries (defaults: its
+        ingress and egress; a server or a switch port has none), and ``(src, dst)``."""
+        from ..runtime.traffic import host_fields
+
+        c = self.placement.problem.chain(chain)
+        src, dst = src or c.ingress, dst or c.egress
+        hosts = self.topology.hosts
+        return host_fields(hosts.get(src), hosts.get(dst)), (src, dst)
+
+    def _warn(self, plan) -> None:
+        """Each of *plan*'s address warnings, once per network (a Python warning,
+        located at the chain's match)."""
+        import warnings
+
+        from ..errors import SourceWarning
+
+        chain = self._chains[plan.chain]
+        for text in plan.warnings:
+            if text in self._warned:
+                continue
+            self._warned.add(text)
+            w = SourceWarning(text, line=chain.line, column=chain.column, source=chain.source,
+                              hint="send from a host the match allows, or widen the match")
+            warnings.warn_explicit(w, SourceWarning, chain.source or "<chains>", chain.line,
+                                   module="sfclab")
 
     def _oracle(self, ingress: str):
         """The embedded model running the chains that enter at *ingress*, on one switch,

@@ -11,7 +11,8 @@ with ``--topology FILE.topo`` it places the chains across the network's switches
 prints the placement table and writes one program (P4, P4Info, entries, plan)
 per switch;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
-model; ``sfclab model-switch`` serves the model over P4Runtime.
+model; ``sfclab model-switch`` serves the model over P4Runtime; ``sfclab lite build OUT``
+builds the labs as a JupyterLite site (:mod:`.lite`).
 """
 
 from __future__ import annotations
@@ -315,16 +316,33 @@ def _diff_targets(args: argparse.Namespace) -> int:
         chains = ChainSet()
         for name in args.files:
             parse_file(name, into=chains)
+        if args.topology:                    # two network targets: every switch, every hop
+            return _diff_network(args, chains)
         gen = generate(compile(chains, arch="v1model", pipeline=args.pipeline),
                        options=CodegenOptions(bindings=dict(_bindings(args.bind))))
         _print_warnings(gen.compiled, args.files)
-        report = diff_targets(gen, args.a, args.b, packets=args.packets)
+        report = diff_targets(gen, args.a or "model", args.b or "bmv2", packets=args.packets)
     except SfclabError as e:
         print(e, file=sys.stderr)
         return 1
     except OSError as e:
         print(f"{e.filename}: cannot read: {e.strerror}", file=sys.stderr)
         return 1
+    print(report.text())
+    return 0 if report.same else 1
+
+
+def _diff_network(args: argparse.Namespace, chains: ChainSet) -> int:
+    """``diff-targets --topology``: two network targets, packet by packet, hop by hop."""
+    from ..api.network import Network
+    from ..lang.endpoints import check_endpoints
+
+    topology = _load_topology(Path(args.topology))
+    for name in args.files:
+        check_endpoints(Path(name).read_bytes(), topology, source=str(name))
+    with Network(topology, chains, bindings=dict(_bindings(args.bind))) as net:
+        report = net.diff_targets(args.a or "net", args.b or "mininet?switch=bmv2",
+                                  packets=args.packets)
     print(report.text())
     return 0 if report.same else 1
 
@@ -398,10 +416,15 @@ def _parser() -> argparse.ArgumentParser:
     x = sub.add_parser("diff-targets", help="run the same program and packets on two targets "
                                              "and compare them packet by packet")
     x.add_argument("files", nargs="+", metavar="FILE")
-    x.add_argument("--a", default="model", metavar="URL", help="first target (default: model)")
-    x.add_argument("--b", default="bmv2", metavar="URL",
+    x.add_argument("--a", default=None, metavar="URL",
+                   help="first target (default: model; with --topology: net)")
+    x.add_argument("--b", default=None, metavar="URL",
                    help="second target (default: bmv2, a simple_switch_grpc sfclab starts; "
-                        "or bmv2://HOST:PORT?device_id=N&packet_in=…&nanolog=…, model, …)")
+                        "or bmv2://HOST:PORT?device_id=N&packet_in=…&nanolog=…, model, …; "
+                        "with --topology: mininet?switch=bmv2)")
+    x.add_argument("--topology", metavar="FILE.topo",
+                   help="place the chains on this network and compare two network targets "
+                        "(net, mininet?switch=model, mininet?switch=bmv2) hop by hop")
     x.add_argument("--packets", type=int, default=4, metavar="N", help="packets per class")
     x.add_argument("--bind", action="append", metavar="NAME=VALUE",
                    help="value of a run-time name in a multibranch case")
@@ -413,6 +436,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_arguments(m)
     m.set_defaults(run=_model_switch)
+    lite = sub.add_parser("lite", help="the labs as a JupyterLite site that runs in the "
+                                       "browser (sfclab lite build OUT)")
+    from . import lite as lite_site
+
+    lite_site.add_arguments(lite)
+    lite.set_defaults(run=lite_site.run)
     return p
 
 

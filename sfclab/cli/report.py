@@ -74,11 +74,16 @@ def target_text(target: object) -> str:
     >>> class T: kind, address = "model", "127.0.0.1:9559"
     >>> target_text(T())
     'the embedded switch model, P4Runtime at 127.0.0.1:9559'
+    >>> T.address = "in-process"                # no gRPC here (Pyodide)
+    >>> target_text(T())
+    'the embedded switch model, P4Runtime in-process'
     """
     kind = getattr(target, "kind", "")
     address = getattr(target, "address", "")
     what = {"model": "the embedded switch model", "bmv2": "BMv2 (simple_switch_grpc)",
             "tofino": "a Tofino"}.get(kind, kind or type(target).__name__)
+    if address == "in-process":
+        return f"{what}, P4Runtime in-process"
     return f"{what}, P4Runtime at {address}" if address else what
 
 

@@ -458,8 +458,15 @@ class Topology:
         return next((p for p in range(1, self.switches[switch].ports + 1) if p not in used), None)
 
     def switch_graph(self) -> nx.Graph:
-        """The switches and the links between them (what packets are routed over)."""
-        return self.graph.subgraph(self.switches).copy()
+        """The switches and the links between them (what packets are routed over), in
+        the topology's order: a subgraph's copy would list them in the order of a set
+        (its hash order, another in every process), and the shortest routes picked
+        among equal ones, so the network placement, would differ from run to run."""
+        g = nx.Graph()
+        g.add_nodes_from((n, self.graph.nodes[n]) for n in self.switches)
+        g.add_edges_from((a, b, d) for a, b, d in self.graph.edges(data=True)
+                         if a in g and b in g)
+        return g
 
     def switch_route(self, a: str, b: str) -> list[str]:
         """Switches on a shortest route from endpoint *a* to endpoint *b*

@@ -482,14 +482,11 @@ class LiveView(widgets.Tab):
 
     def __init__(self, compiled: CompiledChains | None = None, generated: Codes = None, *,
                  show: str | Iterable[str] | None = None,
-                 installed: InstalledSource | None = None,
-                 ran: Callable[[], Mapping[str, Any]] | None = None, **kwargs: Any) -> None:
+                 installed: InstalledSource | None = None, **kwargs: Any) -> None:
         names = normalize_show(show) if show is not None else TABS
         self.panels: dict[str, _Panel] = {n: _PANELS[n]() for n in names}
         if installed is not None and "entries" in self.panels:
             self.panels["entries"].installed = installed
-        if ran is not None and "placement" in self.panels:
-            self.panels["placement"].ran = ran
         self._compiled: CompiledChains | None = None
         self._codes: CodeSource = code_source(None)
         super().__init__(children=[p.box for p in self.panels.values()], titles=list(names),
@@ -520,6 +517,13 @@ class LiveView(widgets.Tab):
             self.panels["entries"].stale = True
             if names.index("entries") == (self.selected_index or 0):
                 self._refresh(names.index("entries"))
+
+    def follow_packets(self, ran: Callable[[], Mapping[str, Any]]) -> None:
+        """Show what packets did beside the plan (the placement tab): *ran* gives, per
+        service path, what the packets sent on a TNA model did (``Lab.ran_paths``)."""
+        if "placement" in self.panels:
+            self.panels["placement"].ran = ran
+            self.panels["placement"].stale = True
 
     def sent(self) -> None:
         """Packets ran: the placement tab shows what they did (now if on show, else when

@@ -2,7 +2,9 @@
 
 Built on finsy's P4Runtime protobufs and grpcio, it talks to any P4Runtime
 target (sfclab's model, BMv2's ``simple_switch_grpc``, a Tofino) and is
-synchronous, so notebook cells and scripts call it directly.  gRPC errors are
+synchronous, so notebook cells and scripts call it directly (where grpcio is
+missing, :class:`~.inprocess.InProcessClient` is the same client of a server in
+this process: sfclab's embedded model in Pyodide).  gRPC errors are
 translated once, here: a refused ``Write`` raises
 :class:`~sfclab.errors.RuntimeWriteError` with one line per failed update
 (``* At index 2: ALREADY_EXISTS, '…'``); anything else raises
@@ -21,16 +23,26 @@ import queue
 import threading
 from collections.abc import Iterable, Sequence
 
-import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
+from finsy.proto import p4r, rpc_code, rpc_status
+
+try:
+    import grpc
+except ImportError:               # Pyodide: no gRPC; InProcessClient needs none
+    grpc = None
 
 from ..errors import RuntimeWriteError, TargetError, UpdateFailure
+from .status import RpcFailure
 
 __all__ = ["Client", "CODE_NAMES", "UNCERTAIN", "uncertain", "INDEX_SPACE"]
 
 #: The ``p4.v1.Error.space`` of a failed update whose ``code`` is its index in the batch
 #: (a server that lists only the failed updates of a big batch: sfclab's model).
 INDEX_SPACE = "sfclab.update-index"
+
+#: What a failed RPC raises: grpc's error, and the in-process one (same methods).
+_RPC_ERRORS: tuple[type[BaseException], ...] = (
+    (grpc.RpcError, RpcFailure) if grpc is not None else (RpcFailure,))
+
 
 #: google.rpc canonical codes by number.
 CODE_NAMES = {v: k for k, v in vars(rpc_code).items() if k.isupper() and isinstance(v, int)}
@@ -50,18 +62,24 @@ class Client:
         self.packet_ins: queue.Queue = queue.Queue()
         self.digests: queue.Queue = queue.Queue()
         self.is_primary = False
-        self._channel: grpc.Channel | None = None
+        self._channel = None
         self._stub = None
         self._out: queue.Queue = queue.Queue()
         self._arbitrated = threading.Event()
         self._stream = None
-        self._stream_error: grpc.RpcError | None = None
+        self._stream_error: BaseException | None = None
         self._answered = False
         self._thread: threading.Thread | None = None
 
     # -- connection ----------------------------------------------------------------------------
     def connect(self) -> Client:
         """Open the channel and the stream, arbitrate, and wait for the answer."""
+        if grpc is None:
+            raise TargetError(f"cannot reach {self.address}: grpcio is not installed",
+                              hint="pip install grpcio (in Pyodide there is none: use the "
+                                   "embedded model, which is spoken to in-process)")
+        from finsy.proto import p4r_grpc
+
         # a failed batch returns one p4.v1.Error per update in the trailing metadata:
         # room for a few hundred bytes per update of the session's largest batch
         self._channel = grpc.insecure_channel(self.address, options=[
@@ -83,14 +101,18 @@ class Client:
         if not self._answered:
             why = self._stream_error
             self.close()
-            if why is not None:
-                raise TargetError(f"{self.address} refused this controller: {why.code().name}: "
-                                  f"{why.details()}",
-                                  hint=f"election id {self.election_id} may be taken by another "
-                                       "controller: pass a higher election_id")
-            raise TargetError(f"{self.address} did not answer the arbitration",
-                              hint=f"is device id {self.device_id} right?")
+            raise self._refused(why)
         return self
+
+    def _refused(self, why: BaseException | None) -> TargetError:
+        """The error of an arbitration the server refused (*why*) or never answered."""
+        if why is not None:
+            return TargetError(f"{self.address} refused this controller: {why.code().name}: "
+                               f"{why.details()}",
+                               hint=f"election id {self.election_id} may be taken by another "
+                                    "controller: pass a higher election_id")
+        return TargetError(f"{self.address} did not answer the arbitration",
+                           hint=f"is device id {self.device_id} right?")
 
     def close(self) -> None:
         self._out.put(None)
@@ -114,19 +136,23 @@ class Client:
     def _receive(self) -> None:
         try:
             for msg in self._stream:
-                kind = msg.WhichOneof("update")
-                if kind == "arbitration":
-                    self.is_primary = msg.arbitration.status.code == rpc_code.OK
-                    self._answered = True
-                    self._arbitrated.set()
-                elif kind == "packet":
-                    self.packet_ins.put(msg.packet)
-                elif kind == "digest":
-                    self.digests.put(msg.digest)
+                self._handle(msg)
         except grpc.RpcError as e:
             self._stream_error = e
         finally:
             self._arbitrated.set()          # wake connect() if the stream ended first
+
+    def _handle(self, msg: p4r.StreamMessageResponse) -> None:
+        """One message of the stream: the arbitration's answer, a packet-in, a digest."""
+        kind = msg.WhichOneof("update")
+        if kind == "arbitration":
+            self.is_primary = msg.arbitration.status.code == rpc_code.OK
+            self._answered = True
+            self._arbitrated.set()
+        elif kind == "packet":
+            self.packet_ins.put(msg.packet)
+        elif kind == "digest":
+            self.digests.put(msg.digest)
 
     def _election(self, msg) -> None:
         msg.election_id.high = self.election_id >> 64
@@ -137,7 +163,7 @@ class Client:
             raise TargetError("the client is not connected", hint="call connect() first")
         try:
             return fn(request, timeout=self.timeout)
-        except grpc.RpcError as e:
+        except _RPC_ERRORS as e:
             raise _rpc_error(what, e) from None
 
     # -- RPCs ----------------------------------------------------------------------------------
@@ -178,9 +204,11 @@ class Client:
                                atomicity=p4r.WriteRequest.Atomicity.Value(atomicity))
         self._election(req)
         req.updates.extend(updates)
+        if self._stub is None:
+            raise TargetError("the client is not connected", hint="call connect() first")
         try:
             self._stub.Write(req, timeout=self.timeout)
-        except grpc.RpcError as e:
+        except _RPC_ERRORS as e:
             failures, listed_only = _failures(e, describe)
             if not failures:
                 raise _rpc_error("Write", e) from None
@@ -198,7 +226,7 @@ class Client:
         try:
             for resp in self._stub.Read(req, timeout=self.timeout):
                 out.extend(resp.entities)
-        except grpc.RpcError as e:
+        except _RPC_ERRORS as e:
             raise _rpc_error("Read", e) from None
         return out
 
@@ -211,7 +239,7 @@ class Client:
         self._out.put(msg)
 
 
-def _failures(e: grpc.RpcError, describe) -> tuple[list[UpdateFailure], bool]:
+def _failures(e, describe) -> tuple[list[UpdateFailure], bool]:
     """The failed updates in *e*'s trailer, and whether the server listed the failed
     ones only (each with its index, :data:`INDEX_SPACE`)."""
     details = dict(e.trailing_metadata() or ()).get("grpc-status-details-bin")
@@ -238,9 +266,10 @@ UNCERTAIN = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN
                        "INTERNAL"})
 
 
-def _rpc_error(what: str, e: grpc.RpcError) -> TargetError:
+def _rpc_error(what: str, e) -> TargetError:
     """A failed RPC as a TargetError whose ``status`` is the gRPC status's name."""
-    err = TargetError(f"{what} failed: {e.code().name}: {e.details()}", hint=_hint(e.code()))
+    err = TargetError(f"{what} failed: {e.code().name}: {e.details()}",
+                      hint=_hint(e.code().name))
     err.status = e.code().name
     return err
 
@@ -251,11 +280,11 @@ def uncertain(err: BaseException) -> bool:
     return getattr(err, "status", None) in UNCERTAIN
 
 
-def _hint(code: grpc.StatusCode) -> str:
+def _hint(status: str) -> str:
     return {
-        grpc.StatusCode.UNAVAILABLE: "the switch is not reachable: is it running?",
-        grpc.StatusCode.PERMISSION_DENIED: "another controller is primary (higher election id)",
-        grpc.StatusCode.FAILED_PRECONDITION: "push the pipeline first",
-        grpc.StatusCode.INVALID_ARGUMENT: "the request does not fit the program's P4Info",
-        grpc.StatusCode.NOT_FOUND: "check the device id and the names",
-    }.get(code, "")
+        "UNAVAILABLE": "the switch is not reachable: is it running?",
+        "PERMISSION_DENIED": "another controller is primary (higher election id)",
+        "FAILED_PRECONDITION": "push the pipeline first",
+        "INVALID_ARGUMENT": "the request does not fit the program's P4Info",
+        "NOT_FOUND": "check the device id and the names",
+    }.get(status, "")

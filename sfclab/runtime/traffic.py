@@ -33,7 +33,8 @@ from ..ir.solve import Region, ValueSet, header_of, parse_closure, regions
 from ..ir.validate import shadowed
 
 __all__ = ["ClassPacket", "packets_for", "candidates", "class_regions", "build_packet",
-           "field_values", "DEFAULT_PORT", "ClassUnreachable"]
+           "field_values", "DEFAULT_PORT", "ClassUnreachable", "HOST_FIELDS", "host_fields",
+           "contradicted"]
 
 #: The port class packets arrive on unless the classifier (or a branch) needs another.
 DEFAULT_PORT = 1
@@ -128,10 +129,13 @@ def _domain(region: Region, field: str) -> ValueSet:
 
 
 def _values(region: Region, rng: random.Random, dictionary: Mapping[str, Sequence[int]] | None,
-            explore: bool) -> dict[str, int]:
+            explore: bool, own: Mapping[str, int] | None = None) -> dict[str, int]:
     vals = {}
     for f in region.fields():
         dom = _domain(region, f)
+        if own and f in own and own[f] in dom:      # the sender's own address: kept
+            vals[f] = own[f]
+            continue
         want = _default(f, rng)
         if explore:
             roll, opts = rng.random(), (dictionary or {}).get(f)
@@ -146,34 +150,68 @@ def _values(region: Region, rng: random.Random, dictionary: Mapping[str, Sequenc
 def candidates(chain: Chain, chains: Iterable[Chain] | None = None, *, seed: int = 0,
                parsed: Iterable[str] | None = None,
                dictionary: Mapping[str, Sequence[int]] | None = None,
-               payload: bytes = b"sfclab") -> Iterator[ClassPacket]:
+               payload: bytes = b"sfclab", own: Mapping[str, int] | None = None
+               ) -> Iterator[ClassPacket]:
     """An endless stream of packets of *chain*'s class, going round every region; the
     first of each region has the default values, the others draw free fields from
     *dictionary* (field -> interesting values), at random or keep the defaults (the
-    ingress port changes only to a value of the dictionary or of the class)."""
+    ingress port changes only to a value of the dictionary or of the class).
+
+    *own*: field -> the value every packet keeps wherever its region allows it (the
+    sending host's addresses: :func:`host_fields`); where the class excludes it, the
+    field is free as any other (:func:`contradicted` says which)."""
     rs = class_regions(chain, chains, parsed=parsed)
     rng = random.Random(f"{chain.name}/{seed}/explore")
     k = 0
     while True:
         i = k % len(rs)
-        vals = _values(rs[i], rng, dictionary, explore=k >= len(rs))
+        vals = _values(rs[i], rng, dictionary, explore=k >= len(rs), own=own)
         yield _packet(chain, rs[i], vals, payload, i)
         k += 1
 
 
 def packets_for(chain: Chain, n: int = 1, *, seed: int = 0, chains: Iterable[Chain] | None = None,
-                payload: bytes = b"sfclab", parsed: Iterable[str] | None = None
-                ) -> list[ClassPacket]:
+                payload: bytes = b"sfclab", parsed: Iterable[str] | None = None,
+                own: Mapping[str, int] | None = None) -> list[ClassPacket]:
     """*n* packets of *chain*'s class (scapy), each with the port it arrives on: the
-    simplest header stack the class has, free fields as the NF examples expect.
+    simplest header stack the class has, free fields as the NF examples expect (and
+    as *own* says where the class allows: see :func:`candidates`).
 
     With *chains* (the chain set *chain* is installed with), packets are in the
     class as the switch sees it: no chain written earlier takes them
     (:class:`ClassUnreachable` when every packet is taken)."""
     region = class_regions(chain, chains, parsed=parsed, limit=1)[0]
     rng = random.Random(f"{chain.name}/{seed}")
-    return [_packet(chain, region, _values(region, rng, None, explore=False), payload, 0)
-            for _ in range(n)]
+    return [_packet(chain, region, _values(region, rng, None, explore=False, own=own),
+                    payload, 0) for _ in range(n)]
+
+
+#: The fields a host's traffic carries its own addresses in: ``(field, "src" or "dst",
+#: the host's attribute)``.
+HOST_FIELDS = (("eth.src", "src", "mac"), ("ipv4.src", "src", "ipv4"),
+               ("eth.dst", "dst", "mac"), ("ipv4.dst", "dst", "ipv4"))
+
+
+def host_fields(src=None, dst=None) -> dict[str, int]:
+    """The addresses of traffic from host *src* to host *dst* (objects with ``ipv4``
+    and ``mac``, as :class:`~sfclab.ir.topology.Host`; None: a server or a switch
+    port, which has none) as classifier fields.
+
+    >>> from sfclab.ir.topology import line
+    >>> t = line(2)
+    >>> {f: hex(v) for f, v in host_fields(t.hosts["h1"], t.hosts["h2"]).items()}
+    {'eth.src': '0x1', 'ipv4.src': '0xa000001', 'eth.dst': '0x2', 'ipv4.dst': '0xa000002'}
+    """
+    ends = {"src": src, "dst": dst}
+    return {f: getattr(ends[end], attr) for f, end, attr in HOST_FIELDS
+            if ends[end] is not None}
+
+
+def contradicted(packet, port: int, own: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """The fields of *own* a packet (scapy) carries with another value: field ->
+    ``(wanted, carried)`` (the class's match left it no choice)."""
+    got = field_values(packet, port)
+    return {f: (v, got[f]) for f, v in own.items() if f in got and got[f] != v}
 
 
 def _packet(chain: Chain, region: Region, vals: dict[str, int], payload: bytes,

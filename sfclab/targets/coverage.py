@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 from ..codegen import Generated
 from ..codegen.entries import Exact, Lpm, Range, Ternary
 from ..errors import SfclabError, TargetError
+from ..ir.classifier import format_value
 from ..ir.fields import FIELDS
 from ..ir.model import Chain, ServicePath
-from ..runtime.traffic import ClassPacket, ClassUnreachable, candidates
+from ..runtime.traffic import ClassPacket, ClassUnreachable, candidates, contradicted
 from .nf_values import metadata_values
 
-__all__ = ["Oracle", "ClassTraffic", "class_traffic", "all_class_traffic", "entry_dictionary"]
+__all__ = ["Oracle", "ClassTraffic", "class_traffic", "all_class_traffic", "entry_dictionary",
+           "address_warnings"]
 
 
 class Oracle:
@@ -106,6 +108,9 @@ class ClassTraffic:
     tried: int = 0
     #: Candidates the oracle did not put on this chain (none when the classes are right).
     strays: tuple[tuple[ClassPacket, str | None], ...] = ()
+    #: Where the chain's match contradicts the sender's own addresses (the packets
+    #: follow the match): a line each (:func:`address_warnings`).
+    warnings: tuple[str, ...] = ()
 
     @property
     def covered(self) -> tuple[str, ...]:
@@ -119,7 +124,7 @@ class ClassTraffic:
         head = (f"{self.chain}: {len(self.packets)} packet{'s' * (len(self.packets) != 1)} cover "
                 f"{len(self.covered)} of {len(self.paths)} service path"
                 f"{'s' * (len(self.paths) != 1)}" + (f" ({counts})" if counts else ""))
-        return "\n".join([head, *self.missed_lines()])
+        return "\n".join([head, *self.missed_lines(), *(f"  warning: {w}" for w in self.warnings)])
 
     def missed_lines(self) -> list[str]:
         """A line per missed path with the reason (one line when the class is empty)."""
@@ -195,32 +200,42 @@ def _label(p: ServicePath) -> str:
 
 
 def class_traffic(gen: Generated, chain: str | Chain, n: int, *, seed: int = 0,
-                  oracle: Oracle | None = None, budget: int | None = None) -> ClassTraffic:
+                  oracle: Oracle | None = None, budget: int | None = None,
+                  own: Mapping[str, int] | None = None, sender: str = "",
+                  receiver: str = "") -> ClassTraffic:
     """*n* packets of *chain*'s class that cover as many of its service paths as the
     oracle finds (round-robin over them), trying at most *budget* candidates
     (default: enough for a few per path).  Raises ``ClassUnreachable`` when no
-    packet is in the class."""
+    packet is in the class.
+
+    *own*: the addresses every packet carries wherever the chain's match allows
+    (:func:`~sfclab.runtime.traffic.host_fields`: traffic from host *sender* to host
+    *receiver*); the result's ``warnings`` say where the match makes the packets carry
+    others."""
     compiled = gen.compiled
     c = compiled.chains[chain] if isinstance(chain, str) else chain
     paths = [p for p in compiled.paths if p.chain == c.name]
     ids = tuple(p.id for p in paths)
-    own = oracle is None
+    made = oracle is None
     oracle = oracle or Oracle(gen)
     try:
         return _cover(gen, c, n, ids, paths, seed, oracle,
-                      budget if budget is not None else max(4 * n, 48 + 24 * len(ids)))
+                      budget if budget is not None else max(4 * n, 48 + 24 * len(ids)),
+                      dict(own or {}), (sender, receiver))
     finally:
-        if own:
+        if made:
             oracle.close()
 
 
 def _cover(gen: Generated, c: Chain, n: int, ids: tuple[str, ...], paths: list[ServicePath],
-           seed: int, oracle: Oracle, budget: int) -> ClassTraffic:
+           seed: int, oracle: Oracle, budget: int, own: dict[str, int],
+           ends: tuple[str, str]) -> ClassTraffic:
     found: dict[str, list[tuple[bool, int, int, ClassPacket]]] = {p: [] for p in ids}
-    known = oracle.missed.get(c.name, {})      # missed before: not worth the budget again
+    key = (c.name, tuple(sorted(own.items())))
+    known = oracle.missed.get(key, {})         # missed before: not worth the budget again
     want = max(1, math.ceil(n / max(1, len(ids) - len(known))))
     strays, tried = [], 0
-    stream = candidates(c, gen.compiled.chains, seed=seed,
+    stream = candidates(c, gen.compiled.chains, seed=seed, own=own,
                         parsed=gen.composition.headers, dictionary=entry_dictionary(gen, c))
     for cp in stream:
         if tried >= budget or (tried >= n and all(     # enough packets that run it whole
@@ -244,9 +259,39 @@ def _cover(gen: Generated, c: Chain, n: int, ids: tuple[str, ...], paths: list[S
         picked.append((pool[(k // len(ranked)) % len(pool)][3], p))
     missed = {sp.id: known.get(sp.id) or why_missed(gen, c, sp, tried)
               for sp in paths if not found[sp.id]}
-    oracle.missed[c.name] = missed
-    return ClassTraffic(c.name, tuple(cp for cp, _ in picked), tuple(p for _, p in picked),
-                        ids, missed, {sp.id: _label(sp) for sp in paths}, tried, tuple(strays))
+    oracle.missed[key] = missed
+    packets = tuple(cp for cp, _ in picked)
+    return ClassTraffic(c.name, packets, tuple(p for _, p in picked),
+                        ids, missed, {sp.id: _label(sp) for sp in paths}, tried, tuple(strays),
+                        address_warnings(c, packets, own, *ends))
+
+
+#: How the fields of a host's addresses are named in a warning.
+_ADDRESS = {"eth.src": "MAC", "ipv4.src": "address", "eth.dst": "MAC", "ipv4.dst": "address"}
+
+
+def address_warnings(chain: Chain, packets: Iterable[ClassPacket], own: Mapping[str, int],
+                     sender: str = "", receiver: str = "") -> tuple[str, ...]:
+    """A line per field of *own* (the sender's and receiver's addresses) that some of
+    *packets* carry with another value, because *chain*'s match leaves no room for it
+    (the packets follow the match)::
+
+        chain 'guard' matches ipv4.src == 192.168.0.0/16: its packets from alice cannot
+        carry alice's address 10.20.0.5 (ipv4.src); they carry one the match allows
+    """
+    seen: dict[str, int] = {}
+    for cp in packets:
+        for f, (want, _) in contradicted(cp.packet, cp.port, own).items():
+            seen.setdefault(f, want)
+    out = []
+    who = sender or "the sender"
+    for f, want in seen.items():
+        whose = (sender if f.endswith("src") else receiver) or \
+            ("the sender" if f.endswith("src") else "the receiver")
+        what = f"{whose}'s {_ADDRESS.get(f, 'value')} {format_value(FIELDS[f], want)} ({f})"
+        out.append(f"chain {chain.name!r} matches {chain.match}: its packets from {who} cannot "
+                   f"carry {what}; they carry one the match allows")
+    return tuple(out)
 
 
 def all_class_traffic(gen: Generated, n: int, *, seed: int = 0,

@@ -28,7 +28,7 @@ True
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..codegen import Generated
@@ -182,11 +182,14 @@ class TrafficPlan:
 
     @classmethod
     def make(cls, gen: Generated, chain: str, *, oracle: Oracle, seed: int = 0,
-             per_path: int = PER_PATH) -> TrafficPlan:
-        """Search *per_path* packets per service path of *chain* (one oracle run each)."""
+             per_path: int = PER_PATH, own: Mapping[str, int] | None = None,
+             sender: str = "", receiver: str = "") -> TrafficPlan:
+        """Search *per_path* packets per service path of *chain* (one oracle run each);
+        *own*, *sender*, *receiver*: the addresses the packets carry, as
+        :func:`~.coverage.class_traffic`'s."""
         paths = sum(1 for p in gen.compiled.paths if p.chain == chain)
         return cls(class_traffic(gen, chain, per_path * max(1, paths), seed=seed,
-                                 oracle=oracle))
+                                 oracle=oracle, own=own, sender=sender, receiver=receiver))
 
     def packet(self, k: int) -> tuple[int, bytes, str]:
         """Packet *k* (from 0): ``(port, bytes, the path planned for it)``: the first

@@ -13,7 +13,7 @@ from sfclab.ir.topology import leaf_spine, line
 from sfclab.runtime.migrate import register_names
 from sfclab.targets.model.p4rt.codec import _fail
 
-CHAINS = """chain web match tcp.dport == 80 from h1 to h4: firewall -> nat
+CHAINS = """chain web match udp.dport == 80 from h1 to h4: firewall -> nat
 chain dns match udp.dport == 53 from h3 to h2: monitor
 """
 
@@ -59,11 +59,11 @@ def test_push_sends_and_tables_on_the_network(lab):
 
 def test_a_changed_chain_waits_for_update(lab):
     lab.push()
-    lab.add("chain web match tcp.dport == 80 from h1 to h4: firewall")
+    lab.add("chain web match udp.dport == 80 from h1 to h4: firewall")
     state = lab.network_state()
     assert state.stale and [c.name for c in state.network.chains] == ["web", "dns"]
     assert lab.send("web")[0].nfs() == ["firewall", "nat"]  # the network runs what was pushed
-    lab.add("chain ssh match tcp.dport == 22 from h2 to h3: nat")
+    lab.add("chain ssh match udp.dport == 22 from h2 to h3: nat")
     with pytest.raises(SfclabError, match="chain 'ssh' is not on the network yet"):
         lab.send("ssh")
     plan = lab.update()

@@ -10,7 +10,7 @@ from sfclab.errors import SfclabError, TargetError
 from sfclab.ir.topology import leaf_spine, line
 
 CHAINS = """
-chain web match tcp.dport == 80: firewall -> nat
+chain web match udp.dport == 80: firewall -> nat
 chain dns match udp.dport == 53: monitor -> qos
 """
 
@@ -78,14 +78,62 @@ def test_a_network_targets_url_options_are_checked_and_typed():
         open_network_target("model?x=1", line(2))
 
 
-def test_a_chains_packets_come_out_where_its_path_ends_in_output():
-    """The class traffic prefers packets that run the whole path and come out (here l3fwd
-    drops what it has no route for, and the firewall's ACL denies 10/8): a linear chain's
-    packets reach its egress host."""
+def test_a_hosts_packets_carry_its_addresses_and_meet_the_acl_as_they_are():
+    """Class traffic from h1 to h4 is h1's traffic to h4: their MACs and addresses.  The
+    firewall's example ACL denies TCP from 10.0.0.0/8, h1's range: web's packets are
+    dropped after the firewall (as the chain alone on one switch drops them), and those
+    of the same NFs over UDP run the whole path and come out at h4."""
+    from scapy.layers.inet import IP
+    from scapy.layers.l2 import Ether
+
     chains = sfclab.parse("chain web match tcp.dport == 80 from h1 to h4: firewall -> nat -> "
-                          "l3fwd")
-    with sfclab.Network(leaf_spine(2, 2, stages=8), chains) as n:
-        for seed in range(3):
-            ts = n.send("h1", "h4", "web", n=3, seed=seed)
-            assert [t.egress for t in ts] == ["h4"] * 3, [t.text() for t in ts]
-            assert all(t.nfs() == ["firewall", "nat", "l3fwd"] for t in ts)
+                          "l3fwd\nchain quic match udp.dport == 443 from h1 to h4: firewall -> "
+                          "nat -> l3fwd")
+    topo = leaf_spine(2, 2, stages=8)
+    h1, h4 = topo.hosts["h1"], topo.hosts["h4"]
+    with sfclab.Network(topo, chains) as n:
+        for name in ("web", "quic"):
+            plan = n.class_traffic(name, 3, seed=1)
+            assert len(plan.packets) == 3 and not plan.warnings
+            for cp in plan.packets:
+                p = cp.packet
+                assert (p[Ether].src, p[IP].src) == (h1.mac_text, h1.ip), p.summary()
+                assert (p[Ether].dst, p[IP].dst) == (h4.mac_text, h4.ip), p.summary()
+        for seed in range(2):
+            web = n.send("h1", "h4", "web", n=3, seed=seed)
+            assert all(t.outcome() == f"dropped after firewall ({t.switches()[-1]})"
+                       for t in web), [t.text() for t in web]
+            quic = n.send("h1", "h4", "quic", n=3, seed=seed)
+            assert [t.egress for t in quic] == ["h4"] * 3, [t.text() for t in quic]
+            assert all(t.nfs() == ["firewall", "nat", "l3fwd"] for t in quic)
+
+
+def test_a_match_that_contradicts_the_hosts_addresses_is_followed_with_a_warning():
+    """The issue's campus: ``guard`` matches sources in 192.168.0.0/16 but alice is
+    10.20.0.5: its packets follow the match, and one warning (located at the chain)
+    says which address they cannot carry; the destination (bob's) is kept."""
+    import warnings
+
+    from scapy.layers.inet import IP
+    from scapy.layers.l2 import Ether
+
+    from sfclab.errors import SourceWarning
+
+    topo = sfclab.parse_topology("switch s1\nhost alice 10.20.0.5 at s1:1\n"
+                                 "host bob 10.20.1.7 at s1:2\n")
+    chains = "chain ok match udp.dport == 53 from alice to bob: monitor\n" \
+             "chain guard match ipv4.src == 192.168.0.0/16 && udp.dport == 54 " \
+             "from alice to bob: monitor"
+    with sfclab.Network(topo, chains) as n, warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ok = n.class_traffic("ok", 2).packets
+        n.send("alice", "bob", "guard", n=2)
+        plan = n.class_traffic("guard", 2)
+    said = [w.message for w in got if issubclass(w.category, SourceWarning)]
+    assert len(said) == 1 and said[0].line == 2, [str(w) for w in said]
+    assert "cannot carry alice's address 10.20.0.5 (ipv4.src)" in str(said[0])
+    assert plan.warnings == (said[0].message,)
+    assert all(p.packet[IP].src == "10.20.0.5" for p in ok)
+    for cp in plan.packets:
+        assert cp.packet[IP].src.startswith("192.168.") and cp.packet[IP].dst == "10.20.1.7"
+        assert cp.packet[Ether].src == topo.hosts["alice"].mac_text

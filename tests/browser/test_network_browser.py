@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 TOPOLOGY = "%%topology\ntopology datacenter\nuse fat_tree(4, stages=8)"
 CHAINS = """%%chain
-chain web match tcp.dport == 80 from h1 to h16: firewall -> nat -> lb -> l3fwd
+chain web match udp.dport == 443 from h1 to h16: firewall -> nat -> lb -> l3fwd
 chain dns match udp.dport == 53 from h3 to h9: monitor -> qos -> stateful_firewall"""
 CELLS = ["%load_ext sfclab", TOPOLOGY, CHAINS, "%sfc push", "%sfc send web 3"]
 

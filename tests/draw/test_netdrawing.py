@@ -95,7 +95,7 @@ def test_large_networks_group_each_switchs_hosts():
 
 def test_a_chain_route_with_a_server_detour():
     t = parse_topology("use fat_tree(4, stages=8)\nserver srv1 runs ips at c1\n")
-    net = sfclab.Network(t, "chain sec match tcp.dport == 443 from h2 to h12: firewall -> ips "
+    net = sfclab.Network(t, "chain sec match udp.dport == 8443 from h2 to h12: firewall -> ips "
                             "-> l3fwd")
     h = chain_highlight(net.placement, "sec")
     route = net.placement.chains["sec"].route

@@ -11,8 +11,8 @@ import pytest
 from mnsupport import (LINE_CHAINS, LINE_ENDS, interfaces_named, line_example,
                        needs_network_chains)
 
-#: The line example and a chain that leaves the network by s3's free port 7 (which has
-#: no interface in Mininet: the model switch process reports what it sent there).
+#: The line example and a chain that leaves the network by s3's free port 7 (which gets
+#: an interface in Mininet, because a chain names it: the frame is seen arriving there).
 CHAINS = LINE_CHAINS + "chain tap match ipv4.proto == 17 && udp.dport == 9: monitor\n"
 ENDS = {**LINE_ENDS, "tap": ("h1", "s3:7")}
 
@@ -44,8 +44,11 @@ def _check_running(net, prefix: str) -> None:
     assert first.trace is not None and first.tables()      # rebuilt from the process's report
     tap = net.send("h1", "s3:7")                           # out of s3's free port 7
     assert tap.egress == "s3:7" and tap.hops[-2].exits == (7,), tap.text()
-    with pytest.raises(TargetError, match="free switch port has no interface"):
-        net.target.send("s3:7", b"")
+    assert not tap.hops[-1].dropped                        # it reached the port's interface
+    inward = net.target.send("s3:7", tap.output)           # and in by it, from outside
+    assert inward.hops[0].node == "s3" and inward.hops[0].in_port == 7, inward.text()
+    with pytest.raises(TargetError, match="no chain enters or leaves there"):
+        net.target.send("s2:9", tap.output)
     occ = {o.table: o for o in net.tables("s1")}
     assert occ["SfcIngress.initializer"].entries >= 1 and occ["SfcIngress.initializer"].hits >= 1
 

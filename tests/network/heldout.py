@@ -110,11 +110,18 @@ def check_every_class(net, n: int = 3, seed: int = 5, *, also=None) -> dict[str,
     drops it.  *also*: another network target running the same program (Mininet),
     sent each packet too: it must agree hop by hop.  Returns, per chain, how many
     packets were delivered."""
+    from sfclab.runtime.traffic import contradicted, host_fields
+
     delivered = {}
+    hosts = net.topology.hosts
     for chain in net.chains:
         src, dst = net.endpoints(chain.name)
         plan = net.class_traffic(chain.name, n, seed=seed)
         assert plan.packets, plan.text()
+        own = host_fields(hosts.get(src), hosts.get(dst))
+        for cp in plan.packets:          # the hosts' own addresses, but where the match says
+            for f in contradicted(cp.packet, cp.port, own):
+                assert any(f"({f})" in w for w in plan.warnings), (f, plan.text())
         delivered[chain.name] = 0
         with net.one_switch(chain.name) as alone:
             for cp, expected in zip(plan.packets, plan.expected):
@@ -139,3 +146,11 @@ def check_every_class(net, n: int = 3, seed: int = 5, *, also=None) -> dict[str,
                     assert nt.outcome().startswith(("dropped after", "dropped before")), \
                         nt.text()
     return delivered
+
+
+def enough_delivered(delivered: dict[str, int], n: int = 3) -> bool:
+    """At least half the packets sent (*n* per chain) were delivered: the others ran into
+    an NF that drops them, as on one switch (a firewall's example ACL denies TCP from
+    10.0.0.0/8, the generated hosts' addresses)."""
+    return 2 * sum(delivered.values()) >= n * len(delivered)
+

@@ -13,8 +13,12 @@ from sfclab.ir.topology import fat_tree, leaf_spine, line, ring
 #: Several chains on a fat tree (k=4) whose switches have 6 stages (4 for NFs once the
 #: steering tables are in): branches, a multibranch with a bounded loop, a chain long
 #: enough to be spread over four switches, and a chain that stays on one edge switch.
+#: web's match names sources other than its ingress host's (10.0.0.1): its packets follow
+#: the match (with a warning), out of the range the firewall's example ACL denies TCP from
+#: (10/8).  sr enters at a free port of h2's edge switch: no host's address, so its
+#: packets' sources are free to take each of the classifier's classes.
 FAT_TREE_CHAINS = """
-chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.4 {
+chain web match ipv4.src == 192.168.0.0/16 && ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.4 {
     input => firewall;
     firewall => (nat : drop ? firewall.verdict == 0);
     nat => lb => l3fwd => output;
@@ -29,11 +33,13 @@ chain sr match ipv4.dst == 10.2.0.0/16 && udp.dport != 53 {
 chain dns match udp.dport == 53: monitor -> qos -> stateful_firewall -> l3fwd
 chain mgmt match vlan.vid == 100 { input => l2fwd => output; }
 """
-FAT_TREE_ENDS = {"web": ("h1", "h16"), "sr": ("h2", "h9"), "dns": ("h5", "h12"),
+FAT_TREE_ENDS = {"web": ("h1", "h16"), "sr": ("e1_1:9", "h9"), "dns": ("h5", "h12"),
                  "mgmt": ("h3", "h4")}
 #: The example's service paths that no packet of its class takes, and (part of) the reason
 #: the coverage solver gives; every other path is driven by the tests.
 FAT_TREE_UNREACHABLE = {
+    # a packet of web's class comes from 192.168.0.0/16: the firewall's ACL denies none
+    "web/1": "no packet found",
     # heavy_hitter.hitter_value counts the flow's packets: >= 1000 needs 1000 earlier ones
     "sr/1": "computed by heavy_hitter from its state, a meter or a hash, so it depends on "
             "earlier packets",

@@ -168,3 +168,50 @@ def test_heuristic_scales_to_many_chains_on_a_fat_tree():
     s = solve_heuristic(p)
     assert s.ok
     _usage_ok(p, s.chains)
+
+
+#: A leaf-spine whose server hangs off a leaf (leaf3): which spine a chain reaches it
+#: through decides whether its NFs fit.  Python's hash order, new in every process, once
+#: decided it (the switch graph was copied in a set's order): this network was placed in
+#: one run and "proved" to have no placement in another.
+SERVER_LEAF = """
+use leaf_spine(2, 3, hosts=2, stages=8)
+server insp runs ips, dpi at leaf3
+"""
+SERVER_LEAF_CHAINS = """
+chain c0 match tcp.dport == 1 from h3 to h2: ips -> qos -> nat -> ids
+chain c1 match tcp.dport == 2 from h3 to h1: l3fwd
+chain c2 match tcp.dport == 3 from h1 to h3: qos -> lb -> dpi
+"""
+
+
+def test_the_placement_is_the_same_in_every_process():
+    """One network, one placement: the same in processes with different hash seeds (a
+    Mininet run is another process than the embedded network's), and found."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sfclab\nfrom sfclab.passes.netplace import place_network\n"
+              f"t = sfclab.parse_topology({SERVER_LEAF!r})\n"
+              f"pl = place_network(t, sfclab.parse({SERVER_LEAF_CHAINS!r}))\n"
+              "print(pl.cost.total, [pl.chains[c].describe() for c in sorted(pl.chains)])\n")
+    outs = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outs.add(done.stdout)
+    assert len(outs) == 1, outs
+    assert "insp{ips}" in outs.pop()
+
+
+def test_the_switch_graph_keeps_the_topologys_order():
+    from sfclab.ir.topology import leaf_spine
+
+    t = leaf_spine(2, 3, hosts=2)
+    g = t.switch_graph()
+    assert list(g) == list(t.switches)
+    assert [sorted(e) for e in g.edges] == [sorted((k.a, k.b)) for k in t.links
+                                           if k.a in t.switches and k.b in t.switches]

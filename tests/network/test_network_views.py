@@ -53,7 +53,7 @@ server box1 runs ips at spine1:7
 
 
 def test_the_placement_line_of_a_server_detour_is_in_the_order_a_packet_takes():
-    chains = "chain sec match tcp.dport == 443 from h1 to h3: firewall -> ips -> l3fwd"
+    chains = "chain sec match udp.dport == 8443 from h1 to h3: firewall -> ips -> l3fwd"
     with Network(sfclab.parse_topology(LEAF_SPINE), chains) as net:
         pl = net.placement.chains["sec"]
         line = pl.describe()
@@ -78,8 +78,8 @@ def _badges(svg: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("chain, ends", [
-    ("chain web match tcp.dport == 80 from h1 to h16: firewall -> nat", ("h1", "h16")),
-    ("chain sec match tcp.dport == 443 from h2 to h12: firewall -> ips -> l3fwd", ("h2", "h12")),
+    ("chain web match udp.dport == 443 from h1 to h16: firewall -> nat", ("h1", "h16")),
+    ("chain sec match udp.dport == 8443 from h2 to h12: firewall -> ips -> l3fwd", ("h2", "h12")),
 ])
 def test_lab_6s_hops_are_numbered_alike_in_the_drawing_and_the_rows(chain, ends):
     """Lab 6's fat tree: the badges on the drawing, for the chain's route and for a

@@ -17,7 +17,7 @@ from sfclab.ir.model import ChainSet
 from sfclab.ir.topology import line
 from sfclab.network import Network
 
-CHAINS = """chain out match tcp.dport == 80 from h1 to s3:7: firewall -> nat
+CHAINS = """chain out match udp.dport == 80 from h1 to s3:7: firewall -> nat
 chain in match tcp.sport == 80 from s3:7 to h1: monitor
 """
 

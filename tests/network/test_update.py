@@ -17,7 +17,7 @@ NEW = ["firewall", "lb"]
 
 
 def _chains(nfs):
-    return sfclab.parse(f"chain web match tcp.dport == 80: {' -> '.join(nfs)}\n"
+    return sfclab.parse(f"chain web match udp.dport == 80: {' -> '.join(nfs)}\n"
                         "chain other match udp.dport == 53: monitor")
 
 

@@ -17,7 +17,7 @@ from test_editor import dummy_comm  # noqa: F401  (widgets talk to a dummy comm)
 from test_magics import ip, sfc  # noqa: F401  (a fresh Lab per test; displays in sfc.shown)
 
 SMALL = "topology lab\nuse leaf_spine(2, 2, stages=8)\n"
-CHAINS = """chain web match tcp.dport == 80 from h1 to h4: firewall -> nat -> l3fwd
+CHAINS = """chain web match udp.dport == 80 from h1 to h4: firewall -> nat -> l3fwd
 chain dns match udp.dport == 53 from h3 to h2: monitor -> qos
 """
 
@@ -75,7 +75,7 @@ def test_a_topology_cell_keeps_the_network_and_shows_its_tab(ip, sfc):  # noqa: 
 
 def test_two_cells_show_where_every_nf_runs(ip, sfc):  # noqa: F811
     ip.run_cell_magic("topology", "", "use fat_tree(4, stages=8)\n")
-    ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80 from h1 to h16: "
+    ip.run_cell_magic("chain", "", "chain web match udp.dport == 443 from h1 to h16: "
                                    "firewall -> nat -> lb -> l3fwd\n")
     panel = topology_tab(sfc)
     pl = sfc.lab.network.placement
@@ -244,11 +244,11 @@ def test_trace_before_any_packet(net, ip, capsys):  # noqa: F811
 
 def test_changed_chains_show_stale_until_updated(net, ip, sfc, capsys):  # noqa: F811  # noqa: F811
     ip.run_line_magic("sfc", "push")
-    ip.run_cell_magic("chain", "", "chain web match tcp.dport == 80 from h1 to h4: "
+    ip.run_cell_magic("chain", "", "chain web match udp.dport == 80 from h1 to h4: "
                                    "firewall -> l3fwd\n")
     panel = topology_tab(net)
     assert "The chains changed since the push" in panel.head.value
-    ip.run_cell_magic("chain", "", "chain new match tcp.dport == 22 from h2 to h3: nat\n")
+    ip.run_cell_magic("chain", "", "chain new match udp.dport == 22 from h2 to h3: nat\n")
     with pytest.raises(UsageError, match="not on the network yet"):
         ip.run_line_magic("sfc", "send new")
     sfc.shown.clear()
@@ -346,7 +346,7 @@ def test_an_nf_redefined_after_the_push_says_which_switches_and_the_command(net,
 
 def _changed_to(sfc_magics, ip, nfs: str):  # noqa: F811
     """Re-run web's cell with *nfs*; the warning %sfc trace shows first, and the plan."""
-    ip.run_cell_magic("chain", "", f"chain web match tcp.dport == 80 from h1 to h4: {nfs}\n")
+    ip.run_cell_magic("chain", "", f"chain web match udp.dport == 80 from h1 to h4: {nfs}\n")
     sfc_magics.shown.clear()
     ip.run_line_magic("sfc", "trace")
     return sfc_magics.shown[0].text, sfc_magics.lab.network.plan_update(sfc_magics.lab.chains)

@@ -32,7 +32,7 @@ from ...ir.model import ChainSet
 from ...ir.topology import Topology
 from ...nfinfo import NFCatalog
 from .heuristic import explain_unplaceable, solve_heuristic
-from .ilp import solve_exact
+from .ilp import NEEDS_HIGHSPY, exact_available, solve_exact
 from .problem import (STEERING_STAGES, STEERING_TABLES, ChainPlacement, ChainProblem, Cost,
                       Problem, Route, Solution, Usage, Weights, build_problem, evaluate)
 
@@ -43,7 +43,9 @@ __all__ = ["NetworkPlacement", "place_network", "solve", "SOLVERS", "Weights", "
 
 #: ``solver=`` values: ``auto`` runs the exact solver when the instance has at most
 #: ``exact_chains`` chains, the heuristic always; the chosen answer is the cheaper
-#: (the heuristic's when they cost the same).
+#: (the heuristic's when they cost the same).  Where highspy is missing (Pyodide) the
+#: exact solver is ``skipped`` (its reason says why) and the heuristic's answer is
+#: chosen; ``exact`` alone then raises :class:`CompileError`, saying it needs highspy.
 SOLVERS = ("auto", "both", "exact", "heuristic")
 
 
@@ -128,7 +130,15 @@ def solve(problem: Problem, *, solver: str = "auto", exact_chains: int = 40,
     run_exact = solver in ("exact", "both") or (solver == "auto"
                                                 and len(problem.chains) <= exact_chains)
     start = heur.chains if heur is not None and heur.ok else None
-    exact = solve_exact(problem, time_limit=time_limit, start=start) if run_exact else None
+    exact = None
+    if run_exact and not exact_available():                  # no HiGHS here (Pyodide)
+        if solver == "exact":
+            raise CompileError(NEEDS_HIGHSPY, hint="pip install highspy (or use "
+                                                   "solver='heuristic')")
+        exact = Solution("exact", "skipped", {}, 0.0,
+                         reason=f"{NEEDS_HIGHSPY} (pip install highspy)")
+    elif run_exact:
+        exact = solve_exact(problem, time_limit=time_limit, start=start)
     found = [s for s in (exact, heur) if s is not None and s.ok]
     if not found:
         raise CompileError(_no_placement(problem, exact, heur),

@@ -374,7 +374,7 @@ def _neighbourhood(p: Problem, data: dict[str, _Chain], st: _State, name: str, t
     """Re-place a costly chain first and the chains sharing its switches after it."""
     switches = {s for r in p.chain(name).routes for s in r.switches}
     others = sorted({m for s in switches for m in st.users.get(s, ())} - {name}
-                    - set(p.preset), key=lambda n: -len(p.chain(n).instances))[:most]
+                    - set(p.preset), key=lambda n: (-len(p.chain(n).instances), n))[:most]
     group = [name, *others]
     rng = random.Random(name)
     orders = [group, [name, *reversed(others)]] + [[name, *rng.sample(others, len(others))]

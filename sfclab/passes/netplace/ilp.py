@@ -24,6 +24,7 @@ small enough not to change the optimum would be lost in them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Mapping
@@ -32,7 +33,16 @@ from contextlib import contextmanager
 from ...errors import CompileError
 from .problem import ChainPlacement, Problem, Solution, evaluate
 
-__all__ = ["solve_exact", "build_model", "Model", "SLOT_TIE_BREAK"]
+__all__ = ["solve_exact", "build_model", "Model", "SLOT_TIE_BREAK", "exact_available",
+           "NEEDS_HIGHSPY"]
+
+#: Why the exact solver cannot run where highspy is missing (Pyodide: JupyterLite's kernel).
+NEEDS_HIGHSPY = "the exact network placement needs highspy, which is not installed here"
+
+
+def exact_available() -> bool:
+    """Whether HiGHS (``highspy``, with numpy) can be imported here: not in Pyodide."""
+    return all(importlib.util.find_spec(m) is not None for m in ("highspy", "numpy"))
 
 #: The objective's cost per slot, in units of the smallest real cost difference.
 SLOT_TIE_BREAK = 1e-4
@@ -185,7 +195,7 @@ def _detours(m: Model, c, x, weight: float) -> None:
         return out
 
     firsts = dict(c.firsts)
-    for v in c.on_server:
+    for v in sorted(c.on_server):
         xv = total(v)
         into = [(a, wt) for a, b, wt in c.pairs if b == v]
         if v in firsts:
@@ -226,7 +236,7 @@ def solve_exact(p: Problem, *, time_limit: float = 60.0, max_variables: int = 40
         import highspy
         import numpy as np
     except ImportError:                                    # pragma: no cover - a dependency
-        raise CompileError("the exact network placement needs highspy",
+        raise CompileError(NEEDS_HIGHSPY,
                            hint="pip install highspy (or use solver='heuristic')") from None
     m = build_model(p)
     if len(m.cost) > max_variables:

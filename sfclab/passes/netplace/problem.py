@@ -378,12 +378,13 @@ class _RouteFinder:
                        if any(self.t.node(s).runs(nf) for s in srvs for nf in server_nfs)]
         extra = []
         for w in via_servers + sorted(self.g):
-            r = self._via(a, w, b)
-            if r is None or r in found:
-                continue
-            hops = len(r) - 1 - best
-            if w in via_servers or hops <= self.max_extra:
-                extra.append((w not in via_servers, hops, r))
+            ways = self._vias(a, w, b) if w in via_servers else [self._via(a, w, b)]
+            for r in ways:
+                if r is None or r in found:
+                    continue
+                hops = len(r) - 1 - best
+                if w in via_servers or hops <= self.max_extra:
+                    extra.append((w not in via_servers, hops, r))
         extra.sort()                                   # server routes first, then fewest hops
         room = self.max_routes - len(found)
         for optional, hops, r in extra:
@@ -392,6 +393,24 @@ class _RouteFinder:
                 room -= optional
         return tuple(Route(r, h, tuple(self.attached.get(s, ()) for s in r))
                      for r, h in sorted(found.items(), key=lambda e: (e[1], e[0])))
+
+    def _vias(self, a: str, w: str, b: str, most: int = 4) -> list[tuple[str, ...]]:
+        """Up to *most* routes from *a* through a server's switch *w* to *b*, each a
+        shortest route there and one on (in name order): which spine a leaf reaches
+        the server through decides where the NFs around it can run, so one is not
+        enough."""
+        if w not in self._paths(a) or b not in self._paths(w):
+            return []
+        out: list[tuple[str, ...]] = []
+        for first in sorted(nx.all_shortest_paths(self.g, a, w)):
+            for second in sorted(nx.all_shortest_paths(self.g, w, b)):
+                r = (*first, *second[1:])
+                steps = list(zip(r, r[1:]))
+                if len(set(steps)) == len(steps) and r not in out:
+                    out.append(r)
+                if len(out) >= most:
+                    return out
+        return out
 
     def _via(self, a: str, w: str, b: str) -> tuple[str, ...] | None:
         """A shortest route from *a* to *w*, then one on to *b*.  It may cross a switch

@@ -230,6 +230,10 @@ class MininetEmulation:
                               hint="run as root on Linux with Mininet installed")
         self.topology = topology
         self.prefix = prefix
+        #: Free switch ports that chains enter or leave by (``s3:7``), in order: each gets
+        #: an interface, linked to a host of its own (no address) that stands for the
+        #: outside world there (:meth:`set_port_ends`).
+        self.port_ends: tuple[tuple[str, int], ...] = ()
         for s in topology.switches:                 # every name fits, before anything is made
             self.interfaces(s)
         self.launch = launch
@@ -245,13 +249,37 @@ class MininetEmulation:
 
     # -- names ---------------------------------------------------------------------------------
     def node_name(self, node: str) -> str:
-        """The Mininet node of a topology node (switches get the prefix)."""
+        """The Mininet node of a topology node (switches get the prefix; a port end,
+        ``s3:7``, is a host of that name)."""
         return f"{self.prefix}{node}" if node in self.topology.switches else node
 
     def interfaces(self, node: str) -> dict[int, str]:
-        """``{port: interface}`` of a topology node."""
-        return {p: interface_name(self.node_name(node), p) for p in
-                sorted(self.topology.ports_used(node))}
+        """``{port: interface}`` of a topology node (a switch's free ports that chains
+        enter or leave by included) or of a port end (``s3:7``: its one interface)."""
+        if node in self.port_names():
+            return {0: self.port_names()[node]}
+        ports = set(self.topology.ports_used(node))
+        ports |= {p for s, p in self.port_ends if s == node}
+        return {p: interface_name(self.node_name(node), p) for p in sorted(ports)}
+
+    def set_port_ends(self, ends) -> None:
+        """Give each free switch port of *ends* (``(switch, port)``) an interface when the
+        network is built (before :meth:`start`)."""
+        if self.net is not None:
+            raise TargetError("the Mininet network is built already: its ports are fixed",
+                              hint="stop it and start it again")
+        for sw, p in ends:
+            problem = self.topology.port_endpoint_problem(sw, p)
+            if problem:
+                raise TargetError(f"{sw}:{p}: {problem[0]}", hint=problem[1])
+        self.port_ends = tuple(sorted(set(ends)))
+        for sw in {s for s, _ in self.port_ends}:     # every name fits
+            self.interfaces(sw)
+
+    def port_names(self) -> dict[str, str]:
+        """Port end (``s3:7``) -> the interface of the host standing for the outside
+        world there (in its own namespace)."""
+        return {f"{sw}:{p}": f"pe{i}-eth0" for i, (sw, p) in enumerate(self.port_ends, 1)}
 
     def node(self, name: str):
         """The Mininet node (``Host`` or switch) of topology node *name*."""
@@ -304,6 +332,10 @@ class MininetEmulation:
             # new interfaces inherit "default": no IPv6, so no neighbour discovery or MLD
             h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
                   "net.ipv6.conf.default.disable_ipv6=1")
+        for end in self.port_names():                # the outside world at a free port
+            h = self.net.addHost(end, cls=Host, ip=None)
+            h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                  "net.ipv6.conf.default.disable_ipv6=1")
 
     def _add_switches(self) -> None:
         cls = _switch_class()
@@ -352,6 +384,14 @@ class MininetEmulation:
                              params1=params, params2=params, **opts)
             self._made += [n for n, node in zip(names, (a, b))
                            if self.topology.kind(node) == "switch"]
+        for end, host_side in self.port_names().items():
+            sw, p = end.split(":")
+            name = interface_name(self.node_name(sw), int(p))
+            self.net.addLink(end, self.node_name(sw), port1=0, port2=int(p), cls=Link, intf=intf,
+                             intfName1=host_side, intfName2=name,
+                             params1={"txo": False, "rxo": False},
+                             params2={"txo": False, "rxo": False})
+            self._made.append(name)
 
     def _static_arp(self) -> None:
         hosts = self.topology.hosts

@@ -38,7 +38,19 @@ from ..trace import PacketTrace
 from .emulator import MininetEmulation
 from .switches import switch_kind
 
-__all__ = ["MininetNetwork"]
+__all__ = ["MininetNetwork", "port_ends"]
+
+
+def port_ends(program) -> list[tuple[str, int]]:
+    """The free switch ports (``(switch, port)``) the chains of *program* enter or
+    leave by (``from s1:7``, ``to s3:7``)."""
+    out = []
+    for c in program.placement.problem.chains:
+        for spec in (c.ingress, c.egress):
+            if ":" in spec:
+                sw, _, p = spec.partition(":")
+                out.append((sw, int(p)))
+    return sorted(set(out))
 
 
 class _SwitchView:
@@ -202,7 +214,8 @@ class MininetNetwork:
                 records = kind.records(sw, ifaces, netns_pid=self.emulation.netns_pid(sw))
                 view = _SwitchView(sw, session, client, records, self.timeout)
                 self.views[sw] = view
-            for name in [*self.topology.hosts, *self.topology.servers]:
+            for name in [*self.topology.hosts, *self.topology.servers,
+                         *self.emulation.port_names()]:
                 self._hosts[name] = self.emulation.host_ports(name)
         except BaseException:
             self.close()
@@ -263,6 +276,11 @@ class MininetNetwork:
         switch.  Starts the network first if needed."""
         from ..network.push import push_network
 
+        ends = port_ends(program)
+        if not set(ends) <= set(self.emulation.port_ends):
+            if self._started:          # a push replaces every program: start again, with them
+                self.close()
+            self.emulation.set_port_ends({*ends, *self.emulation.port_ends})
         self.start()
         self.walker._check_archs(program)
         # every switch compiles its program at once; one that fails has the others taken back
@@ -274,6 +292,13 @@ class MininetNetwork:
 
     def update(self, program, *, allow_reload: bool = False, moves: list | None = None):
         """Move the network to *program* consistently (as the embedded network does)."""
+        missing = sorted(set(port_ends(program)) - set(self.emulation.port_ends))
+        if missing:
+            shown = ", ".join(f"{sw}:{p}" for sw, p in missing)
+            raise TargetError(f"{shown}: a chain enters or leaves there, but the running Mininet "
+                              f"network has no interface on that port (its switches were "
+                              f"started without it)", hint="push the network again (a push "
+                                                           "starts it with every such port)")
         plan = self.walker.update(program, allow_reload=allow_reload, moves=moves)
         self._serve(program)
         return plan
@@ -319,33 +344,43 @@ class MininetNetwork:
                               hint="push a network program (Network(...).program) first")
         if ":" in host:
             self._walker.entry(host)               # a free switch port, or why not
-            raise TargetError(f"cannot send from {host} in Mininet: a free switch port has "
-                              f"no interface there", hint="send from a host (link one there "
-                                                          "in the topology to send from it)")
-        self.host(host)
+            if host not in self._hosts:
+                raise TargetError(f"cannot send from {host} in Mininet: no chain enters or "
+                                  f"leaves there, so the port has no interface",
+                                  hint="send from a host, or from a port a chain names "
+                                       "(`from s1:7`)")
+        else:
+            self.host(host)
         data = bytes(packet)
         with self._lock:
             for view in self.views.values():
                 view.discard()
             for ports in self._hosts.values():
                 ports.collect(quiet=0.0, timeout=0.0)
-            sw, _ = self.topology.attachment(host)
-            self._hosts[host].send(self.topology.port(host, sw), data)
+            if ":" in host:                         # a port end: its one interface
+                self._hosts[host].send(0, data)
+            else:
+                sw, _ = self.topology.attachment(host)
+                self._hosts[host].send(self.topology.port(host, sw), data)
             nt = self.walker.send(host, data, label=label)
             self._confirm(nt)
         return nt
 
     def _confirm(self, nt) -> None:
-        """Keep only the deliveries that really reached the host's interface (a copy
-        that left by a free switch port, ``s3:7``, has no interface to watch: the
-        switch's report is kept)."""
+        """Keep only the deliveries that really reached the host's interface (or, for a
+        copy that left by a free switch port a chain names, ``s3:7``, the interface
+        there; by another free port, the switch's report is kept)."""
         arrivals = [h for h in nt.hops if h.kind in ("host", "port")]
         delivered = []
         for hop, (host, data) in zip(arrivals, nt.delivered):
-            if hop.kind == "port" or self._arrived(host, hop.in_port, data):
+            there = host in self._hosts
+            if (hop.kind == "port" and not there) or self._arrived(
+                    host, 0 if hop.kind == "port" else hop.in_port, data):
                 delivered.append((host, data))
             else:
-                hop.dropped = (f"its switch sent it, but it did not reach {host}'s interface "
+                where = f"the interface at {host}" if hop.kind == "port" else \
+                    f"{host}'s interface"
+                hop.dropped = (f"its switch sent it, but it did not reach {where} "
                                f"within {self.timeout:g} s")
         nt.delivered = delivered
 

@@ -15,6 +15,10 @@ their traces.
 [2]
 >>> t.close()
 
+Where grpcio is missing (Pyodide: JupyterLite's kernel) the client talks to the
+server in-process (:class:`~sfclab.runtime.inprocess.InProcessClient`): the same
+P4Runtime messages, no socket (``transport="inprocess"`` asks for it anywhere).
+
 A program whose paths detour through a server (:mod:`sfclab.codegen.detour`)
 gets its server played by the target: what the switch sends out of the server
 port runs the server's NFs and comes back in on it, and :meth:`ModelTarget.send`
@@ -29,33 +33,43 @@ from collections.abc import Iterable, Iterator
 from ...codegen import Generated
 from ...errors import TargetError
 from ...runtime.client import Client
+from ...runtime.inprocess import InProcessClient
 from ...runtime.replication import DEFAULT_PORTS, port_set
 from ...runtime.session import Session
+from ...runtime.status import grpc_available
 from .p4rt import P4RuntimeModelServer
 
-__all__ = ["ModelTarget", "RESULTS_KEPT"]
+__all__ = ["ModelTarget", "RESULTS_KEPT", "TRANSPORTS"]
 
 #: How many results a target keeps (a Lab keeps its own: :mod:`sfclab.targets.trace_store`).
 RESULTS_KEPT = 1000
+#: How a ModelTarget's client reaches its server: over gRPC on 127.0.0.1, or in-process.
+TRANSPORTS = ("grpc", "inprocess")
 
 
 class ModelTarget:
-    """An embedded model switch with its P4Runtime server on 127.0.0.1."""
+    """An embedded model switch with its P4Runtime server on 127.0.0.1 (or in-process)."""
 
     kind = "model"
 
     def __init__(self, *, address: str = "127.0.0.1:0", device_id: int = 1,
                  cpu_port: int | None = None, ports: Iterable[int] = DEFAULT_PORTS,
                  server_port: int | None = None, arch: str = "v1model",
-                 pipes: int | None = None, loopback: Iterable[int] = ()) -> None:
+                 pipes: int | None = None, loopback: Iterable[int] = (),
+                 transport: str | None = None) -> None:
         """*ports*: the data-plane ports a ``flood`` floods out of (1..8 by default; the
         model takes packets on any port); *server_port*: the port the target plays a
         program's server behind (None: the program's, whichever it is); *arch*: the
         programs it runs, ``v1model`` or ``tna`` (a Tofino 1 of *pipes* pipes, 2 by
         default, whose *loopback* ports turn packets round: :mod:`.tna`).  *cpu_port*
-        defaults to the architecture's (255 for v1model, 192 for TNA)."""
+        defaults to the architecture's (255 for v1model, 192 for TNA).  *transport*:
+        ``"grpc"`` or ``"inprocess"`` (None: gRPC where grpcio is installed)."""
         from .tna.target_options import tna_options
 
+        transport = transport or ("grpc" if grpc_available() else "inprocess")
+        if transport not in TRANSPORTS:
+            raise TargetError(f"unknown transport {transport!r}",
+                              hint=f"one of {', '.join(TRANSPORTS)}")
         self.arch = arch
         tna = tna_options(arch, pipes, loopback, cpu_port)
         cpu_port = tna["cpu_port"] if tna else (255 if cpu_port is None else cpu_port)
@@ -65,9 +79,13 @@ class ModelTarget:
         self._ports = port_set(ports, cpu_port)
         self.server_port = server_port
         self._loop = None
+        self.transport = transport
         self.server = P4RuntimeModelServer(device_id=device_id, cpu_port=cpu_port, tna=tna)
-        self.server.start(address)
-        self.client = Client(self.server.address, device_id=device_id).connect()
+        if transport == "grpc":
+            self.server.start(address)
+            self.client: Client = Client(self.server.address, device_id=device_id).connect()
+        else:
+            self.client = InProcessClient(self.server, device_id=device_id).connect()
         self.session = Session(self.client, lambda g: g.program.text.encode(),
                                ports=self.switch_ports)
         #: The results of the last packets sent (at most :data:`RESULTS_KEPT`).
@@ -79,7 +97,8 @@ class ModelTarget:
 
     @property
     def address(self) -> str:
-        return self.server.address
+        """``host:port`` of the P4Runtime server (``in-process``: it has none)."""
+        return self.server.address or self.client.address
 
     def __repr__(self) -> str:
         if self.arch == "tna":

@@ -194,12 +194,18 @@ class EmbeddedNetwork:
 
     def path_of(self, nt: NetworkTrace) -> str | None:
         """The service path (``web/0``) a packet ended on: the last switch that knows
-        (its token names a part of a path, after any branch)."""
+        (its token names a part of a path, after any branch).  A switch whose trace
+        has no action arguments (BMv2's event logger) knows it only from the NFs it
+        ran; one that ran none tells nothing, and the SFC header the packet left the
+        switch before it with names the path (its spi)."""
         for h in reversed(nt.hops):
             if h.kind == "switch" and h.source is not None and h.node in self.switches:
-                part = _part_of(self.switches[h.node].session, h)
-                if part is not None:
-                    return self.program.switches[h.node].paths.get(part)
+                part, exact = _part_of(self.switches[h.node].session, h)
+                name = self.program.switches[h.node].paths.get(part) if part else None
+                if name is not None and (exact or h.nfs):
+                    return name
+                if h.header is not None and not exact:
+                    return self.program.path_of_spi(h.header[0])
         return None
 
     def occupancy(self, switch: str):
@@ -211,15 +217,41 @@ class EmbeddedNetwork:
         self.switches.clear()
 
 
-def _part_of(session, hop: Hop) -> str | None:
-    """The part of a path a switch's hop ran on: from the model's raw events when the
-    hop has them (no trace is built), else from its trace."""
+#: The actions of a composed program that set the path id a packet runs on.
+_TOKEN_ACTIONS = ("set_token", "take_branch", "enter")
+
+
+def _part_of(session, hop: Hop) -> tuple[str | None, bool]:
+    """The part of a path a switch's hop ran on, and whether the switch said so (its
+    token's path id) rather than sfclab telling it from the NFs it ran: from the
+    model's raw events when the hop has them (no trace is built), else from its trace."""
     facts = getattr(hop.source, "facts", None)
     if facts is not None:
         dp, _ = facts()
         if dp is not None:
-            return session.path_of_id(dp)
-    return session.path_of(hop.trace)
+            return session.path_of_id(dp), True
+    trace = hop.trace
+    if trace is None:
+        return None, False
+    exact = any(e.kind == "action" and e.args and e.name.rsplit(".", 1)[-1] in _TOKEN_ACTIONS
+                for e in trace.events)
+    found = session.path_of(trace)
+    if found is None and hop.dropped:
+        found = _dropped_part(session, trace)
+    return found, exact
+
+
+def _dropped_part(session, trace) -> str | None:
+    """The part a packet dropped part-way ran on, from a trace without action
+    arguments (BMv2's event logger): the one part path of the switch whose NFs start
+    with the NFs the trace shows, if only one does (a linear chain's, say)."""
+    gen = session.generated
+    if gen is None:
+        return None
+    seen = tuple(trace.nfs_seen())
+    found = {f"{p.chain}/{p.index}" for p in gen.compiled.paths
+             if seen and seen in (tuple(p.nodes[:len(seen)]), tuple(p.nfs[:len(seen)]))}
+    return found.pop() if len(found) == 1 else None
 
 
 class _Links:

@@ -29,8 +29,11 @@ __all__ = ["Hop", "NetworkTrace", "switch_hop", "sfc_header", "set_si", "SFC_ETH
 
 #: How a target names a drop of sfclab's composed program (an NF's or the chain's
 #: request, carried out at the end of its control): a one-switch trace says
-#: ``dropped after firewall`` (:func:`~sfclab.targets.timeline.outcome_text`).
-_PROGRAM_DROPS = ("control SfcIngress", "control SfcEgress")
+#: ``dropped after firewall`` (:func:`~sfclab.targets.timeline.outcome_text`).  The
+#: embedded model names the control that dropped it; BMv2's event logger tells no
+#: drop apart from another, only that the program sent no packet out
+#: (:mod:`sfclab.targets.bmv2_events`) — in a composed program, the same drop.
+_PROGRAM_DROPS = ("control SfcIngress", "control SfcEgress", "no packet out: dropped by the program")
 
 #: The SFC header's EtherType (``ETHERTYPE_SFC`` in ``p4/include/sfc_headers.p4``).
 SFC_ETHERTYPE = 0x88B5

@@ -101,10 +101,9 @@ class PacketsMixin:
                 (cfg.max_list_size and len(st.buffer) >= cfg.max_list_size):
             self._flush_digest(pl, ident, st)
         elif st.timer is None:
-            st.timer = threading.Timer(cfg.max_timeout_ns / 1e9, self._digest_timeout,
-                                       (pl, ident, st))
-            st.timer.daemon = True
-            st.timer.start()
+            st.timer = _timer(cfg.max_timeout_ns / 1e9, self._digest_timeout, (pl, ident, st))
+            if st.timer is None:        # no thread starts here (Pyodide): the list goes now
+                self._flush_digest(pl, ident, st)
 
     def _digest_timeout(self, pl: _Pipeline, ident: int, st: _DigestState) -> None:
         with self._lock:
@@ -168,3 +167,15 @@ class PacketsMixin:
         err = self._stream_error(code, why)
         err.error.digest_list_ack.digest_list_ack.CopyFrom(ack)
         stream.out.put(err)
+
+
+def _timer(seconds: float, fn, args: tuple) -> threading.Timer | None:
+    """A started daemon timer calling ``fn(*args)``, or None where no thread can start
+    (Pyodide: JupyterLite's kernel)."""
+    timer = threading.Timer(seconds, fn, args)
+    timer.daemon = True
+    try:
+        timer.start()
+    except RuntimeError:
+        return None
+    return timer

@@ -1,5 +1,10 @@
 """The servicer: P4RuntimeModelServer ties the mixins together and owns the gRPC server,
-the RPC entry points, the lock and the checks every request goes through."""
+the RPC entry points, the lock and the checks every request goes through.
+
+Served over gRPC (:meth:`P4RuntimeModelServer.start`), or in-process to an
+:class:`~sfclab.runtime.inprocess.InProcessClient` (where grpcio is missing: Pyodide),
+which calls the same entry points and, for the stream, :meth:`~P4RuntimeModelServer.open_stream`,
+:meth:`~P4RuntimeModelServer.stream_request` and :meth:`~P4RuntimeModelServer.close_stream`."""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ import threading
 from collections import OrderedDict
 from concurrent import futures
 
-import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code
+from finsy.proto import p4r, rpc_code
 
 from ....errors import TargetError
+from ....runtime.status import status_code
 from .codec import _NO_PIPELINE, P4RTError, _BatchError, _eid, _fail
 from .config import PipelineConfigMixin
 from .entities import EntityWritesMixin
@@ -51,8 +56,7 @@ class _DaemonExecutor(futures.Executor):
         return f
 
 class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
-                           TableWritesMixin, EntityWritesMixin, ReadsMixin,
-                           p4r_grpc.P4RuntimeServicer):
+                           TableWritesMixin, EntityWritesMixin, ReadsMixin):
     """P4Runtime for one embedded model switch (device id ``device_id``)."""
 
     def __init__(self, *, device_id: int = 1, cpu_port: int = 255,
@@ -75,7 +79,7 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
         self._primary: _Stream | None = None
         self._highest: int | None = None          # the highest election id ever seen
         self._list_id = 0
-        self._grpc: grpc.Server | None = None
+        self._grpc = None                         # the grpc.Server, once started
         self.address = ""
 
     def know(self, text: str, program) -> None:
@@ -102,6 +106,9 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
     # -- life cycle ---------------------------------------------------------------------------
     def start(self, address: str = "127.0.0.1:0") -> str:
         """Serve on *address* (loopback, a free port by default); returns ``host:port``."""
+        import grpc
+        from finsy.proto import p4r_grpc
+
         server = grpc.server(_DaemonExecutor(),
                              options=[("grpc.max_receive_message_length", 256 << 20),
                                       ("grpc.max_send_message_length", 256 << 20)])
@@ -120,15 +127,16 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
     def stop(self, grace: float = 0.5, *, bound: float = 2.0) -> bool:
         """Stop serving: RPCs get *grace* seconds to finish, then are cancelled.  Waits at
         most *bound* seconds more for gRPC to say it stopped (after an undecodable stream
-        message, grpcio never does); False when it did not say so in time."""
-        if self._grpc is None:
-            return True
+        message, grpcio never does); False when it did not say so in time.  In-process
+        (never started): the streams are ended and True is returned."""
         with self._lock:
             for s in list(self._streams):
                 s.out.put(None)
             for pl in (self.active, self.saved):
                 if pl is not None:
                     self._stop_digests(pl)
+        if self._grpc is None:
+            return True
         server, self._grpc = self._grpc, None
         return server.stop(grace).wait(grace + bound)
 
@@ -156,7 +164,7 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
                     _fail(rpc_code.FAILED_PRECONDITION, _NO_PIPELINE)
                 responses, errors = self._read(request)
         except P4RTError as e:
-            context.abort(_status_code(e.code), e.message)
+            context.abort(status_code(e.code), e.message)
         yield from responses
         if any(e.canonical_code != rpc_code.OK for e in errors):
             bad = [f"entity {i}: {e.message}" for i, e in enumerate(errors)
@@ -170,7 +178,7 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
             if not full:
                 self._streams.add(stream)
         if full:                        # refused before it costs a thread
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+            context.abort(status_code(rpc_code.RESOURCE_EXHAUSTED),
                           f"this switch has {self.max_streams} StreamChannels open, the most "
                           f"it takes: close one (each controller needs one)")
 
@@ -198,8 +206,35 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
             if item is None:
                 return
             if isinstance(item, _Abort):
-                context.abort(_status_code(item.code), item.message)
+                context.abort(status_code(item.code), item.message)
             yield item
+
+    # -- the stream in-process (no gRPC, no thread: sfclab.runtime.inprocess) ------------------
+    def open_stream(self, out) -> _Stream:
+        """A stream whose responses go to ``out.put(msg)`` as they are made (an
+        :class:`_Abort` ends it, as does None)."""
+        stream = _Stream(out=out)
+        with self._lock:
+            if len(self._streams) >= self.max_streams:
+                out.put(_Abort(rpc_code.RESOURCE_EXHAUSTED, f"this switch has "
+                               f"{self.max_streams} streams open, the most it takes"))
+                return stream
+            self._streams.add(stream)
+        return stream
+
+    def stream_request(self, stream: _Stream, msg: p4r.StreamMessageRequest) -> None:
+        """One message a client sends on *stream* (what StreamChannel's reader does)."""
+        if stream not in self._streams:
+            return
+        abort = self._stream_request(msg, stream)
+        if abort is not None:
+            self.close_stream(stream)
+            stream.out.put(abort)
+
+    def close_stream(self, stream: _Stream) -> None:
+        """The client closed *stream* (or it ended)."""
+        if stream in self._streams:
+            self._stream_closed(stream)
 
     # -- plumbing ------------------------------------------------------------------------------
     def _check_device(self, request) -> None:
@@ -213,18 +248,18 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
             with self._lock:
                 return fn(request)
         except P4RTError as e:
-            context.abort(_status_code(e.code), e.message)
+            context.abort(status_code(e.code), e.message)
         except _BatchError as e:
             self._abort_batch(context, e)
         except Exception as e:                  # a bug, not the request's fault
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {e!r}")
+            context.abort(status_code(rpc_code.INTERNAL), f"internal error: {e!r}")
 
     @staticmethod
     def _abort_batch(context, e: _BatchError) -> None:
         status = batch_status(e.errors, e.summary)        # within gRPC's metadata limits
         context.set_trailing_metadata((("grpc-status-details-bin",
                                         status.SerializeToString()),))
-        context.abort(grpc.StatusCode.UNKNOWN, status.message)
+        context.abort(status_code(rpc_code.UNKNOWN), status.message)
 
     def _check_role(self, request) -> None:
         if request.role or getattr(request, "role_id", 0):
@@ -239,11 +274,6 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
             _fail(rpc_code.PERMISSION_DENIED,
                   f"{what}: election id {who} is not the primary's"
                   + (f" ({p.election_id})" if p is not None else " (there is no primary)"))
-
-
-def _status_code(code: int) -> grpc.StatusCode:
-    """The gRPC status of a canonical (google.rpc) code."""
-    return next((sc for sc in grpc.StatusCode if sc.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
 def start(address: str = "127.0.0.1:0", *, device_id: int = 1,
