@@ -30,7 +30,6 @@ from tofino_programs import (EXAMPLE_FILES, NETWORKS, NFS, TofinoBuilds,  # noqa
                              example_programs, longest_first, network_programs, nf_programs,
                              tofino_compiler)
 
-from sfclab.targets.tofino import ingress_stages, slot_stages  # noqa: E402
 
 
 def main() -> int:
@@ -62,9 +61,10 @@ def main() -> int:
         builds = TofinoBuilds(Path(tmp), exe, jobs=args.jobs)
         t0, c0 = time.perf_counter(), os.times()
         futures = {what: builds.submit(g) for what, g in longest_first(programs).items()}
-        print("| program | result | wall s | ingress stages | core | slots: stages used / estimate |")
-        print("|---|---|---:|---:|---:|---|")
-        seen, alone = set(), {}
+        print("| program | result | wall s | stages per pipelet (plan) | core's own | "
+              "slots: span / estimate |")
+        print("|---|---|---:|---|---|---|")
+        seen, alone, over = set(), {}, {}
         refused: dict[str, object] = {}
         for what, f in futures.items():
             b = f.result()
@@ -72,17 +72,21 @@ def main() -> int:
                 refused[what] = b.result
             first = id(f) not in seen
             seen.add(id(f))
-            bfa = b.out / "tofino" / "pipe" / "program.bfa"
-            text = bfa.read_text() if bfa.is_file() else ""
-            slots = ", ".join(f"{r.nf} {r.span}/{r.estimate}"
-                              for r in slot_stages(text, programs[what])) if text else ""
             m = measure(b.out, programs[what]) if b.result.ok else None
             if m is not None and what.endswith(" alone"):
                 alone[what.removesuffix(" alone")] = m
-            print(f"| {what} | {'ok' if b.result.ok else 'REFUSED'} | "
-                  f"{b.wall:.1f}{'' if first else ' (same program)'} | "
-                  f"{ingress_stages(text) if text else '-'} | {m.core if m else '-'} | {slots} |",
-                  flush=True)
+            if m is not None and m.over:
+                over[what] = m.over
+            used = ", ".join(f"{p.name} {p.stages} ({p.plan})" for p in m.pipelets
+                             if p.stages) if m else "-"
+            core = ", ".join(f"{p.name} {len(p.core)}" for p in m.pipelets if p.stages) \
+                if m else "-"
+            slots = ", ".join(f"{s.nf} {s.span}/{s.estimate}" for p in m.pipelets
+                              for s in p.slots) if m else ""
+            print(f"| {what} | {'ok' if b.result.ok else 'REFUSED'}"
+                  f"{' PAST STAGE 11' if m and m.over else ''} | "
+                  f"{b.wall:.1f}{'' if first else ' (same program)'} | {used} | {core} | "
+                  f"{slots} |", flush=True)
         builds.close()
         wall, c1 = time.perf_counter() - t0, os.times()
     cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
@@ -90,6 +94,8 @@ def main() -> int:
         crash = [line for line in r.output.splitlines() if "Compiler Bug" in line]
         print(f"\n{what}: REFUSED\n" + "\n".join([*r.messages[:6], *crash]
                                                   or [r.output[-1500:]]))
+    for what, o in over.items():
+        print(f"\n{what}: tables past stage 11: {o[:6]}")
     if args.record:
         if set(alone) != set(NFS):
             print(f"not recorded: no measurement for {sorted(set(NFS) - set(alone))}",

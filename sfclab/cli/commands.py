@@ -171,8 +171,6 @@ def _compile(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         if args.p4c:
             return _run_p4c(gen, out)
-        if gen.arch == "tna":
-            _warn_one_pipe(gen)
     except (SfclabError, OSError) as e:
         return _failed(e)
     return 0
@@ -242,38 +240,31 @@ def _run_p4c(gen, out: Path) -> int:
             print(m, file=sys.stderr)
         return 1
     print(f"{Path(res.command[0]).name}: OK")
-    if gen.arch == "tna":
-        _print_stages(gen, out)
+    if gen.arch == "tna" and _print_stages(gen, out):
+        return 1
     return _check_p4info(gen, out / "p4info.p4c.txt")
 
 
-def _warn_one_pipe(gen) -> None:
-    """Without the compiler: say when the TNA program's estimates exceed a Tofino pipe."""
-    from ..codegen.tna import TOFINO_PIPE_STAGES, one_pipe_stages
+def _print_stages(gen, out: Path) -> int:
+    """Per pipe and gress: the NF slots, the stages the Tofino compiler used against the
+    plan, and the core's; 1 (after a located error) when a table is past the chip's last
+    stage."""
+    from ..targets.tofino import bfa_files, check_stages, pipelet_stages, stage_report
 
-    need, nfs = one_pipe_stages(gen.composition)
-    if need > TOFINO_PIPE_STAGES:
-        print(f"warning: this TNA program runs every NF slot in pipe 0's ingress and needs about "
-              f"{need} ingress stages by the catalogue's estimates (sfclab's core {need - nfs}, "
-              f"the NF slots {nfs}), more than a Tofino 1 pipe's {TOFINO_PIPE_STAGES}; the "
-              f"placement's multi-pipe plan is not emitted\nhint: --p4c measures it with the "
-              f"Tofino compiler; put fewer NFs on this switch, or spread the chains over "
-              f"switches (--topology)", file=sys.stderr)
-
-
-def _print_stages(gen, out: Path) -> None:
-    """The stages the Tofino compiler gave each NF slot, next to the catalogue's estimates."""
-    from ..targets.tofino import ingress_stages, slot_stages, stage_table, stage_warning
-
-    bfa = next(iter(sorted((out / "tofino").glob("**/*.bfa"))), None)
-    if bfa is None:
+    files = bfa_files(out / "tofino")
+    if not files:
         print("(the Tofino compiler wrote no .bfa: no stage table)")
-        return
-    text = bfa.read_text()
-    print(f"stages per NF slot ({bfa.relative_to(out)}) and the catalogue's estimates:")
-    print(stage_table(slot_stages(text, gen), ingress_stages(text)), flush=True)
-    if warning := stage_warning(ingress_stages(text)):
-        print(warning, file=sys.stderr)
+        return 0
+    texts = {pipe: f.read_text() for pipe, f in files.items()}
+    print(f"stages per pipe and gress ({', '.join(str(f.relative_to(out)) for f in files.values())}), "
+          f"against the plan (sfclab's core + the NF slots' estimates):")
+    print(stage_report(pipelet_stages(texts, gen)), flush=True)
+    try:
+        check_stages(texts, gen, where=out / "program.p4")
+    except SfclabError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0
 
 
 def _check_p4info(gen, theirs_path: Path) -> int:
@@ -397,8 +388,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="how to order the NF slots (default: auto)")
     k.add_argument("--p4c", action="store_true",
                    help="also run p4c-bm2-ss / bf-p4c when installed (output: -o DIR)")
-    k.add_argument("--pipes", type=_positive, default=None, metavar="N",
-                   help="pipes of the Tofino the placement plans for (--arch tna; default 2, "
+    k.add_argument("--pipes", type=int, choices=(1, 2, 4), default=None,
+                   help="pipes of the Tofino the program is for (--arch tna; default 2, "
                         "a 32-port Tofino 1; the 64-port one has 4)")
     k.add_argument("--topology", metavar="FILE.topo",
                    help="place the chains across this network: prints the placement table; "

@@ -39,4 +39,8 @@ def generate(compiled, *, arch: str | None = None,
     comp = compose(compiled, options=options, arch=arch)
     emitter = emitter_for(arch)(comp)
     program = emitter.program()
+    if comp.pipelets is not None:             # TNA: a state per pipelet visit
+        from .tna_entries import tna_entries
+
+        return Generated(comp, program, tuple(tna_entries(comp)))
     return Generated(comp, program, tuple(all_entries(comp)))

@@ -31,6 +31,7 @@ so programs without such conditions are as before.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -39,7 +40,9 @@ from ..ir.fields import FIELDS
 from ..p4 import ast as A
 from ..p4.catalog import NFDefinition, P4Catalog, load_default
 from ..p4.tofino_rules import RANGE_KEY_BITS
-from ..passes.fsm import cond_source
+from ..passes.fsm import FSMPlan, cond_source
+from ..passes.pipelets import PipeletPlan, layout_of, plan_pipelets
+from ..passes.placement import Pipelet, place_for
 
 __all__ = ["CodegenOptions", "Slot", "InitKey", "Composition", "compose", "core_locals",
            "core_apply", "headers_of", "saved_field", "TERMINALS", "PARSER_GRAPH", "SAVED_WIDTH",
@@ -173,6 +176,10 @@ class Slot:
     saves: bool = False
     #: The saved metadata fields (``hdr.sfc.saved_md<k>``) the branch table keys on.
     saved_keys: tuple[int, ...] = ()
+    #: TNA: the pipelet that runs the slot, and its group there (slots of one group run
+    #: side by side: :mod:`sfclab.passes.pipelets`); None on one pipeline (v1model).
+    pipelet: Pipelet | None = None
+    group: int = 0
 
     @property
     def instance(self) -> str:
@@ -222,6 +229,43 @@ class Composition:
     saved: int = 0
     #: The widest range key the architecture takes (:data:`RANGE_BITS`; None: any).
     range_bits: int | None = None
+    #: TNA: the slots on the pipelets of every pipe and each path's visits of them
+    #: (:mod:`sfclab.passes.pipelets`); None on one pipeline (v1model).
+    pipelets: PipeletPlan | None = None
+
+    def control(self, pipelet: Pipelet | None = None) -> str:
+        """The control a table of *pipelet* lives in (None: where packets enter):
+        ``SfcIngress`` on one pipeline, ``SfcIngress0``, ``SfcEgress1`` … per pipe on TNA."""
+        if self.pipelets is None:
+            return "SfcIngress"
+        pl = pipelet or Pipelet(self.pipelets.layout.entry_pipe, "ingress")
+        return f"Sfc{'Ingress' if pl.gress == 'ingress' else 'Egress'}{pl.pipe}"
+
+    def table(self, name: str, pipelet: Pipelet | None = None) -> str:
+        """A table's P4Runtime name (bf-p4c puts the pipeline's name in front on TNA:
+        ``pipe0.SfcIngress0.rewinder``)."""
+        if self.pipelets is None:
+            return f"{self.table_prefix}{self.control()}.{name}"
+        pl = pipelet or Pipelet(self.pipelets.layout.entry_pipe, "ingress")
+        return f"pipe{pl.pipe}.{self.control(pl)}.{name}"
+
+    def action(self, name: str, pipelet: Pipelet | None = None) -> str:
+        """An action's P4Runtime name (no pipeline in front, on TNA either)."""
+        return f"{self.control(pipelet)}.{name}"
+
+    @property
+    def token_keys(self) -> tuple[str, str]:
+        """The control tables' keys for the path id and the state: the SFC header's on one
+        pipeline, their copies the parser made on TNA (``meta.tok.state``)."""
+        if self.pipelets is None:
+            return ("hdr.sfc.path_id", "hdr.sfc.state")
+        return ("meta.sfc.path_id", "meta.tok.state")
+
+    @property
+    def fsm(self) -> FSMPlan:
+        """The plan the entries drive: a state per pipelet visit on TNA, a state per pass
+        of the one pipeline on v1model (the compiled chains' ``fsm``)."""
+        return self.pipelets.fsm if self.pipelets is not None else self.compiled.fsm
 
     def key_kind(self, kind: str, width: int) -> str:
         """The match kind the program gives a control-table key of *kind* and *width*
@@ -239,7 +283,7 @@ class Composition:
 
     def sizes(self) -> dict[str, int]:
         """Sizes of the control tables, grown to hold the plan's entries four times."""
-        fsm = self.compiled.fsm
+        fsm = self.fsm
         n_init = max(1, len(fsm.initializer)) * 4
         for k in self.init_keys:      # a range key matched as ternary: 2W entries a range
             if k.kind == "range" and self.key_kind(k.kind, k.width) == "ternary":
@@ -331,8 +375,13 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
                            hint="use sfclab.compile(chains) with the default passes")
     cat = catalog or (compiled.catalog if isinstance(compiled.catalog, P4Catalog)
                       else load_default())
-    fsm = compiled.fsm
     options = options or CodegenOptions()
+    arch = arch or compiled.arch
+    plan = _pipelet_plan(compiled, cat) if arch == "tna" else None
+    fsm = plan.fsm if plan is not None else compiled.fsm
+    if plan is not None:           # slot numbers are the placement's: keep nothing by index
+        options = dataclasses.replace(options, keep_branches=(), keep_loops=(), keep_saves=(),
+                                      keep_saved_keys=())
     branching = {b.slot for b in fsm.branches} | {
         i for i in options.keep_branches if i < len(fsm.slots)}
     looping = {slot for f in fsm.paths for _, slot, _ in f.loop_counts} | {
@@ -343,8 +392,11 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     for b in fsm.branches:
         if b.saved is not None:
             keys.setdefault(b.slot, set()).add(b.saved)
+    where = ({s.index: (s.pipelet, s.group) for s in plan.layout.slots} if plan is not None
+             else {})
     slots = tuple(Slot(i, nf, i in branching, i in looping, i in saving,
-                       tuple(sorted(keys.get(i, ())))) for i, nf in enumerate(fsm.slots))
+                       tuple(sorted(keys.get(i, ()))), *where.get(i, (None, 0)))
+                  for i, nf in enumerate(fsm.slots))
     defs: dict[str, NFDefinition] = {}
     for s in slots:
         d = cat.definition(s.nf)
@@ -361,10 +413,20 @@ def compose(compiled, *, catalog: P4Catalog | None = None,
     used |= set(options.keep_headers)
     saved = max(fsm.n_saved, options.saved_fields,
                 max((k + 1 for s in slots for k in s.saved_keys), default=0))
-    arch = arch or compiled.arch
     return Composition(compiled, slots, tuple(defs.values()), _closure(used),
                        _init_keys(chains, options.keep_keys), options,
-                       "pipe." if arch == "tna" else "", saved, RANGE_BITS.get(arch))
+                       "pipe." if arch == "tna" else "", saved, RANGE_BITS.get(arch), plan)
+
+
+def _pipelet_plan(compiled, catalog) -> PipeletPlan:
+    """Where the NFs run on a Tofino's pipelets and how each path crosses them: the
+    placement pass's plan, or (a network's switch, compiled without it) one made here."""
+    o = compiled.options
+    result = compiled.placement
+    if result is None:
+        result = place_for(compiled.paths, catalog, "tna", o, orders=[compiled.fsm.slots])
+    layout = layout_of(result, entry_pipe=o.entry_pipe, exit_pipe=o.exit_pipe)
+    return plan_pipelets(layout, compiled.paths, limits=o.widths, saved=dict(compiled.fsm.saved))
 
 
 # --- the shared ingress core (P4 text) ---------------------------------------------------------

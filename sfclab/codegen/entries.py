@@ -39,17 +39,28 @@ from .compose import SAVED_WIDTH, TERMINALS, Composition, InitKey, saved_field
 
 __all__ = ["Exact", "Lpm", "Ternary", "Range", "Match", "TableEntry", "chain_entries",
            "nf_entries", "all_entries", "parse_value", "match_value", "canonical",
-           "canonical_match", "make_entry", "p4info_fields", "network_entries", "INGRESS",
+           "canonical_match", "make_entry", "p4info_fields", "network_entries", "network_head",
+           "INGRESS",
            "range_to_ternary"]
 
 #: The control every table and action of the composed program lives in.
 INGRESS = "SfcIngress"
 
 
-def _tbl(comp: Composition, name: str) -> str:
+def _tbl(comp: Composition, name: str, pipelet=None) -> str:
     """A table's P4Runtime name: bf-p4c puts the pipeline's name in front on TNA
-    (``pipe.SfcIngress.rewinder``); actions keep ``SfcIngress.…`` on both."""
-    return f"{comp.table_prefix}{INGRESS}.{name}"
+    (``pipe0.SfcIngress0.rewinder``); actions keep ``SfcIngress0.…``
+    (:meth:`Composition.table`, :meth:`~Composition.action`)."""
+    return comp.table(name, pipelet)
+
+
+def _slot_pipelet(comp: Composition, slot: int):
+    return comp.slots[slot].pipelet if slot < len(comp.slots) else None
+
+
+def _token(comp: Composition, path_num: int, state: int) -> tuple:
+    pid, st = comp.token_keys
+    return ((pid, Exact(path_num)), (st, Exact(state)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +276,7 @@ def _key_alternatives(key: InitKey, terms: list[FieldMatch]) -> list[Match | Non
 
 
 def _initializer_entries(comp: Composition) -> list[TableEntry]:
-    fsm = comp.compiled.fsm
+    fsm = comp.fsm
     chains = list(comp.compiled.chains)
     first = {e.chain: e for e in fsm.initializer}
     out = []
@@ -289,7 +300,7 @@ def _initializer_entries(comp: Composition) -> list[TableEntry]:
             combos = [c + ([(key.name, a)] if a is not None else []) for c in combos for a in alts]
         for match in combos:
             out.append(TableEntry(
-                _tbl(comp, "initializer"), tuple(match), f"{INGRESS}.set_token",
+                _tbl(comp, "initializer"), tuple(match), comp.action("set_token"),
                 (("path_id", init.path_num), ("bitmap", init.bitmap)),
                 len(chains) - rank, f"chain:{chain.name}",
                 f"{chain.name} -> {init.path} #{init.path_num}"))
@@ -326,10 +337,12 @@ def _cond_ranges(op: str, v: int, top: int) -> list[tuple[int, int]]:
             ">": [(v + 1, top)] if v < top else [], ">=": [(v, top)]}[op]
 
 
-def _branch_entries(comp: Composition) -> list[TableEntry]:
+def _branch_entries(comp: Composition, verdict=None) -> list[TableEntry]:
+    """The branch tables' entries; *verdict* (TNA) gives the target path's end of the
+    visit, which ``take_branch`` sets too (path number, state -> params)."""
     out = []
     bindings = comp.options.bindings
-    for b in comp.compiled.fsm.branches:
+    for b in comp.fsm.branches:
         cond = b.cond
         if cond is None:
             continue
@@ -361,13 +374,15 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
         matches = [m for lo, hi in ranges
                    for m in ([None] if (lo, hi) == (0, top) else
                              _as_key(kind, width, Range(lo, hi)))]
+        pl = _slot_pipelet(comp, b.slot)
+        extra = verdict(b.target_num, b.state) if verdict is not None else ()
         for m in matches:
             cond_match = () if m is None else ((key, m),)
             out.append(TableEntry(
-                _tbl(comp, f"slot{b.slot}_branch"),
-                (("hdr.sfc.path_id", Exact(b.path_num)), ("hdr.sfc.state", Exact(b.state)))
-                + cond_match,
-                f"{INGRESS}.take_branch", (("path_id", b.target_num), ("bitmap", b.bitmap)),
+                _tbl(comp, f"slot{b.slot}_branch", pl),
+                _token(comp, b.path_num, b.state) + cond_match,
+                comp.action("take_branch", pl),
+                (("path_id", b.target_num), ("bitmap", b.bitmap)) + extra,
                 1, f"chain:{chain}", f"{b.path} after {b.node}: {b.kind} -> {b.target}"))
     return out
 
@@ -375,8 +390,8 @@ def _branch_entries(comp: Composition) -> list[TableEntry]:
 def _rewinder_entries(comp: Composition) -> list[TableEntry]:
     out = []
     port = comp.options.default_port
-    for e in comp.compiled.fsm.rewinder:
-        match = (("hdr.sfc.path_id", Exact(e.path_num)), ("hdr.sfc.state", Exact(e.state)))
+    for e in comp.fsm.rewinder:
+        match = _token(comp, e.path_num, e.state)
         chain = e.path.rpartition("/")[0]
         if e.done:
             act, params = "finish", (("terminal", TERMINALS[e.terminal or "output"]),
@@ -391,28 +406,49 @@ def _rewinder_entries(comp: Composition) -> list[TableEntry]:
 
 def _loop_entries(comp: Composition) -> list[TableEntry]:
     out = []
-    for f in comp.compiled.fsm.paths:
+    for f in comp.fsm.paths:
         for pas, slot, count in f.loop_counts:
+            pl = _slot_pipelet(comp, slot)
             out.append(TableEntry(
-                _tbl(comp, f"slot{slot}_loop"),
-                (("hdr.sfc.path_id", Exact(f.num)), ("hdr.sfc.state", Exact(pas))),
-                f"{INGRESS}.count_loop", (("loops", count),), None, f"chain:{f.path.chain}",
+                _tbl(comp, f"slot{slot}_loop", pl), _token(comp, f.num, pas),
+                comp.action("count_loop", pl), (("loops", count),), None, f"chain:{f.path.chain}",
                 f"{f.path.id} after slot {slot}: loop counter {count}"))
     return out
 
 
 def _save_entries(comp: Composition) -> list[TableEntry]:
-    return [TableEntry(_tbl(comp, f"slot{e.slot}_save"),
-                       (("hdr.sfc.path_id", Exact(e.path_num)), ("hdr.sfc.state", Exact(e.state))),
-                       f"{INGRESS}.save_md{e.index}", (), None,
+    return [TableEntry(_tbl(comp, f"slot{e.slot}_save", _slot_pipelet(comp, e.slot)),
+                       _token(comp, e.path_num, e.state),
+                       comp.action(f"save_md{e.index}", _slot_pipelet(comp, e.slot)), (), None,
                        f"chain:{e.path.rpartition('/')[0]}", str(e))
-            for e in comp.compiled.fsm.saves]
+            for e in comp.fsm.saves]
 
 
 def chain_entries(comp: Composition) -> list[TableEntry]:
-    """Initializer, branch, loop, save and rewinder entries, chain by chain."""
+    """Initializer, branch, loop, save and rewinder entries, chain by chain (one pipeline;
+    a TNA program's: :func:`sfclab.codegen.tna_entries.tna_chain_entries`)."""
     return (_initializer_entries(comp) + _branch_entries(comp) + _loop_entries(comp)
             + _save_entries(comp) + _rewinder_entries(comp))
+
+
+def network_head(comp: Composition, *, classified: Iterable[str],
+                 arrivals: Iterable[tuple[int, int, str]],
+                 ingress: Mapping[str, int] | None = None) -> list[TableEntry]:
+    """A network switch's initializer entries (its classified chains') and arrival entries
+    (see :func:`network_entries`)."""
+    keep = set(classified)
+    first = {e.chain: e for e in comp.fsm.initializer}
+    out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
+    if ingress is not None:
+        out = [replace(e, params=e.params + (("ingress_port", ingress[e.group[6:]]),))
+               for e in out]
+    for spi, si, chain in arrivals:
+        e = first[chain]
+        out.append(TableEntry(
+            _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), comp.action("enter"),
+            (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
+            f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
+    return out
 
 
 def network_entries(comp: Composition, *, classified: Iterable[str],
@@ -429,19 +465,8 @@ def network_entries(comp: Composition, *, classified: Iterable[str],
     port)``) ends with that instead of ``finish``; *ingress* (chain -> network port,
     ``CodegenOptions.network_ingress``) is what a classified chain's ``set_token``
     writes as the port the packet entered the network on."""
-    keep = set(classified)
-    fsm = comp.compiled.fsm
-    first = {e.chain: e for e in fsm.initializer}
-    out = [e for e in _initializer_entries(comp) if e.group[len("chain:"):] in keep]
-    if ingress is not None:
-        out = [replace(e, params=e.params + (("ingress_port", ingress[e.group[6:]]),))
-               for e in out]
-    for spi, si, chain in arrivals:
-        e = first[chain]
-        out.append(TableEntry(
-            _tbl(comp, "arrival"), (("spi", Exact(spi)), ("si", Exact(si))), f"{INGRESS}.enter",
-            (("path_id", e.path_num), ("bitmap", e.bitmap)), None, f"chain:{chain}",
-            f"service path {spi}, next NF {si} -> {e.path} #{e.path_num}"))
+    fsm = comp.fsm
+    out = network_head(comp, classified=classified, arrivals=arrivals, ingress=ingress)
     out += _branch_entries(comp) + _loop_entries(comp) + _save_entries(comp)
     for r, e in zip(fsm.rewinder, _rewinder_entries(comp)):
         how = exits.get(r.path) if r.done else None
@@ -677,8 +702,9 @@ def nf_entries(comp: Composition) -> list[TableEntry]:
         d = defs[slot.nf]
         own = {a.name for a in d.control.actions()} if d.control is not None else set()
         for e in d.entries:
-            action = f"{INGRESS}.{slot.instance}.{e.action}" if e.action in own else e.action
-            out.append(make_entry(_tbl(comp, f"{slot.instance}.{e.table}"), e.match,
+            action = (comp.action(f"{slot.instance}.{e.action}", slot.pipelet) if e.action in own
+                      else e.action)
+            out.append(make_entry(_tbl(comp, f"{slot.instance}.{e.table}", slot.pipelet), e.match,
                                   dict(d.table(e.table).keys), action, e.params, e.priority,
                                   group=f"nf:{slot.instance}", note=f"example entry of {d.name}"))
     return out

@@ -477,9 +477,12 @@ def build_switch(s: str, parts: list[_Part], catalog, *, arch: str,
     program = emitter_for(arch)(comp).program()
     ingress = ({p.name: ports[p.ingress] for p in parts if p.classified}
                if comp.options.network_ingress and ports is not None else None)
-    entries = network_entries(comp, classified=[p.name for p in parts if p.classified],
-                              arrivals=[(p.spi, p.start, p.name) for p in parts
-                                        if not p.classified], exits=exits, ingress=ingress)
+    entry_fn = network_entries
+    if comp.pipelets is not None:                       # TNA: a state per pipelet visit
+        from .tna_entries import tna_network_entries as entry_fn
+    entries = entry_fn(comp, classified=[p.name for p in parts if p.classified],
+                       arrivals=[(p.spi, p.start, p.name) for p in parts if not p.classified],
+                       exits=exits, ingress=ingress)
     nf = nf_entries(comp)
     if hosts is not None:
         nf = entries_from_topology(comp, nf, hosts)

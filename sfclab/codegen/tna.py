@@ -1,31 +1,36 @@
-"""The TNA emitter: the composed program for Tofino (``bf-p4c``), one pipe.
+"""The TNA emitter: the composed program for Tofino (``bf-p4c``), a ``Pipeline`` per pipe.
 
-The same core as v1model (:mod:`.compose`), in TNA's shape: ingress parser /
-ingress / ingress deparser and egress parser / egress / egress deparser in one
-``Pipeline``, ``Switch(pipe) main``.  Differences the emitter handles:
+The placement pass puts the NFs on the pipelets of every pipe — the ingress and the
+egress of each (Dejavu §3.3) — and :mod:`sfclab.passes.pipelets` plans how each
+service path's packets cross them.  The program has one ``Pipeline`` per pipe, each with
+its own ingress and egress controls holding that pipe's NF slots around sfclab's lean
+core (:mod:`.tna_pipes`), and ``Switch(pipe0, pipe1, …) main``; the parsers and the egress
+deparser are shared.  What crosses pipelets:
 
-* another pass leaves ingress towards the recirculation port (``recirc_port``,
-  68 on pipe 0 of a Tofino 1) and comes back through the ingress parser with the
-  SFC header on, so NF header rewrites survive as on v1model;
-* drops set ``ig_dprsr_md.drop_ctl``; what egress needs (the original ingress
-  port, path id, why a packet goes to the CPU) is bridged in a ``bridge_t``
-  header that the egress parser extracts;
-* the state API lowers to ``Register`` + ``RegisterAction`` (an NF's
-  ``SfcRegisterAction`` as it is; one per read, per distinct write and per
-  distinct add, each declared after the variables its body reads, as P4 wants
-  names declared before use), ``Counter``, ``DirectCounter`` (every action of
-  its table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``), ``Hash``; a
-  digest is packed by the ingress deparser, so an NF that sends digests gets a
-  third parameter, a buffer the deparser reads (``digest_type`` says which);
-* the IPv4 checksum is recomputed with TNA's ``Checksum`` in the ingress deparser;
-* the packet-out branch's field has a PHV container of its own (``@pa_no_overlay``), which
-  ``p4c-barefoot`` 9.13.4 needs not to crash (``_NO_OVERLAY`` says why).
+* ingress → egress of any pipe: the traffic manager (``ig_tm_md.ucast_egress_port``);
+  the SFC header stays on the packet, with the token of the egress visit, and a
+  ``bridge_t`` header bridges the ingress port, the path id and why a packet goes to
+  the CPU;
+* egress → the same pipe's ingress: its recirculation port (``68 + 128 * pipe`` on a
+  Tofino 1), chosen by the ingress before;
+* drops set ``ig_dprsr_md.drop_ctl`` / ``eg_dprsr_md.drop_ctl``; the CPU port's egress
+  takes the SFC header off and adds ``packet_in``.
+
+Besides, as before: the state API lowers to ``Register`` + ``RegisterAction`` (an NF's
+``SfcRegisterAction`` as it is; one per read, per distinct write and per distinct add,
+each declared after the variables its body reads), ``Counter``, ``DirectCounter``
+(every action of its table counts), ``Meter`` (TNA's RED, 3, becomes ``SFC_RED``),
+``Hash``; a digest is packed by the ingress deparser (``digest_type`` says which), so
+NFs that emit digests run in an ingress pipelet; the IPv4 checksum (and TCP/UDP's, when
+an NF asks) is recomputed with TNA's ``Checksum`` in the deparsers; the packet-out
+branch's field has a PHV container of its own (``@pa_no_overlay``), which
+``p4c-barefoot`` 9.13.4 needs not to crash ("Metadata initialization analysis
+incorrect" when it overlays that field with an NF local).
 
 Tofino gives a register one access per packet: an NF that may touch a register
 twice on one packet path (a read and a write) is refused, naming the register and
 the lines (use one ``SfcRegisterAction`` that computes the new value and the
-result).  The placement pass's multi-pipe plan is reported; this program uses one
-pipe.
+result).
 """
 
 from __future__ import annotations
@@ -38,25 +43,31 @@ from ..p4.catalog import NFDefinition, nf_includes
 from ..p4.check import widths_of
 from ..p4.paths import PORTABLE, check_one_access
 from ..p4.tofino_rules import check_tofino
-from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot, core_apply, core_locals
+from ..passes.pipelets import recirculation_port
+from ..passes.placement import TNA_CORE_STAGES, Pipelet
+from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot
 from .emitter import EmittedProgram, P4Emitter, Use
+from .tna_pipes import TERM_VIA, egress_control, ingress_control, token_copy
 from .v1model import _PACKET_IN, _PACKET_OUT, parser_states
 
-__all__ = ["TnaEmitter", "TNA_CPU_PORT", "TOFINO_PIPE_STAGES", "one_pipe_stages"]
+__all__ = ["TnaEmitter", "TNA_CPU_PORT", "TOFINO_PIPE_STAGES", "pipelet_estimates"]
 
-#: Match-action stages of a Tofino 1 pipe's ingress.
+#: Match-action stages of each gress of a Tofino 1 pipe.
 TOFINO_PIPE_STAGES = 12
 
 
-def one_pipe_stages(comp: Composition) -> tuple[int, int]:
-    """``(estimate, of it the NF slots')``: the ingress stages this one-pipe program needs by
-    the catalogue — sfclab's core (:data:`~sfclab.passes.placement.TNA_CORE_STAGES`) plus
-    every NF slot's ``stages``, all in pipe 0's ingress."""
-    from ..passes.placement import TNA_CORE_STAGES
-
+def pipelet_estimates(comp: Composition) -> dict[Pipelet, int]:
+    """The stages each pipelet of a TNA composition needs by the catalogue: sfclab's core
+    (:data:`~sfclab.passes.placement.TNA_CORE_STAGES`) plus its NF slots' ``stages``,
+    a side-by-side group counting its largest (what placement adds up)."""
     cat = comp.compiled.catalog
-    nfs = sum(cat.get(s.nf).stages for s in comp.slots if s.nf in cat)
-    return TNA_CORE_STAGES.ingress + nfs, nfs
+    out: dict[Pipelet, int] = {}
+    lay = comp.pipelets.layout
+    for pl in lay.pipelets():
+        core = TNA_CORE_STAGES.ingress if pl.gress == "ingress" else TNA_CORE_STAGES.egress
+        out[pl] = core + sum(max(cat.get(s.nf).stages if s.nf in cat else 0 for s in g)
+                             for g in lay.groups(pl))
+    return out
 
 #: The CPU (PCIe) port of pipe 0 on a Tofino 1.
 TNA_CPU_PORT = 192
@@ -99,6 +110,7 @@ class TnaEmitter(P4Emitter):
         self._reads: set[str] = set()                   # registers read
         self._actions: list[A.Instance] = []            # register actions sfclab adds
         self._l4_checksum = False                       # an NF updates the TCP/UDP checksum
+        self._l4_nfs: set[str] = set()                  # which NFs do
 
     # -- lowering the state API ----------------------------------------------------------------
     def prepare(self, control: A.ControlDecl, nf: NFDefinition,
@@ -227,6 +239,7 @@ class TnaEmitter(P4Emitter):
     def l4_checksum_decl(self, use: Use):
         """No instance in the NF: the ingress parser and deparser hold the ``Checksum``s."""
         self._l4_checksum = True
+        self._l4_nfs.add(use.nf)
         return self.remove()
 
     def l4_checksum_update(self, use: Use):
@@ -258,41 +271,58 @@ class TnaEmitter(P4Emitter):
 
     def program(self) -> EmittedProgram:
         comp = self.comp
+        plan = comp.pipelets
         nf = self.nf_decls()                      # fills self._digests
         digests = self._digest_slots()
         parts = self.preamble()
         parts.append(self.print_decls(self._headers()))
         parts.append(self.print_decls(self.api_consts()))
         parts.append(self.print_decls(nf) if nf else "")
-        parts.append(_TYPES.format(cpu=self.cpu_port, recirc=comp.options.recirc_port,
+        parts.append(_TYPES.format(cpu=self.cpu_port, via=TERM_VIA,
                                    dg=self.digest_meta_fields()
                                    + ("    bit<16> l4_residual;\n" if self._l4_checksum else ""),
                                    **{f"T_{k}": v for k, v in TERMINALS.items()}))
-        parts.append(self._ingress_parser())
-        parts.append(self._ingress(digests))
-        parts.append(self._ingress_deparser(digests))
-        parts.append(self._egress_parser())
-        parts.append(_EGRESS)
-        parts.append(self._deparser("SfcEgressDeparser", "inout headers_t hdr, in eg_meta_t meta, "
-                                    "in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
-                                    ("packet_in", *PARSER_GRAPH), ""))
-        parts.append("Pipeline(SfcIngressParser(), SfcIngress(), SfcIngressDeparser(), "
-                     "SfcEgressParser(), SfcEgress(), SfcEgressDeparser()) pipe;\n\n"
-                     "Switch(pipe) main;\n")
-        pl = comp.compiled.placement
-        self.notes.append(f"tna: one pipe, {len(comp.slots)} NF slots; extra passes go to "
-                          f"recirculation port {comp.options.recirc_port}; CPU port "
-                          f"{self.cpu_port}; {len(digests)} digest(s)")
-        need, nfs = one_pipe_stages(comp)
-        self.notes.append(f"tna: about {need} ingress stages by the estimates (sfclab's core "
-                          f"{need - nfs}, the NF slots {nfs}); a Tofino 1 pipe has "
-                          f"{TOFINO_PIPE_STAGES}" + (": does not fit one pipe"
-                                                     if need > TOFINO_PIPE_STAGES else ""))
-        if pl is not None:
-            self.notes.append(f"tna: the placement pass planned {pl.pipes} pipes "
-                              f"({pl.best.weighted_recirculations:.3g} weighted recirculations); "
-                              f"this program runs every slot on pipe 0")
+        parts.append(self._parser("SfcIngressParser", "ingress"))
+        parts.append(self._parser("SfcEgressParser", "egress"))
+        pipes = plan.layout.pipes
+        args = self.digest_args()
+        for p in range(pipes):
+            mine = [d for d in digests if d[1].pipelet.pipe == p]
+            # one chain of exclusive conditions: a packet packs one digest (digest_type)
+            flags = "".join(f"\n        {'if' if n == 0 else '} else if'} "
+                            f"(meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
+                            f"            ig_dprsr_md.digest_type = {k};"
+                            for n, (k, s, i) in enumerate(mine)) + ("\n        }" if mine else "")
+            parts.append(ingress_control(comp, p, args, flags))
+            parts.append(self._ingress_deparser(p, mine))
+            parts.append(egress_control(comp, p))
+            parts.append(self._egress_deparser(p))
+        parts.append("".join(f"Pipeline(SfcIngressParser(), SfcIngress{p}(), SfcIngressDeparser{p}(), "
+                             f"SfcEgressParser(), SfcEgress{p}(), SfcEgressDeparser{p}()) pipe{p};\n"
+                             for p in range(pipes))
+                     + f"\nSwitch({', '.join(f'pipe{p}' for p in range(pipes))}) main;\n")
+        self._notes(digests)
         return self._finish("\n".join(p for p in parts if p))
+
+    def _notes(self, digests) -> None:
+        comp, plan = self.comp, self.comp.pipelets
+        lay = plan.layout
+        self.notes.append(f"tna: {lay.pipes} pipe(s), {len(comp.slots)} NF slots on their "
+                          f"pipelets; packets enter pipe {lay.entry_pipe} and leave through "
+                          f"pipe {lay.exit_pipe}'s egress; CPU port {self.cpu_port}; "
+                          f"{len(digests)} digest(s)")
+        for pl in lay.pipelets():
+            groups = lay.groups(pl)
+            if groups:
+                self.notes.append(f"  {pl}: " + " -> ".join(
+                    " | ".join(s.instance for s in g) for g in groups))
+        self.notes.append(f"tna: {plan.weighted_recirculations():.4g} weighted recirculations "
+                          f"(egress -> the same pipe's ingress through its recirculation port "
+                          f"{', '.join(str(recirculation_port(p)) for p in range(lay.pipes))}), "
+                          f"as placement planned")
+        est = pipelet_estimates(comp)
+        self.notes.append("tna: stages by the estimates (sfclab's core + the NF slots): "
+                          + ", ".join(f"{pl} {n}" for pl, n in est.items() if n))
 
     def _headers(self) -> list[A.Node]:
         out: list[A.Node] = []
@@ -309,68 +339,74 @@ class TnaEmitter(P4Emitter):
             out.append(d)
         return out
 
-    def _ingress_parser(self) -> str:
+    def _parser(self, name: str, gress: str) -> str:
+        """The ingress or egress parser (shared by every pipe): intrinsic metadata (port
+        metadata skipped, or the bridged header), then the packet; the SFC header's token
+        is copied into ``meta`` where it is extracted."""
         init = "\n".join(f"        meta.{f} = 0;" for f in (
-            "sfc.metadata", "sfc.counter", "sfc.path_id", "sfc.drop", "sfc.to_cpu",
-            "sfc.egress_valid", "sfc.egress_port", "sfc.mcast_grp", "ctl.recirculate",
-            "ctl.terminal", "ctl.out_port")
+            "sfc.drop", "sfc.to_cpu", "ctl.terminal", "ctl.out_port", "ctl.keep")
             + (("sfc.l4_checksum", "l4_residual") if self._l4_checksum else ()))
-        init += "".join(f"\n        meta.{s.instance}_dg.{i.name}_valid = 0;"
-                        for _, s, i in self.digest_slots())
-        lines = ["parser SfcIngressParser(packet_in pkt, out headers_t hdr, out meta_t meta, "
-                 "out ingress_intrinsic_metadata_t ig_intr_md) {",
-                 "    state start {", "        pkt.extract(ig_intr_md);",
-                 "        pkt.advance(PORT_METADATA_SIZE);", init,
-                 "        transition select(ig_intr_md.ingress_port) {",
-                 "            CPU_PORT : parse_packet_out;", "            default : parse_ethernet;",
-                 "        }", "    }", "    state parse_packet_out {",
-                 "        pkt.extract(hdr.packet_out);", "        transition parse_ethernet;", "    }"]
-        states = parser_states(set(self.comp.headers), "pkt", "hdr")
+        if gress == "ingress":
+            init += "".join(f"\n        meta.{s.instance}_dg.{i.name}_valid = 0;"
+                            for _, s, i in self.digest_slots())
+            intr = ("out ingress_intrinsic_metadata_t ig_intr_md",
+                    ["        pkt.extract(ig_intr_md);", "        pkt.advance(PORT_METADATA_SIZE);"],
+                    ["        transition select(ig_intr_md.ingress_port) {",
+                     "            CPU_PORT : parse_packet_out;",
+                     "            default : parse_ethernet;", "        }", "    }",
+                     "    state parse_packet_out {", "        pkt.extract(hdr.packet_out);",
+                     "        transition parse_ethernet;"])
+        else:
+            intr = ("out egress_intrinsic_metadata_t eg_intr_md",
+                    ["        pkt.extract(eg_intr_md);", "        pkt.extract(hdr.bridge);"],
+                    ["        transition parse_ethernet;"])
+        lines = [f"parser {name}(packet_in pkt, out headers_t hdr, out meta_t meta, {intr[0]}) {{",
+                 "    state start {", *intr[1], init, *intr[2], "    }"]
+        states = []
+        for line in parser_states(set(self.comp.headers), "pkt", "hdr"):
+            states.append(line)
+            if line.strip() == "pkt.extract(hdr.sfc);":
+                states += token_copy()
         if self._l4_checksum:
             lines.insert(1, "    Checksum() l4_checksum;")
             states = _subtract_l4(states)
         return "\n".join(lines + states) + "\n}\n"
 
-    def _egress_parser(self) -> str:
-        lines = ["parser SfcEgressParser(packet_in pkt, out headers_t hdr, out eg_meta_t meta, "
-                 "out egress_intrinsic_metadata_t eg_intr_md) {",
-                 "    state start {", "        pkt.extract(eg_intr_md);",
-                 "        pkt.extract(hdr.bridge);", "        transition parse_ethernet;", "    }"]
-        lines += parser_states(set(self.comp.headers), "pkt", "hdr")
-        return "\n".join(lines) + "\n}\n"
-
-    def _ingress(self, digests) -> str:
-        locals_ = "\n".join("    " + line if not line.startswith("\n") else line
-                            for line in core_locals(self.comp))
-        core = "\n".join(f"            {line}" for line in core_apply(self.comp,
-                                                                     self.digest_args()))
-        flags = "".join(f"\n        if (meta.{s.instance}_dg.{i.name}_valid == 1) {{\n"
-                        f"            ig_dprsr_md.digest_type = {k};\n        }}"
-                        for k, s, i in digests)
-        return _INGRESS.format(locals=locals_, core=core, digests=flags)
-
-    def _ingress_deparser(self, digests) -> str:
-        decl = "".join(f"    Digest<{i.type.args[0].name}>() {s.instance}_{i.name};\n"
-                       for _, s, i in digests)
-        packs = "".join(f"        if (ig_dprsr_md.digest_type == {k}) {{\n"
-                        f"            {s.instance}_{i.name}.pack(meta.{s.instance}_dg.{i.name});\n"
-                        f"        }}\n" for k, s, i in digests)
-        csum = ("    Checksum() ipv4_checksum;\n" if "ipv4" in self.comp.headers else "")
+    def _checksums(self, pipelet: Pipelet) -> tuple[str, str]:
+        """A deparser's checksum declarations and updates: IPv4, and TCP/UDP when an NF of
+        *pipelet* asks (the compiler computes each update's condition in the pipelet's
+        last stages: none where no NF needs it)."""
+        decl = "    Checksum() ipv4_checksum;\n" if "ipv4" in self.comp.headers else ""
         update = ("        if (hdr.ipv4.isValid()) {\n"
                   "            hdr.ipv4.hdr_checksum = ipv4_checksum.update({hdr.ipv4.version, "
                   "hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len, "
                   "hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, "
                   "hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});\n        }\n"
-                  if csum else "")
-        if self._l4_checksum:
+                  if decl else "")
+        if any(s.nf in self._l4_nfs for s in self.comp.slots if s.pipelet == pipelet):
             decl += "    Checksum() tcp_checksum;\n    Checksum() udp_checksum;\n"
             update += "        if (meta.sfc.l4_checksum == 1) {\n" + "".join(
                 f"            hdr.{h}.checksum = {h}_checksum.update({{hdr.ipv4.src_addr, "
                 f"hdr.ipv4.dst_addr, hdr.{h}.src_port, hdr.{h}.dst_port, meta.l4_residual}}"
                 f"{', true' if h == 'udp' else ''});\n" for h in ("tcp", "udp")) + "        }\n"
-        return self._deparser("SfcIngressDeparser", "inout headers_t hdr, in meta_t meta, "
+        return decl, update
+
+    def _ingress_deparser(self, pipe: int, digests) -> str:
+        decl = "".join(f"    Digest<{i.type.args[0].name}>() {s.instance}_{i.name};\n"
+                       for _, s, i in digests)
+        packs = "".join(f"        if (ig_dprsr_md.digest_type == {k}) {{\n"
+                        f"            {s.instance}_{i.name}.pack(meta.{s.instance}_dg.{i.name});\n"
+                        f"        }}\n" for k, s, i in digests)
+        csum, update = self._checksums(Pipelet(pipe, "ingress"))
+        return self._deparser(f"SfcIngressDeparser{pipe}", "inout headers_t hdr, in meta_t meta, "
                               "in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
                               ("bridge", *PARSER_GRAPH), decl + csum, update + packs)
+
+    def _egress_deparser(self, pipe: int) -> str:
+        csum, update = self._checksums(Pipelet(pipe, "egress"))
+        return self._deparser(f"SfcEgressDeparser{pipe}", "inout headers_t hdr, in meta_t meta, "
+                              "in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
+                              ("packet_in", *PARSER_GRAPH), csum, update)
 
     @staticmethod
     def _deparser(name: str, params: str, headers, decls: str, body: str = "") -> str:
@@ -431,93 +467,38 @@ def _count_direct(control: A.ControlDecl) -> A.ControlDecl:
                          control.type_params, control.annotations, control.pos)
 
 
+#: What the ingress bridges to the egress, laid out as packet_in's first fields (so the
+#: CPU port's egress copies them whole).
 _BRIDGE = A.HeaderDecl("bridge_t", (
-    A.Field(A.BitType(7), "pad"), A.Field(A.BitType(9), "ingress_port"),
-    A.Field(A.BitType(16), "path_id"), A.Field(A.BitType(8), "cpu_reason")))
+    A.Field(A.BitType(16), "ingress_port"), A.Field(A.BitType(16), "path_id"),
+    A.Field(A.BitType(8), "cpu_reason")))
 
 _TYPES = """const bit<9> CPU_PORT = {cpu};
-const bit<9> RECIRC_PORT = {recirc};
 const bit<2> TERM_OUTPUT = {T_output};
 const bit<2> TERM_DROP = {T_drop};
 const bit<2> TERM_CPU = {T_cpu};
+const bit<2> TERM_VIA = {via};
 const bit<8> CPU_REASON_NF = 1;
 const bit<8> CPU_REASON_CHAIN = 2;
 
+/* The token of the visit: its state and the slots it runs (copied from the SFC header
+ * by the parser, or set by the initializer). */
+struct sfc_tok_t {{
+    bit<8> state;
+    bit<32> bitmap;
+}}
+
+/* The end of the visit: the rewinder's verdict, the port it names, and (an egress whose
+ * NFs see the real EtherType) whether the SFC header stays on. */
 struct sfc_ctl_t {{
-    bit<1> recirculate;
     bit<2> terminal;
     bit<9> out_port;
+    bit<1> keep;
 }}
 
 struct meta_t {{
     sfc_meta_t sfc;
+    sfc_tok_t tok;
     sfc_ctl_t ctl;
 {dg}}}
-
-struct eg_meta_t {{
-}}
-"""
-
-#: The packet-out branch's header field, kept out of shared PHV containers.  It is read only
-#: in the branch a controller's packet takes (``if (hdr.packet_out.isValid())``) and never
-#: deparsed, so ``p4c-barefoot`` 9.13.4 may overlay its container with an NF local that the
-#: other branch zeroes (qos's ``bit<1> remark_red = 0;``); its metadata-initialisation
-#: analysis then orders the two mutually exclusive tables and stops with "Compiler Bug:
-#: Metadata initialization analysis incorrect.  Live ranges between tbl_programN and
-#: tbl_programM overlap" (add_initialization.cpp skips its mutual-exclusion test for a
-#: field the program initialises itself).  ``@pa_no_overlay`` costs 16 PHV bits.
-_NO_OVERLAY = '@pa_no_overlay("ingress", "hdr.packet_out.egress_port")'
-
-_INGRESS = _NO_OVERLAY + """
-control SfcIngress(inout headers_t hdr, inout meta_t meta, in ingress_intrinsic_metadata_t ig_intr_md, in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md, inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
-{locals}
-
-    apply {{
-        hdr.bridge.setValid();
-        hdr.bridge.pad = 0;
-        hdr.bridge.ingress_port = ig_intr_md.ingress_port;
-        hdr.bridge.path_id = 0;
-        hdr.bridge.cpu_reason = CPU_REASON_CHAIN;
-        if (hdr.packet_out.isValid()) {{
-            ig_tm_md.ucast_egress_port = (bit<9>) hdr.packet_out.egress_port;
-            hdr.packet_out.setInvalid();
-        }} else {{
-            meta.sfc.ingress_port = ig_intr_md.ingress_port;
-            meta.sfc.timestamp = ig_intr_md.ingress_mac_tstamp >> 10;
-{core}
-            hdr.bridge.ingress_port = meta.sfc.ingress_port;
-            hdr.bridge.path_id = meta.sfc.path_id;
-            if (meta.sfc.to_cpu == 1) {{
-                hdr.bridge.cpu_reason = CPU_REASON_NF;
-            }}
-            if (meta.sfc.drop == 1 || meta.ctl.terminal == TERM_DROP) {{
-                ig_dprsr_md.drop_ctl = 1;
-            }} else if (meta.sfc.to_cpu == 1 || meta.ctl.terminal == TERM_CPU) {{
-                ig_tm_md.ucast_egress_port = CPU_PORT;
-            }} else if (meta.ctl.recirculate == 1) {{
-                ig_tm_md.ucast_egress_port = RECIRC_PORT;
-            }} else if (meta.sfc.mcast_grp != 0) {{
-                ig_tm_md.mcast_grp_a = meta.sfc.mcast_grp;
-            }} else if (meta.sfc.egress_valid == 1) {{
-                ig_tm_md.ucast_egress_port = meta.sfc.egress_port;
-            }} else {{
-                ig_tm_md.ucast_egress_port = meta.ctl.out_port;
-            }}
-        }}{digests}
-    }}
-}}
-"""
-
-_EGRESS = """control SfcEgress(inout headers_t hdr, inout eg_meta_t meta, in egress_intrinsic_metadata_t eg_intr_md, in egress_intrinsic_metadata_from_parser_t eg_prsr_md, inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md, inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    apply {
-        if (eg_intr_md.egress_port == CPU_PORT) {
-            hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = (bit<16>) hdr.bridge.ingress_port;
-            hdr.packet_in.path_id = hdr.bridge.path_id;
-            hdr.packet_in.reason = hdr.bridge.cpu_reason;
-            hdr.packet_in.pad = 0;
-        }
-        hdr.bridge.setInvalid();
-    }
-}
 """

@@ -47,7 +47,7 @@ for the next pass.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ChainValidationError, CompileError
@@ -291,8 +291,10 @@ def _decision_positions(p: ServicePath) -> list[int]:
     return out
 
 
-def _plan_path(p: ServicePath, num: int, slots: Sequence[str]) -> tuple[PathFSM, list[int]]:
-    placed = embed(slots, p.nfs)
+def _plan_path(p: ServicePath, num: int, slots: Sequence[str],
+               walker: Callable[[ServicePath], tuple[list[tuple[int, int]], int]] | None = None
+               ) -> tuple[PathFSM, list[int]]:
+    placed, n_states = walker(p) if walker is not None else (embed(slots, p.nfs), 0)
     where = _decision_positions(p)
     counter_after = []
     c = 0
@@ -303,12 +305,13 @@ def _plan_path(p: ServicePath, num: int, slots: Sequence[str]) -> tuple[PathFSM,
         elif loop_at.get(i) == "exit":
             c = 0
         counter_after.append(c)
-    n_passes = placed[-1][0] + 1 if placed else 1
+    n_passes = max(n_states, placed[-1][0] + 1 if placed else 1)
     states = []
     for s in range(n_passes):
         idx = [i for i, (ps, _) in enumerate(placed) if ps == s]
         sl = tuple(placed[i][1] for i in idx)
-        start = counter_after[idx[0] - 1] if idx and idx[0] > 0 else 0
+        before = idx[0] if idx else sum(1 for ps, _ in placed if ps < s)
+        start = counter_after[before - 1] if before > 0 else 0
         states.append(PassState(s, sum(1 << k for k in sl), sl,
                                 tuple(p.nodes[i] for i in idx), start))
     loops = tuple((*placed[i], counter_after[i]) for i, kind in sorted(loop_at.items())
@@ -318,11 +321,16 @@ def _plan_path(p: ServicePath, num: int, slots: Sequence[str]) -> tuple[PathFSM,
 
 def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
               limits: TokenWidths = TokenWidths(),
-              saved: Mapping[str, tuple[str, ...]] | None = None) -> FSMPlan:
+              saved: Mapping[str, tuple[str, ...]] | None = None,
+              walker: Callable[[ServicePath], tuple[list[tuple[int, int]], int]] | None = None
+              ) -> FSMPlan:
     """The FSM plan of *paths* on the pipeline *slots* (path numbers from 1).
 
     *saved* gives each chain's saved NFs (:func:`chain_saved_nfs`); by default
-    they come from the paths' decisions."""
+    they come from the paths' decisions.  *walker* places a path's NFs instead of
+    :func:`~sfclab.passes.common.embed`: ``(state, slot)`` per node and how many
+    states the path has (a pipelet visit of a multi-pipe switch is a state:
+    :mod:`sfclab.passes.pipelets`)."""
     slots = tuple(slots)
     if saved is None:
         saved = {c: saved_nfs((d.node, d.kind, d.cond) for p in paths if p.chain == c
@@ -331,7 +339,7 @@ def build_fsm(slots: Sequence[str], paths: Sequence[ServicePath], *,
     plans: list[PathFSM] = []
     wheres: list[list[int]] = []
     for num, p in enumerate(paths, 1):
-        plan, where = _plan_path(p, num, slots)
+        plan, where = _plan_path(p, num, slots, walker)
         plans.append(plan)
         wheres.append(where)
 

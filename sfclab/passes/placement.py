@@ -9,14 +9,26 @@ order they are placed (sequential composition); their stage costs
 * egress ``q`` → ingress ``q``: one recirculation (loopback within the pipe);
 * ingress ``p`` → ingress ``p``: one resubmission (only after the ingress).
 
-sfclab's own core takes stages of every pipelet before any NF (the TNA program's
-initializer, rewinder and requests in the ingress, the recirculation and CPU handling
-in the egress): ``reserved`` (:data:`TNA_CORE_STAGES` for ``arch="tna"``, measured
-with the Tofino compiler) is subtracted from each ingress and egress pipelet, so the
-NFs get ``stages - reserved`` of each.
+sfclab's own core takes stages of every pipelet besides the NFs' (the TNA program's
+initializer and the pass's end in the ingress, the pass's end in the egress):
+``reserved`` (:data:`TNA_CORE_STAGES` for ``arch="tna"``, measured with the Tofino
+compiler) is subtracted from each ingress and egress pipelet, so the NFs get
+``stages - reserved`` of each.
+
+NFs on one pipelet are composed as Dejavu's Fig. 5 has it: back to back
+(*sequential*: their stages add up), or side by side (*parallel*, on ``if``/``else`` of
+the token: they share stages, the pipelet needs the largest) when no service path
+runs both (``side_by_side``: :func:`side_by_side_groups` makes the groups, consecutive
+NFs of a pipelet no path shares).  Some NFs must run in an ingress pipelet
+(``ingress_only``): an egress pipelet cannot change the port, send to the CPU or emit
+a digest (TNA's ``Digest`` is the ingress deparser's), and the port after an egress
+pipelet was chosen before it, so an NF whose branches may change where the packet
+goes next runs in the ingress too.
 
 Packets enter at the ingress of ``entry_pipe`` and leave from the egress of
-``exit_pipe`` (``None``: any egress).  Between two consecutive NFs ``f → g`` of
+``exit_pipe`` (``None``: any egress); a path that ends in ``drop`` is dropped where
+its last NF ran, and one that ends at the CPU leaves from an ingress pipelet (the
+CPU port's pipe is not the data ports').  Between two consecutive NFs ``f → g`` of
 a path the cost is 0 when ``g`` is later on the same pipelet, else the cheapest
 move from ``f``'s pipelet to ``g``'s, so a path's recirculations are a sum over
 its NF pairs.  :func:`place` minimises the weighted sum: it packs NF orders
@@ -35,8 +47,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import CompileError
@@ -46,6 +59,9 @@ from .common import first_seen, nf_info
 
 __all__ = [
     "TNA_CORE_STAGES",
+    "TOFINO_MAX_PIPES",
+    "side_by_side_groups",
+    "co_occurring",
     "CoreStages",
     "Pipelet",
     "Placement",
@@ -55,6 +71,9 @@ __all__ = [
     "place",
     "step_costs",
     "placement_pass",
+    "place_for",
+    "ingress_only_nfs",
+    "asks_port",
 ]
 
 
@@ -66,15 +85,18 @@ class CoreStages:
     egress: int = 0
 
 
-#: What sfclab's core takes of a Tofino pipe, measured with p4c-barefoot 9.13.4 (the
-#: ``.bfa`` of each library NF alone: its ingress stages less the NF's span, at most; its
-#: egress stages): in the ingress the copy of the parsed fields, the initializer, the
-#: token check, the rewinder and the requests' tables — 5 to 7 stages with an NF on the
-#: switch, 8 with a server NF's detour (dpi, ips, ipsec) — and in the egress the
-#: recirculation and CPU headers (2).  ``tests/targets/tofino_measured.json`` records
-#: the measurement; ``tests/targets/test_tofino_stages.py`` checks this against it, and
-#: against the compiler where it is installed.
-TNA_CORE_STAGES = CoreStages(ingress=8, egress=2)
+#: What sfclab's lean core takes of each Tofino pipelet, measured with p4c-barefoot 9.13.4
+#: (the ``.bfa`` stages that hold sfclab's tables and no NF's, per pipe and gress, of
+#: every library NF alone and mid-chain): in an ingress the initializer (stage 0 of the
+#: entry pipe) and the pass's end (one table after the last NF: drop, CPU, next pipelet
+#: or port), the rewinder sharing the NFs' stages; in an egress the pass's end (keep
+#: the SFC header for the recirculation, or take it off).  ``tests/targets/
+#: tofino_measured.json`` records the measurement; ``tests/targets/test_tofino_stages.py``
+#: checks this against it, and against the compiler where it is installed.
+TNA_CORE_STAGES = CoreStages(ingress=2, egress=1)
+
+#: The most pipes a Tofino 1 has (the 64-port one; the 32-port one has 2).
+TOFINO_MAX_PIPES = 4
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -97,12 +119,23 @@ class Placement:
     weighted_recirculations: float
     recirculations: tuple[tuple[str, int], ...]       # per path id
     throughput: tuple[tuple[str, float], ...]          # per path id, share of T
+    #: Per pipelet its NFs in groups: a group of several runs side by side (parallel
+    #: composition, sharing stages), the groups back to back; empty: one NF a group.
+    groups: tuple[tuple[Pipelet, tuple[tuple[str, ...], ...]], ...] = ()
 
     def where(self) -> dict[str, tuple[Pipelet, int]]:
         return {nf: (pl, i) for pl, nfs in self.pipelets for i, nf in enumerate(nfs)}
 
+    def groups_of(self, pipelet: Pipelet) -> tuple[tuple[str, ...], ...]:
+        """*pipelet*'s NFs, a group per position (side by side within a group)."""
+        given = dict(self.groups)
+        if pipelet in given:
+            return given[pipelet]
+        return tuple((nf,) for nf in dict(self.pipelets).get(pipelet, ()))
+
     def __str__(self) -> str:
-        body = "  ".join(f"{pl}: {','.join(nfs) or '-'}" for pl, nfs in self.pipelets)
+        body = "  ".join(f"{pl}: {','.join('|'.join(g) for g in self.groups_of(pl)) or '-'}"
+                         for pl, _ in self.pipelets)
         return f"{self.method}: {body}  ({self.weighted_recirculations:.4g} weighted recirculations)"
 
 
@@ -160,28 +193,80 @@ def _move(a: Pipelet, b: Pipelet) -> int:
     return 1                         # egress a → ingress a → egress b
 
 
+def _exit_kind(terminal: str) -> str:
+    """How a path leaves: ``drop`` where its last NF ran, ``cpu`` from an ingress
+    pipelet, else through the exit pipe's egress."""
+    return terminal if terminal in ("drop", "cpu") else "out"
+
+
 def _pair_costs(paths: Sequence[ServicePath]):
     pairs: dict[tuple[str, str], float] = defaultdict(float)
     heads: dict[str, float] = defaultdict(float)
-    tails: dict[str, float] = defaultdict(float)
+    tails: dict[tuple[str, str], float] = defaultdict(float)
     for p in paths:
         if not p.nfs:
             continue
         heads[p.nfs[0]] += p.weight
-        tails[p.nfs[-1]] += p.weight
+        tails[p.nfs[-1], _exit_kind(p.terminal)] += p.weight
         for a, b in zip(p.nfs, p.nfs[1:]):
             pairs[a, b] += p.weight
     return pairs, heads, tails
 
 
+def co_occurring(paths: Iterable[ServicePath]) -> frozenset[frozenset[str]]:
+    """The pairs of NF types some service path runs both of (those cannot share stages
+    side by side).
+
+    >>> from sfclab.ir.model import linear_chain
+    >>> sorted(map(sorted, co_occurring(linear_chain("c", ["a", "b"]).paths())))
+    [['a', 'b']]
+    """
+    out: set[frozenset[str]] = set()
+    for p in paths:
+        kinds = sorted(set(p.nfs))
+        out.update(frozenset(pr) for pr in itertools.combinations(kinds, 2))
+    return frozenset(out)
+
+
+def side_by_side_groups(nfs: Sequence[str], together: Collection[frozenset[str]]
+                        ) -> tuple[tuple[str, ...], ...]:
+    """*nfs* (one pipelet's, in order) in groups: each NF joins the group before it when no
+    path runs it with any of that group (*together*: :func:`co_occurring`), else starts
+    a group.  A group runs side by side (``if``/``else`` of the token), groups back to back.
+
+    >>> side_by_side_groups(["a", "b", "c"], {frozenset("ab")})
+    (('a',), ('b', 'c'))
+    """
+    groups: list[list[str]] = []
+    for nf in nfs:
+        if groups and all(frozenset((nf, g)) not in together and nf != g for g in groups[-1]):
+            groups[-1].append(nf)
+        else:
+            groups.append([nf])
+    return tuple(tuple(g) for g in groups)
+
+
 class _Switch:
     def __init__(self, pipes: int, stages: int, entry: int, exit_: int | None,
-                 reserved: CoreStages = CoreStages()) -> None:
+                 reserved: CoreStages = CoreStages(), ingress_only: Collection[str] = (),
+                 together: Collection[frozenset[str]] | None = None) -> None:
         self.pipes, self.stages, self.reserved = pipes, stages, reserved
         self.entry = Pipelet(entry, "ingress")
         self.exit = exit_
         self.pipelets = [Pipelet(p, g) for p in range(pipes) for g in ("ingress", "egress")]
         self.free = {pl: _free(stages, reserved, pl) for pl in self.pipelets}
+        self.ingress_only = frozenset(ingress_only)
+        #: None: NFs run back to back; else the NF pairs that may not share stages.
+        self.together = together
+
+    def need(self, nfs: Sequence[str], cost_of) -> int:
+        """The stages the NFs *nfs* need on one pipelet, in this order."""
+        if self.together is None:
+            return sum(cost_of[n] for n in nfs)
+        return sum(max(cost_of[n] for n in g) for g in side_by_side_groups(nfs, self.together))
+
+    def allows(self, nf: str, pl: Pipelet) -> bool:
+        return pl.gress == "ingress" or nf not in self.ingress_only
 
     def step(self, a: tuple[Pipelet, int], b: tuple[Pipelet, int]) -> int:
         if a[0] == b[0] and b[1] > a[1]:
@@ -191,16 +276,18 @@ class _Switch:
     def start(self, b: tuple[Pipelet, int]) -> int:
         return 0 if b[0] == self.entry else _move(self.entry, b[0])
 
-    def finish(self, a: tuple[Pipelet, int]) -> int:
+    def finish(self, a: tuple[Pipelet, int], kind: str = "out") -> int:
         pl = a[0]
-        if pl.gress == "ingress" or self.exit is None or pl.pipe == self.exit:
+        if kind == "drop" or pl.gress == "ingress":
             return 0
-        return 1
+        if kind == "cpu":
+            return 1                 # egress a -> ingress a -> the CPU port
+        return 0 if self.exit is None or pl.pipe == self.exit else 1
 
-    def path_cost(self, nfs: Sequence[str], where) -> int:
+    def path_cost(self, nfs: Sequence[str], where, terminal: str = "output") -> int:
         if not nfs:
             return 0
-        c = self.start(where[nfs[0]]) + self.finish(where[nfs[-1]])
+        c = self.start(where[nfs[0]]) + self.finish(where[nfs[-1]], _exit_kind(terminal))
         return c + sum(self.step(where[a], where[b]) for a, b in zip(nfs, nfs[1:]))
 
     def tours(self) -> list[list[Pipelet]]:
@@ -216,10 +303,11 @@ class _Switch:
 
 
 def step_costs(nfs: Sequence[str], placement: Placement, *, pipes: int = 2, stages: int = 12,
-               entry_pipe: int = 0, exit_pipe: int | None = 0) -> tuple[int, ...]:
+               entry_pipe: int = 0, exit_pipe: int | None = 0,
+               terminal: str = "output") -> tuple[int, ...]:
     """The recirculations (and resubmissions) of each step of the NF sequence *nfs* on
-    *placement*: entering, between each two NFs, leaving; they add up to the path's
-    count in ``placement.recirculations``.
+    *placement*: entering, between each two NFs, leaving (by *terminal*); they add up to
+    the path's count in ``placement.recirculations``.
 
     >>> from sfclab.nfinfo import NFCatalog, NFInfo
     >>> from sfclab.lang import parse
@@ -233,7 +321,7 @@ def step_costs(nfs: Sequence[str], placement: Placement, *, pipes: int = 2, stag
     if not nfs:
         return (0,)
     return (sw.start(where[nfs[0]]), *(sw.step(where[a], where[b]) for a, b in zip(nfs, nfs[1:])),
-            sw.finish(where[nfs[-1]]))
+            sw.finish(where[nfs[-1]], _exit_kind(terminal)))
 
 
 def _layout(cells: dict[Pipelet, list[str]]) -> dict[str, tuple[Pipelet, int]]:
@@ -244,82 +332,142 @@ def _cost(sw: _Switch, cells, pairs, heads, tails) -> float:
     w = _layout(cells)
     return (sum(c * sw.step(w[a], w[b]) for (a, b), c in pairs.items())
             + sum(c * sw.start(w[a]) for a, c in heads.items())
-            + sum(c * sw.finish(w[a]) for a, c in tails.items()))
+            + sum(c * sw.finish(w[a], kind) for (a, kind), c in tails.items()))
+
+
+def _fits(sw: _Switch, cells, pl: Pipelet, nfs: Sequence[str], cost_of) -> bool:
+    return all(sw.allows(n, pl) for n in nfs) and sw.need(nfs, cost_of) <= sw.free[pl]
 
 
 def _pack(order: Sequence[str], route: Sequence[Pipelet], sw: _Switch, cost_of) -> dict | None:
+    """The NFs of *order* along *route*, each on the route's pipelet that has room (an
+    NF the pipelet may not hold goes to the next on the route that may, the route
+    staying where it was); off the route, the first pipelet with room."""
     cells: dict[Pipelet, list[str]] = {pl: [] for pl in sw.pipelets}
-    used = defaultdict(int)
+
+    def fits(pl: Pipelet, nf: str) -> bool:
+        return _fits(sw, cells, pl, cells[pl] + [nf], cost_of)
+
     k = 0
     for nf in order:
-        while k < len(route) and used[route[k]] + cost_of[nf] > sw.free[route[k]]:
+        while k < len(route) and sw.allows(nf, route[k]) and not fits(route[k], nf):
             k += 1
-        if k == len(route):
-            free = [pl for pl in sw.pipelets if used[pl] + cost_of[nf] <= sw.free[pl]]
-            if not free:
-                return None
-            pl = free[0]
-        else:
-            pl = route[k]
+        cands = [*route[k:], *sw.pipelets]
+        pl = next((c for c in cands if fits(c, nf)), None)
+        if pl is None:
+            return None
         cells[pl].append(nf)
-        used[pl] += cost_of[nf]
     return cells
 
 
 def _report(method: str, cells, sw: _Switch, paths, ratio: float) -> Placement:
     w = _layout(cells)
-    rec = tuple((p.id, sw.path_cost(p.nfs, w)) for p in paths)
+    rec = tuple((p.id, sw.path_cost(p.nfs, w, p.terminal)) for p in paths)
     total = sum(p.weight * k for p, (_, k) in zip(paths, rec))
     thr = tuple((pid, recirculation_throughput(k, ratio)) for pid, k in rec)
     pls = tuple((pl, tuple(cells[pl])) for pl in sw.pipelets)
-    return Placement(method, pls, round(total, 12), rec, thr)
+    groups = tuple((pl, side_by_side_groups(cells[pl], sw.together)) for pl in sw.pipelets
+                   if sw.together is not None)
+    return Placement(method, pls, round(total, 12), rec, thr, groups)
+
+
+def _core_text(sw: _Switch) -> str:
+    r = sw.reserved
+    return (f" after sfclab's core ({r.ingress} of each ingress pipelet's {sw.stages} "
+            f"stages, {r.egress} of each egress's)" if r.ingress or r.egress else "")
 
 
 def _check_fit(nfs, cost_of, sw: _Switch, where=None) -> None:
     """A :class:`CompileError` when the NFs cannot fit the switch: one NF larger than
-    every pipelet, or more stages than all pipelets offer.  *where* (NF type -> text)
-    names where the chains use an NF."""
+    every pipelet it may use, or (back to back) more stages than all pipelets offer.
+    *where* (NF type -> text) names where the chains use an NF."""
     at = where or (lambda nf: "")
-    r = sw.reserved
-    core = (f" after sfclab's core ({r.ingress} of each ingress pipelet's {sw.stages} "
-            f"stages, {r.egress} of each egress's)" if r.ingress or r.egress else "")
-    biggest = max(sw.free.values(), default=0)
+    core = _core_text(sw)
     for nf in nfs:
-        if cost_of[nf] > biggest:
-            raise CompileError(f"{at(nf)}NF {nf!r} needs {cost_of[nf]} stages but a pipelet "
-                               f"offers at most {biggest}{core}",
+        room = max((f for pl, f in sw.free.items() if sw.allows(nf, pl)), default=0)
+        if cost_of[nf] > room:
+            only = " ingress" if nf in sw.ingress_only else ""
+            raise CompileError(f"{at(nf)}NF {nf!r} needs {cost_of[nf]} stages but a{only} "
+                               f"pipelet offers at most {room}{core}",
                                hint="use a switch with more stages per pipelet, or run the "
                                     "NF elsewhere (on another switch or a server)")
+    if sw.together is not None:
+        return                   # side by side they may need less: packing decides
     need, have = sum(cost_of[n] for n in nfs), sum(sw.free.values())
     if need > have:
-        heavy = ", ".join(f"{n} {cost_of[n]}" for n in
-                          sorted(nfs, key=lambda n: -cost_of[n])[:6])
-        more = _pipes_needed(need, cost_of, nfs, sw)
-        raise CompileError(f"{at(nfs[0]) if nfs else ''}the NFs need {need} stages ({heavy}"
-                           f"{', …' if len(nfs) > 6 else ''}) but {sw.pipes} pipe(s) of "
-                           f"{sw.stages} stages offer {have}{core}",
-                           hint=(f"compile for more pipes ({more} would do: `--pipes {more}`, "
-                                 f"or pipes={more}; a 64-port Tofino 1 has 4, the 32-port "
-                                 f"one 2)" if more else "compile for more pipes")
-                                + ", or put fewer NFs on this switch")
+        _refuse(nfs, cost_of, sw, at, f"but {sw.pipes} pipe(s) of {sw.stages} stages offer "
+                                      f"{have}{core}")
 
 
-def _pipes_needed(need: int, cost_of, nfs, sw: _Switch) -> int | None:
+def _refuse(nfs, cost_of, sw: _Switch, at, why: str, paths=None) -> None:
+    """The error for NFs that do not fit *sw*: what they need, and how many pipes would
+    do — or, past :data:`TOFINO_MAX_PIPES` for a Tofino (a core is reserved), which chains
+    fit together."""
+    need = sum(cost_of[n] for n in nfs)
+    heavy = ", ".join(f"{n} {cost_of[n]}" for n in sorted(nfs, key=lambda n: -cost_of[n])[:6])
+    more = _pipes_needed(nfs, cost_of, sw)
+    tofino = bool(sw.reserved.ingress or sw.reserved.egress)
+    if more is not None and (not tofino or more <= TOFINO_MAX_PIPES):
+        hint = (f"compile for more pipes ({more} would do: `--pipes {more}`, or pipes={more}; "
+                f"a 64-port Tofino 1 has 4, the 32-port one 2), or put fewer NFs on this switch")
+    else:
+        hint = "put fewer NFs on this switch, or spread the chains over switches (--topology)"
+        if tofino and paths:
+            fit = _chains_that_fit(paths, cost_of, sw)
+            if fit:
+                hint = (f"on {TOFINO_MAX_PIPES} pipes (a 64-port Tofino 1) these chains fit "
+                        f"together: {', '.join(fit)}; " + hint)
+    raise CompileError(f"{at(nfs[0]) if nfs else ''}the NFs need {need} stages ({heavy}"
+                       f"{', …' if len(nfs) > 6 else ''}) {why}", hint=hint)
+
+
+def _pipes_needed(nfs, cost_of, sw: _Switch) -> int | None:
     """The fewest pipes (up to 16) whose pipelets hold the NFs, packed first-fit."""
+    need = sum(cost_of[n] for n in nfs) if sw.together is None else 0
     for pipes in range(sw.pipes + 1, 17):
-        bigger = _Switch(pipes, sw.stages, sw.entry.pipe, sw.exit, sw.reserved)
+        bigger = _Switch(pipes, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
+                         sw.ingress_only, sw.together)
         if need <= sum(bigger.free.values()) and _pack(
                 sorted(nfs, key=lambda n: -cost_of[n]), [], bigger, cost_of) is not None:
             return pipes
     return None
 
 
+def _chains_that_fit(paths, cost_of, sw: _Switch) -> list[str]:
+    """The chains, in order, that fit a :data:`TOFINO_MAX_PIPES`-pipe switch together."""
+    chains = list(dict.fromkeys(p.chain for p in paths))
+    kept: list[str] = []
+    for c in chains:
+        mine = [p for p in paths if p.chain in (*kept, c)]
+        big = _Switch(TOFINO_MAX_PIPES, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
+                      sw.ingress_only, co_occurring(mine) if sw.together is not None else None)
+        nfs = first_seen(mine)
+        if _pack(sorted(nfs, key=lambda n: -cost_of[n]), [], big, cost_of) is not None:
+            kept.append(c)
+    return kept
+
+
+def _unpacked(nfs, cost_of, sw: _Switch, where, paths) -> None:
+    free = ", ".join(f"{pl} {n}" for pl, n in sw.free.items())
+    at = where or (lambda nf: "")
+    if _pipes_needed(nfs, cost_of, sw) is None or sw.together is not None:
+        _refuse(nfs, cost_of, sw, at, f"and do not pack into the pipelets' free stages "
+                                      f"({free}){_core_text(sw)}", paths)
+    raise CompileError(f"the NFs' stages ({', '.join(f'{n} {cost_of[n]}' for n in nfs)}) "
+                       f"do not pack into the pipelets' free stages ({free})",
+                       hint="compile for more pipes (`--pipes`, pipes=…), or put fewer "
+                            "NFs on this switch")
+
+
 def naive_placement(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
                     pipes: int = 2, stages: int = 12, entry_pipe: int = 0,
                     exit_pipe: int | None = 0, loopback_ratio: float = 1.0,
-                    reserved: CoreStages = CoreStages(), where=None) -> Placement:
+                    reserved: CoreStages = CoreStages(), where=None,
+                    ingress_only: Collection[str] = (), side_by_side: bool = False) -> Placement:
     """Dejavu's naïve scheme: NFs by index, filling I0, E0, I1, E1, … in turn."""
-    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved)
+    paths = list(paths)
+    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved, ingress_only,
+                 co_occurring(paths) if side_by_side else None)
     nfs = first_seen(paths)
     cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
     _check_fit(nfs, cost_of, sw, where)
@@ -328,29 +476,29 @@ def naive_placement(paths: Sequence[ServicePath], catalog: NFCatalog | None = No
     if cells is None:            # enough stages in all, but not in whole pipelets
         cells = _pack(sorted(nfs, key=lambda n: -cost_of[n]), route, sw, cost_of)
     if cells is None:
-        free = ", ".join(f"{pl} {n}" for pl, n in sw.free.items())
-        raise CompileError(f"the NFs' stages ({', '.join(f'{n} {cost_of[n]}' for n in nfs)}) "
-                           f"do not pack into the pipelets' free stages ({free})",
-                           hint="compile for more pipes (`--pipes`, pipes=…), or put fewer "
-                                "NFs on this switch")
+        _unpacked(nfs, cost_of, sw, where, paths)
     return _report("naive", cells, sw, paths, loopback_ratio)
 
 
 def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
           pipes: int = 2, stages: int = 12, entry_pipe: int = 0, exit_pipe: int | None = 0,
           loopback_ratio: float = 1.0, orders: Sequence[Sequence[str]] = (),
-          rounds: int = 20, reserved: CoreStages = CoreStages(), where=None) -> PlacementResult:
+          rounds: int = 20, reserved: CoreStages = CoreStages(), where=None,
+          ingress_only: Collection[str] = (), side_by_side: bool = False) -> PlacementResult:
     """Place the paths' NFs; the best found and the naïve baseline.  *reserved*: the
     stages sfclab's core takes of each pipelet; *where* (NF type -> text) locates an NF
-    in the errors."""
+    in the errors; *ingress_only*: NF types that must run in an ingress pipelet;
+    *side_by_side*: NFs no path runs both of may share stages (parallel composition)."""
     paths = list(paths)
-    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved)
+    sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved, ingress_only,
+                 co_occurring(paths) if side_by_side else None)
     nfs = first_seen(paths)
     cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
     _check_fit(nfs, cost_of, sw, where)
     naive = naive_placement(paths, catalog, pipes=pipes, stages=stages, entry_pipe=entry_pipe,
                             exit_pipe=exit_pipe, loopback_ratio=loopback_ratio,
-                            reserved=reserved, where=where)
+                            reserved=reserved, where=where, ingress_only=ingress_only,
+                            side_by_side=side_by_side)
     pairs, heads, tails = _pair_costs(paths)
     seeds = [{pl: list(n) for pl, n in naive.pipelets}]
     for order in (*orders, nfs):
@@ -368,18 +516,19 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
 def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
     cur = {pl: list(n) for pl, n in cells.items()}
     cost = _cost(sw, cur, pairs, heads, tails)
-    used = lambda c, pl: sum(cost_of[n] for n in c[pl])  # noqa: E731
     for _ in range(rounds):
         improved = False
         for nf in [n for pl in sw.pipelets for n in cur[pl]]:
             src = next(pl for pl in sw.pipelets if nf in cur[pl])
             for dst in sw.pipelets:
-                if dst != src and used(cur, dst) + cost_of[nf] > sw.free[dst]:
+                if not sw.allows(nf, dst):
                     continue
                 for i in range(len(cur[dst]) + (dst != src)):
                     trial = {pl: list(n) for pl, n in cur.items()}
                     trial[src].remove(nf)
                     trial[dst].insert(i, nf)
+                    if sw.need(trial[dst], cost_of) > sw.free[dst]:
+                        continue
                     c = _cost(sw, trial, pairs, heads, tails)
                     if c < cost - 1e-12:
                         cur, cost, improved = trial, c, True
@@ -392,20 +541,93 @@ def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
     return cur
 
 
+#: Fields of the NF interface (``sfc_meta_t``) whose writes ask where the packet goes.
+_PORT_REQUESTS = ("egress_port", "egress_valid", "mcast_grp", "to_cpu")
+
+
+def ingress_only_nfs(catalog, nfs: Iterable[str], paths: Sequence[ServicePath] = ()
+                     ) -> frozenset[str]:
+    """The NF types of *nfs* that must run in an ingress pipelet on TNA: those that ask
+    for a port, a multicast group or the CPU, or emit a digest (their P4, where the
+    catalogue has it), and those a service path branches after (the port after an egress
+    pipelet was chosen before it).
+
+    >>> from sfclab.p4.catalog import load_default
+    >>> sorted(ingress_only_nfs(load_default(), ["l3fwd", "nat", "flood", "monitor"]))
+    ['flood', 'l3fwd']
+    """
+    out: set[str] = set()
+    for nf in nfs:
+        if _asks_port_source(catalog, nf):
+            out.add(nf)
+    for p in paths:
+        kinds = dict(zip(p.nodes, p.nfs))
+        for d in p.decisions:
+            if d.kind in ("then", "else", "case") and d.node in kinds:
+                out.add(kinds[d.node])
+    return frozenset(out)
+
+
+_ASKS = re.compile(r"\.\s*(?:egress_port|egress_valid|mcast_grp|to_cpu)\s*=(?!=)|\bSfcDigest\b")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def _asks_port_source(catalog, nf: str) -> bool:
+    """:func:`asks_port` of an NF's P4, read from its source text (no parse: placement
+    runs on every edit); False for an NF without P4."""
+    try:
+        d = catalog.definition(nf)
+    except Exception:        # an NFCatalog without P4, or an NF with none
+        return False
+    if "control" in vars(d):                     # parsed already
+        return d.control is not None and asks_port(d.control)
+    text = d._p4_text if d._p4_text is not None else (
+        d.p4_path.read_text() if d.p4_path is not None else "")
+    return bool(_ASKS.search(_COMMENT.sub("", text)))
+
+
+def asks_port(control) -> bool:
+    """Whether an NF's control asks for a port, a multicast group or the CPU, or emits a
+    digest: what only an ingress pipelet can do on TNA."""
+    from ..p4 import ast as A
+
+    sfc = control.params[1].name if len(control.params) > 1 else "sfc"
+    for n in A.walk(control):
+        if isinstance(n, A.Assign) and isinstance(n.lhs, A.Member) \
+                and isinstance(n.lhs.expr, A.Name) and n.lhs.expr.name == sfc \
+                and n.lhs.name in _PORT_REQUESTS:
+            return True
+        if isinstance(n, A.Instance) and isinstance(n.type, A.NamedType) \
+                and n.type.name == "SfcDigest":
+            return True
+    return False
+
+
 def placement_pass(state, *, options):
     """Driver entry: adds ``placement`` (:class:`PlacementResult`) to the state
     (skipped unless ``options.placement`` or, when that is None, ``arch == "tna"``).
-    For TNA each pipelet's stages are less sfclab's core (:data:`TNA_CORE_STAGES`)."""
+    For TNA each pipelet's stages are less sfclab's core (:data:`TNA_CORE_STAGES`),
+    NFs no path runs both of share stages side by side, and the NFs that choose the
+    port run in an ingress pipelet (:func:`ingress_only_nfs`)."""
     wanted = options.placement if options.placement is not None else state.arch == "tna"
     if not wanted:
         return state
     pipe_order = state.pipeline.optimal.slots if state.pipeline is not None else ()
-    result = place(state.paths, state.catalog, pipes=options.pipes, stages=options.stages,
-                   entry_pipe=options.entry_pipe, exit_pipe=options.exit_pipe,
-                   loopback_ratio=options.loopback_ratio, orders=[pipe_order],
-                   reserved=TNA_CORE_STAGES if state.arch == "tna" else CoreStages(),
-                   where=_where(state.chains))
-    return dataclasses.replace(state, placement=result)
+    return dataclasses.replace(state, placement=place_for(
+        state.paths, state.catalog, state.arch, options, orders=[pipe_order],
+        where=_where(state.chains)))
+
+
+def place_for(paths: Sequence[ServicePath], catalog, arch: str, options, *,
+              orders: Sequence[Sequence[str]] = (), where=None) -> PlacementResult:
+    """:func:`place` with a compile's options, as the pass runs it for *arch*."""
+    tna = arch == "tna"
+    return place(paths, catalog, pipes=options.pipes, stages=options.stages,
+                 entry_pipe=options.entry_pipe, exit_pipe=options.exit_pipe,
+                 loopback_ratio=options.loopback_ratio, orders=orders,
+                 reserved=TNA_CORE_STAGES if tna else CoreStages(), where=where,
+                 ingress_only=ingress_only_nfs(catalog, first_seen(paths), paths) if tna else (),
+                 side_by_side=tna)
 
 
 def _where(chains):

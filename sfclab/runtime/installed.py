@@ -49,7 +49,8 @@ class Installed:
 def _without_path_ids(e: Any) -> tuple:
     """An entry with its data-plane path ids left out: a session renumbers a chain's
     paths on updates, so this is what stays equal to the generated entry."""
-    return (e.table, tuple((k, m) for k, m in e.match if k != "hdr.sfc.path_id"), e.action,
+    return (e.table, tuple((k, m) for k, m in e.match
+                           if k not in ("hdr.sfc.path_id", "meta.sfc.path_id")), e.action,
             tuple((k, v) for k, v in e.params if k != "path_id"), e.priority)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..codegen.entries import INGRESS, Exact, TableEntry
+from ..codegen.entries import Exact, TableEntry
 from ..errors import TargetError
 
 __all__ = ["MulticastGroup", "flood_config", "port_set", "FLOOD_GROUP_BASE", "ALL_PORTS_GROUP",
@@ -75,8 +75,8 @@ def port_set(ports: Iterable[int] | None, cpu_port: int | None = None) -> tuple[
     return tuple(sorted(out))
 
 
-def _flood_slots(comp) -> list[str]:
-    """The instances of the library's ``flood`` (its table and action as the library's)."""
+def _flood_slots(comp) -> list:
+    """The slots of the library's ``flood`` (its table and action as the library's)."""
     defs = {d.name: d for d in comp.nfs}
     out = []
     for slot in comp.slots:
@@ -85,7 +85,7 @@ def _flood_slots(comp) -> list[str]:
             continue
         t = next((t for t in d.tables if t.name == _FLOOD_TABLE), None)
         if t is not None and _PORT_KEY in dict(t.keys) and _FLOOD_ACTION in t.actions:
-            out.append(slot.instance)
+            out.append(slot)
     return out
 
 
@@ -100,9 +100,10 @@ def flood_config(comp, ports: Iterable[int]) -> tuple[list[TableEntry], list[Mul
     groups = [MulticastGroup(ALL_PORTS_GROUP, ports, "flood: every port")]
     groups += [MulticastGroup(FLOOD_GROUP_BASE + p, tuple(q for q in ports if q != p),
                               f"flood from port {p}: every other port") for p in ports]
-    entries = [TableEntry(f"{comp.table_prefix}{INGRESS}.{inst}.{_FLOOD_TABLE}",
-                          ((_PORT_KEY, Exact(p)),), f"{INGRESS}.{inst}.{_FLOOD_ACTION}",
-                          (("grp", FLOOD_GROUP_BASE + p),), 1, f"nf:{inst}",
+    entries = [TableEntry(comp.table(f"{s.instance}.{_FLOOD_TABLE}", s.pipelet),
+                          ((_PORT_KEY, Exact(p)),),
+                          comp.action(f"{s.instance}.{_FLOOD_ACTION}", s.pipelet),
+                          (("grp", FLOOD_GROUP_BASE + p),), 1, f"nf:{s.instance}",
                           f"flood from port {p} to every other port")
-               for inst in slots for p in ports]
+               for s in slots for p in ports]
     return entries, groups

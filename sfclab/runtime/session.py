@@ -115,14 +115,18 @@ class StagedUpdate:
     saved: tuple = ()
 
 
+#: The control tables' path-id keys: the SFC header's (one pipeline), the parser's copy (TNA).
+PATH_KEYS = ("hdr.sfc.path_id", "meta.sfc.path_id")
+
+
 def _path_ids(entry: TableEntry) -> list[int]:
-    ids = [m.value for k, m in entry.match if k == "hdr.sfc.path_id"]
+    ids = [m.value for k, m in entry.match if k in PATH_KEYS]
     ids += [v for k, v in entry.params if k == "path_id"]
     return ids
 
 
 def _remap(entry: TableEntry, ids: dict[int, int]) -> TableEntry:
-    match = tuple((k, Exact(ids[m.value]) if k == "hdr.sfc.path_id" else m)
+    match = tuple((k, Exact(ids[m.value]) if k in PATH_KEYS else m)
                   for k, m in entry.match)
     params = tuple((k, ids[v] if k == "path_id" else v) for k, v in entry.params)
     return replace(entry, match=match, params=params)
@@ -356,7 +360,7 @@ class Session:
         names = self._path_names(gen)
         sig = []
         for e in entries:
-            match = tuple((k, names[m.value] if k == "hdr.sfc.path_id" else m)
+            match = tuple((k, names[m.value] if k in PATH_KEYS else m)
                           for k, m in e.match)
             params = tuple((k, names[v] if k == "path_id" else v) for k, v in e.params)
             prio = None if e.table.endswith("initializer") else e.priority

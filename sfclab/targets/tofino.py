@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import TargetError, did_you_mean
+from .tofino_stages import (TOFINO1_STAGES, PipeletStages, SlotStages, bfa_files, bfa_tables,
+                            check_stages, ingress_stages, over_the_chip, pipelet_stages,
+                            slot_stages, stage_report, stage_table)
 from .tools import find_executable, wait_for_port
 
 __all__ = [
@@ -42,7 +44,9 @@ __all__ = [
     "find_bf_p4c", "missing_tools", "TnaPipeline", "TnaBuild", "compile_tna",
     "pack_pi_device_config", "unpack_pi_device_config", "pack_bf_pipeline_config",
     "parse_tofino_url", "TofinoTarget", "tofino_model_command", "bf_switchd_command", "sde_env",
-    "bfa_tables", "SlotStages", "slot_stages", "stage_table", "ingress_stages", "stage_warning",
+    "bfa_tables", "bfa_files", "SlotStages", "PipeletStages", "pipelet_stages", "slot_stages",
+    "stage_table", "stage_report", "ingress_stages", "over_the_chip", "check_stages",
+    "TOFINO1_STAGES",
 ]
 
 BF_P4C = "bf-p4c"
@@ -270,123 +274,7 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
     return TnaBuild.from_dir(out / "tofino", out / "p4info.p4c.txt")
 
 
-# -- the stages the compiler used ------------------------------------------------------------------
-
-#: Match-action stages per pipe of a Tofino 1.
-TOFINO1_STAGES = 12
-_BFA_STAGE = re.compile(r"^stage (\d+) (ingress|egress):")
-_BFA_TABLE = re.compile(r"^  ([a-z_]+) (\S+) \d+:")
-_SLOT_NAME = re.compile(r"^slot(\d+)_(?!save\b|branch\b|loop\b)")
-_PROGRAM_LINE = re.compile(r"^tbl_program(\d+)")
-
-
-def bfa_tables(text: str) -> list[tuple[str, int, str, str]]:
-    """Every match table and gateway of a ``.bfa`` (the Tofino compiler's assembly):
-    ``(gress, stage, name, the table's lines)``, in the file's order."""
-    out: list[tuple[str, int, str, str]] = []
-    gress, stage, cur = "", -1, None
-    for line in text.splitlines():
-        if m := _BFA_STAGE.match(line):
-            gress, stage, cur = m[2], int(m[1]), None
-            continue
-        if not line.startswith("  ") and line.strip():
-            gress, cur = "", None         # a top-level section other than a stage
-            continue
-        if gress and (m := _BFA_TABLE.match(line)) and not m[2].endswith(("$tind", "$action_data")):
-            cur = [gress, stage, m[2], []]
-            out.append(cur)  # type: ignore[arg-type]
-        elif cur is not None:
-            cur[3].append(line)
-    return [(g, st, n, "\n".join(body)) for g, st, n, body in out]
-
-
-@dataclass(frozen=True, slots=True)
-class SlotStages:
-    """One NF slot: the ingress stages its tables, gateways and statements use in the
-    compiled program, and the catalogue's estimate that placement adds up."""
-
-    slot: int
-    nf: str
-    stages: tuple[int, ...]
-    estimate: int
-
-    @property
-    def span(self) -> int:
-        """Stages from its first to its last (what the NF holds of the pipeline)."""
-        return self.stages[-1] - self.stages[0] + 1 if self.stages else 0
-
-
-def slot_stages(bfa_text: str, generated: Any) -> list[SlotStages]:
-    """The stages each NF slot of *generated* (a TNA program) uses, read from the
-    compiler's ``.bfa``: a table named ``slot<i>_…`` is slot i's (its branch and save
-    tables aside, which are sfclab's); a table the compiler made of statements
-    (``tbl_program<line>``) or a gateway belongs to the slot whose fields it touches, else
-    to the NF whose control holds the line when one slot runs that NF."""
-    from ..p4 import ast as A
-
-    comp = generated.composition
-    prog = generated.program.program
-    slots = list(comp.slots)
-    controls = sorted(((d.pos.line, d.name) for d in prog.decls
-                       if isinstance(d, A.ControlDecl) and d.pos), reverse=True)
-    used: dict[int, set[int]] = {s.index: set() for s in slots}
-    for gress, stage, name, body in bfa_tables(bfa_text):
-        if gress != "ingress":
-            continue
-        mentioned = {s.index for s in slots      # its fields; the digest buffer is the core's
-                     if re.search(rf"\b{s.instance}(\.|_(?!dg\b))", body)}
-        if m := _SLOT_NAME.match(name):
-            owners = {int(m[1])} & set(used)
-        elif mentioned:
-            owners = mentioned
-        elif m := _PROGRAM_LINE.match(name):
-            line = int(m[1])
-            nf = next((c for ln, c in controls if ln <= line), None)
-            runs = [s.index for s in slots if s.nf == nf]
-            owners = set(runs) if len(runs) == 1 else set()
-        else:
-            owners = set()
-        for i in owners:
-            used[i].add(stage)
-    cat = comp.compiled.catalog
-    return [SlotStages(s.index, s.nf, tuple(sorted(used[s.index])),
-                       cat.get(s.nf).stages if s.nf in cat else 0) for s in slots]
-
-
-def stage_table(rows: Sequence[SlotStages], total: int | None = None) -> str:
-    """The per-slot table ``sfclab compile --arch tna --p4c`` prints."""
-    lines = [f"{'slot':<6}{'NF':<20}{'stages used':<16}{'span':>5}{'estimate':>10}"]
-    for r in rows:
-        used = (f"{r.stages[0]}-{r.stages[-1]}" if len(r.stages) > 1 else
-                str(r.stages[0]) if r.stages else "-")
-        flag = "" if r.span <= r.estimate else "  (more than the estimate)"
-        lines.append(f"{r.slot:<6}{r.nf:<20}{used:<16}{r.span:>5}{r.estimate:>10}{flag}")
-    if total is not None:
-        over = (" (more than a Tofino 1 pipe has: the compiler placed tables in stages the "
-                "chip does not have)" if total > TOFINO1_STAGES else "")
-        lines.append(f"the program uses {total} of {TOFINO1_STAGES} ingress stages{over}; the "
-                     f"slots' estimates add up to {sum(r.estimate for r in rows)}")
-    return "\n".join(lines)
-
-
-def ingress_stages(bfa_text: str, gress: str = "ingress") -> int:
-    """How many ingress (or *gress*) stages the compiled program uses."""
-    return max((st for g, st, _, _ in bfa_tables(bfa_text) if g == gress), default=-1) + 1
-
-
-def stage_warning(total: int, limit: int = TOFINO1_STAGES) -> str | None:
-    """The warning ``sfclab compile --arch tna --p4c`` prints when the compiled program
-    uses more ingress stages than a Tofino 1 pipe has (None when it fits)."""
-    if total <= limit:
-        return None
-    return (f"warning: the program uses {total} ingress stages but a Tofino 1 pipe has "
-            f"{limit}: it does not fit the chip, although the compiler accepted it "
-            f"(p4c-barefoot places tables beyond stage {limit - 1} without an error). This "
-            f"program runs every NF slot in pipe 0's ingress, after sfclab's core; the "
-            f"placement's multi-pipe plan is not emitted.\n"
-            f"hint: put fewer NFs on this switch (each NF's span is in the table above), or "
-            f"spread the chains over switches (--topology)")
-
+# -- the stages the compiler used: tofino_stages.py ------------------------------------------------
 
 # -- the target ------------------------------------------------------------------------------------
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+
+import pytest
 from pathlib import Path
 
 import sfclab
@@ -71,7 +73,8 @@ def test_compile_writes_the_program_p4info_entries_and_plan(tmp_path, capsys):
     assert "#include <tna.p4>" in (tmp_path / "program.p4").read_text()
     entries = json.loads((tmp_path / "entries.json").read_text())
     assert {"chain:web", "chain:mgmt"} <= set(entries)
-    assert 'SfcIngress.rewinder"' in (tmp_path / "p4info.txt").read_text()
+    info = (tmp_path / "p4info.txt").read_text()
+    assert '"pipe0.SfcIngress0.rewinder"' in info and '"pipe1.SfcEgress1.rewinder"' in info
     assert "code generation (tna):" in (tmp_path / "plan.txt").read_text()
 
 
@@ -195,38 +198,43 @@ def test_compile_prints_the_warnings_too(tmp_path, capsys):
 
 
 def test_compile_tna_refuses_chains_the_tofino_cannot_hold_and_pipes_makes_room(tmp_path, capsys):
-    """every_nf.sfc's 18 NFs need 51 stages (the catalogue's measured estimates); a 2-pipe
-    Tofino offers 30 after sfclab's core: a located error that says what to do, no files;
-    `--pipes 4` (the 64-port Tofino 1) fits them; v1model has no stage limit."""
+    """every_nf.sfc's 18 NFs need 51 stages (the catalogue's measured estimates); one pipe
+    offers 21 after sfclab's lean core: a located error that says what to do, no files; the
+    default 2 pipes fit them (the NFs no path shares sit side by side); `--pipes` takes
+    1, 2 or 4 (Tofino 1's); v1model has no stage limit."""
     every = str(EXAMPLES / "every_nf.sfc")
-    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), every]) == 1
+    assert main(["compile", "--arch", "tna", "--pipes", "1", "-o", str(tmp_path / "o"),
+                 every]) == 1
     err = capsys.readouterr().err
     assert f"{every}:3:7: chain 'web': the NFs need 51 stages (stateful_firewall 6," in err
-    assert "but 2 pipe(s) of 12 stages offer 28 after sfclab's core (8 of each ingress" in err
-    assert "hint: compile for more pipes (4 would do: `--pipes 4`" in err
+    assert "after sfclab's core (2 of each ingress pipelet's 12 stages, 1 of each" in err
+    assert "hint: compile for more pipes (2 would do: `--pipes 2`" in err
     assert not (tmp_path / "o").exists()
-    assert main(["compile", "--arch", "tna", "--pipes", "4", "-o", str(tmp_path / "o"), every]) == 0
-    assert "placement (4 pipes x 12 stages" in (tmp_path / "o" / "plan.txt").read_text()
+    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), every]) == 0
+    assert "placement (2 pipes x 12 stages" in (tmp_path / "o" / "plan.txt").read_text()
+    assert main(["compile", "--arch", "tna", "--pipes", "4", "-o", str(tmp_path / "f"),
+                 every]) == 0
+    assert "Switch(pipe0, pipe1, pipe2, pipe3) main;" in (tmp_path / "f" / "program.p4").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["compile", "--arch", "tna", "--pipes", "3", every])
+    assert "invalid choice: 3" in capsys.readouterr().err
     assert main(["compile", every, "-o", str(tmp_path / "v")]) == 0
     capsys.readouterr()
     assert main(["compile", "--pipes", "4", every]) == 2
     assert "BMv2 (v1model) has no pipes to plan" in capsys.readouterr().err
 
 
-def test_compile_tna_warns_when_the_one_pipe_program_exceeds_a_pipe_by_the_estimates(tmp_path,
-                                                                                       capsys):
-    """The TNA program runs every slot in pipe 0's ingress: sfclab's core (8) plus the slots'
-    estimates against a Tofino 1 pipe's 12, said without the compiler (and in plan.txt)."""
+def test_compile_tna_plan_says_where_each_slot_runs_and_the_stages_by_the_estimates(tmp_path,
+                                                                                    capsys):
+    """Without the compiler, plan.txt says per pipelet its slots (side by side: `|`) and the
+    stages by the estimates — sfclab's core (2 of an ingress, 1 of an egress) plus the slots'."""
     src = tmp_path / "c.sfc"
     src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => firewall => qos => l3fwd "
                    "=> output; }\n")
     assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "o"), str(src)]) == 0
-    err = capsys.readouterr().err
-    assert ("needs about 17 ingress stages by the catalogue's estimates (sfclab's core 8, the NF "
-            "slots 9), more than a Tofino 1 pipe's 12") in err
-    assert "hint: --p4c measures it" in err
-    assert "about 17 ingress stages" in (tmp_path / "o" / "plan.txt").read_text()
-    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => l2fwd => output; }\n")
-    assert main(["compile", "--arch", "tna", "-o", str(tmp_path / "p"), str(src)]) == 0
-    assert "warning" not in capsys.readouterr().err                  # 8 + 2 of 12
-    assert "about 10 ingress stages" in (tmp_path / "p" / "plan.txt").read_text()
+    assert "warning" not in capsys.readouterr().err
+    plan = (tmp_path / "o" / "plan.txt").read_text()
+    assert "tna: 2 pipe(s), 3 NF slots on their pipelets" in plan
+    assert "stages by the estimates (sfclab's core + the NF slots): I0 11" in plan
+    assert "0 weighted recirculations" in plan

@@ -67,7 +67,7 @@ def test_the_branch_tests_the_saved_value_of_the_nf_it_names(arch):
     saves = [e for e in gen.entries if e.table.endswith("_save")]
     edge = {e for e in saves if e.group == "chain:edge"}
     assert {(e.table.rpartition(".")[2], e.action) for e in edge} == {
-        (l2fwd.save_table, "SfcIngress.save_md0")}
+        (l2fwd.save_table, gen.composition.action("save_md0", l2fwd.pipelet))}
     assert len(edge) == 4 and len(saves) == 12                # guard saves lb and classifier
     # the save table runs right after the NF, before its branch table
     lines = [x.strip() for x in core_apply(gen.composition)]
@@ -124,8 +124,9 @@ def test_every_switch_of_a_network_carries_the_saved_field(arch):
     assert {tuple(_sfc_fields(g)) for g in gens.values()} == {tuple(_sfc_fields(gens["s1"]))}
     assert _sfc_fields(gens["s1"])[-1] == ("saved_md0", 32)
     # s1 runs one segment of both paths: l2fwd, whose value it saves
+    l2fwd = next(sl for sl in gens["s1"].composition.slots if sl.nf == "l2fwd")
     assert [e.action for e in gens["s1"].entries if e.table.endswith("_save")] == [
-        "SfcIngress.save_md0"]
+        gens["s1"].composition.action("save_md0", l2fwd.pipelet)]
     tested = [e for e in gens["s3"].entries if e.table.endswith("_branch")]
     assert tested and all("hdr.sfc.saved_md0" in dict(e.match) for e in tested)
     assert not [e for e in gens["s2"].entries if e.table.endswith(("_save", "_branch"))]

@@ -172,5 +172,5 @@ def test_tna_placement_pictures_show_the_stages_sfclabs_core_takes():
     svg = placement_figure(c.placement, c.catalog).svg
     i0 = svg.split('data-pipelet="I0"')[1].split("</title>")[0]
     used = sum(c.catalog.get(n).stages for n in dict(c.placement.naive.pipelets)[Pipelet(0, "ingress")])
-    assert f"; {used} + core 8 of 12 stages" in i0
-    assert "E0 · " in svg and " + core 2 of 12 stages" in svg
+    assert f"; {used} + core 2 of 12 stages" in i0
+    assert "E0 · " in svg and " + core 1 of 12 stages" in svg

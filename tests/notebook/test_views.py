@@ -154,10 +154,10 @@ def test_placement_tab():
     v = view_of(LOOP + "\n" + CROSS, arch="tna")
     pl = v.panels["placement"]
     head, rest = pl.head.value, pl.rest.value
-    assert "2 pipes × 12 stages, less sfclab's core (8 of each ingress, 2 of each egress)" in head
+    assert "2 pipes × 12 stages, less sfclab's core (2 of each ingress, 1 of each egress)" in head
     assert "0.16 T" in text(rest) and "sr/0" in rest
     assert 'data-pipelet="I0"' in pl.picture.value and 'data-pipelet="E1"' in pl.picture.value
-    assert " + core 8 of 12 stages" in pl.picture.value
+    assert " + core 2 of 12 stages" in pl.picture.value
     off = view_of(WEB).panels["placement"]
     assert "runs for <code>tna</code>" in off.head.value and off.route.layout.display == "none"
 

@@ -74,21 +74,32 @@ def test_stage_budget_is_respected_and_infeasible_is_an_error():
 
 
 def test_tna_placement_leaves_sfclabs_core_its_stages_in_every_pipelet():
-    """For TNA each ingress pipelet holds sfclab's core (8 of 12 stages, measured with the
-    Tofino compiler) and each egress 2: NFs get the rest (before, all 12 of each)."""
+    """For TNA each ingress pipelet holds sfclab's lean core (2 of 12 stages, measured with
+    the Tofino compiler; 8 before issue 31) and each egress 1 (2 before): NFs get the rest,
+    no path running two NFs of a group side by side."""
+    from sfclab.passes.placement import side_by_side_groups
     import sfclab
     from sfclab.passes.placement import TNA_CORE_STAGES
 
     chains = ("chain a match ipv4.dst == 10.0.1.0/24 { input => firewall => l3fwd => output; }\n"
               "chain b match ipv4.dst == 10.0.2.0/24 { input => qos => nat => output; }\n")
     r = sfclab.compile(chains, arch="tna").placement
-    assert r.reserved == TNA_CORE_STAGES and (r.reserved.ingress, r.reserved.egress) == (8, 2)
-    cat = sfclab.compile(chains, arch="tna").catalog
+    assert r.reserved == TNA_CORE_STAGES and (r.reserved.ingress, r.reserved.egress) == (2, 1)
+    compiled = sfclab.compile(chains, arch="tna")
+    cat, paths = compiled.catalog, compiled.paths
     for pl, nfs in r.best.pipelets:
-        assert sum(cat.get(n).stages for n in nfs) <= r.free(pl) == 12 - (
-            8 if pl.gress == "ingress" else 2)
-    assert "sfclab's core 8 of each ingress, 2 of each egress" in \
-        sfclab.compile(chains, arch="tna").explain()
+        groups = r.best.groups_of(pl)
+        assert [n for g in groups for n in g] == list(nfs)
+        assert sum(max(cat.get(n).stages for n in g) for g in groups) <= r.free(pl) == 12 - (
+            2 if pl.gress == "ingress" else 1)
+        for g in groups:     # side by side: no path runs two of a group
+            assert not any(len(set(g) & set(p.nfs)) > 1 for p in paths)
+    # l3fwd picks the port: an ingress pipelet's
+    assert dict((nf, pl.gress) for pl, nfs in r.best.pipelets for nf in nfs)["l3fwd"] == "ingress"
+    assert side_by_side_groups(["firewall", "qos", "l3fwd", "nat"],
+                               {frozenset(("firewall", "l3fwd")), frozenset(("qos", "nat"))}) \
+        == (("firewall", "qos"), ("l3fwd", "nat"))
+    assert "sfclab's core 2 of each ingress, 1 of each egress" in compiled.explain()
     # placed on an abstract switch the core is the caller's to give
     assert place(linear_chain("c", ["qos"]).paths(), pipes=1, stages=12).reserved.ingress == 0
 
@@ -116,8 +127,27 @@ def test_tna_placement_error_is_located_and_says_what_to_do():
     every = FIXTURES.parents[2] / "examples" / "every_nf.sfc"
     chains = parse_file(every)
     with pytest.raises(CompileError) as e:
-        sfclab.compile(chains, arch="tna")
+        sfclab.compile(chains, arch="tna", pipes=1)
     assert e.value.message.startswith(f"{every}:3:7: chain 'web': the NFs need 51 stages")
-    assert "--pipes 4" in e.value.hint and "fewer NFs" in e.value.hint
-    assert sfclab.compile(chains, arch="tna", pipes=4).placement.pipes == 4
+    assert "--pipes 2" in e.value.hint and "fewer NFs" in e.value.hint
+    assert sfclab.compile(chains, arch="tna").placement.pipes == 2    # side by side, lean core
     assert sfclab.compile(chains).placement is None           # v1model: no placement, no limit
+
+
+def test_what_does_not_fit_four_pipes_is_refused_saying_which_chains_fit():
+    """A Tofino 1 has 4 pipes at most: past them the error names the chains that fit
+    together on 4, and never suggests more pipes."""
+    from sfclab.nfinfo import NFCatalog, NFInfo
+    from sfclab.lang import parse
+    from sfclab.passes.placement import TNA_CORE_STAGES
+
+    cat = NFCatalog([NFInfo(name=f"n{i}", layer=4, stages=9) for i in range(12)])
+    text = "".join(f"chain c{k}: n{3 * k} -> n{3 * k + 1} -> n{3 * k + 2}\n" for k in range(4))
+    paths = parse(text, catalog=cat).paths() + parse(
+        "chain all: " + " -> ".join(f"n{i}" for i in range(12)), catalog=cat).paths()
+    with pytest.raises(CompileError) as e:
+        place(paths, cat, pipes=4, stages=12, reserved=TNA_CORE_STAGES, side_by_side=True,
+              where=lambda nf: "x.sfc:1:1: ")
+    assert e.value.message.startswith("x.sfc:1:1: the NFs need 108 stages")
+    assert "--pipes" not in e.value.hint
+    assert "these chains fit together: c0, c1, c2, c3" in e.value.hint

@@ -15,7 +15,7 @@ from tofino_programs import (EXAMPLE_FILES, EXAMPLES, NETWORKS, NFS, P4C_BAREFOO
 
 import sfclab
 from sfclab.codegen import generate
-from sfclab.errors import TargetError
+from sfclab.errors import CompileError, TargetError
 from sfclab.targets import tofino as T
 from sfclab.targets.tofino import (
     SlotStages,
@@ -317,11 +317,30 @@ def test_sde_env():
 
 
 def _assert_compiles(builds, programs: dict[str, object]) -> None:
+    """Each program compiles, fits a Tofino 1 (no table of any pipe's .bfa in stage 12 or
+    later: the compiler does not refuse those, the SDE's assembler does) and sfclab's P4Info
+    agrees with the compiler's."""
+    from sfclab.codegen.p4info import build_p4info, compare_p4info, p4info_from_text
+    from tofino_measure import measure
+
     futures = {what: builds.submit(g) for what, g in programs.items()}
     refused = {w: f.result().result for w, f in futures.items() if not f.result().result.ok}
     assert not refused, "\n\n".join(f"{w}: refused by the Tofino compiler:\n"
                                     + "\n".join(r.messages[:6] or (r.output[-2000:],))
                                     for w, r in refused.items())
+    over, differ = {}, {}
+    for w, f in futures.items():
+        b, gen = f.result(), programs[w]
+        m = measure(b.out, gen)
+        assert m is not None, f"{w}: the compiler wrote no .bfa"
+        if m.over:
+            over[w] = m.over[:4]
+        diffs = compare_p4info(build_p4info(gen.program.program, arch="tna"),
+                               p4info_from_text((b.out / "p4info.p4c.txt").read_text()))
+        if diffs:
+            differ[w] = diffs[:4]
+    assert not over, f"tables past a Tofino 1's stage 11 (pipe, gress, stage, table): {over}"
+    assert not differ, f"sfclab's P4Info differs from the compiler's: {differ}"
 
 
 @needs_tofino_compiler
@@ -344,7 +363,8 @@ def test_every_example_compiles_for_tofino(path, tofino_builds):
     ("Compiler Bug: Metadata initialization analysis incorrect") until the packet-out
     branch's field was kept out of shared PHV containers."""
     programs = example_programs(path)
-    assert {w.rsplit(" ", 1)[1] for w in programs} == {"auto", "mafsa", "optimal", "naive"}
+    assert {w.rsplit(" ", 1)[1] for w in programs if "--pipeline" in w} == {
+        "auto", "mafsa", "optimal", "naive"}
     _assert_compiles(tofino_builds, programs)
 
 
@@ -375,22 +395,29 @@ def test_compile_topology_p4c_compiles_each_tna_switch_with_the_tofino_compiler(
     out = capsys.readouterr()
     assert rc == 0, out.err
     for s in ("core1", "core2"):
-        assert (tmp_path / "o" / s / "tofino" / "pipe" / "program.bfa").is_file()
+        for pipe in ("pipe0", "pipe1"):
+            assert (tmp_path / "o" / s / "tofino" / pipe / "program.bfa").is_file()
     assert out.out.count(f"{P4C_BAREFOOT}: OK") + out.out.count(f"{T.BF_P4C}: OK") == 2
     assert out.out.count("p4c-bm2-ss: OK") == 2
-    assert out.out.count("stages per NF slot") == 2
+    assert out.out.count("stages per pipe and gress") == 2
 
 
 @needs_tofino_compiler
-def test_compile_tna_p4c_prints_the_stages_each_slot_used_and_its_estimate(tmp_path, capsys):
+def test_compile_tna_p4c_prints_per_pipe_and_gress_the_slots_stages_and_core(tmp_path, capsys):
     from sfclab.cli import main
 
     src = tmp_path / "lb.sfc"
     src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => lb => output; }\n")
     assert main(["compile", "--arch", "tna", "--p4c", "-o", str(tmp_path / "o"), str(src)]) == 0
     out = capsys.readouterr().out
-    assert "stages per NF slot (tofino/pipe/program.bfa) and the catalogue's estimates:" in out
-    row = next(line for line in out.splitlines() if line.startswith("0 ") and " lb " in line)
+    assert "stages per pipe and gress (tofino/pipe0/program.bfa, tofino/pipe1/program.bfa)" in out
+    heads = [line for line in out.splitlines() if line.startswith("pipe ")]
+    assert [h.split(":")[0] for h in heads] == ["pipe 0 ingress", "pipe 0 egress",
+                                                "pipe 1 ingress", "pipe 1 egress"]
+    for h in heads:      # the lean core: 2 stages of an ingress at most, 1 of an egress
+        n = int(h.split("sfclab's core: ")[1].split()[0])
+        assert n <= (2 if "ingress" in h else 1), h
+    row = next(line for line in out.splitlines() if line.split()[1:2] == ["lb"])
     used, span, estimate = row.split()[2:5]
     first, last = (int(x) for x in used.split("-"))
     assert int(span) == last - first + 1 <= int(estimate) == 3
@@ -409,27 +436,34 @@ stage 2 ingress:
     row: 1
 stage 3 ingress:
   ternary_match slot0_lb_backends 0:
-    p4: { name: SfcIngress.slot0_lb.backends, size: 1024 }
+    p4: { name: SfcIngress0.slot0_lb.backends, size: 1024 }
   gateway cond-7 1:
     expression: "(hdr.ipv4.$valid == 1)"
   ternary_match slot0_branch 2:
-    p4: { name: SfcIngress.slot0_branch }
+    p4: { name: SfcIngress0.slot0_branch }
 stage 4 ingress:
   ternary_match tbl_program31 0:
     p4: { name: tbl_program31, hidden: true }
       - set hdr.tcp.checksum, 0
   ternary_match tbl_program90 1:
       - set meta.slot0_lb_dg.d_valid, 1
+stage 5 ingress:
+  ternary_match pass_end_0 0:
+    p4: { name: SfcIngress0.pass_end }
 stage 0 egress:
   ternary_match tbl_program33 0:
       - set slot0_lb_bucket, 0
+stage 12 egress:
+  ternary_match rewinder_1 0:
 """
 
 
-def test_slot_stages_reads_the_bfa():
+def test_pipelet_stages_read_the_bfa():
     """Tables named after the slot, tables the compiler made of the NF's statements (by the
-    slot's fields, else by the line's control), not sfclab's branch table, the digest
-    buffer's flag or egress."""
+    slot's fields, else by the line's control), not sfclab's branch table or the digest
+    buffer's flag; the core's own stages; a table past stage 11 is found."""
+    from sfclab.targets.tofino import check_stages, over_the_chip, pipelet_stages, stage_report
+
     gen = generate(sfclab.compile("chain c { input => lb => output; }", arch="tna"))
     lb_line = next(d.pos.line for d in gen.program.program.decls
                    if getattr(d, "name", "") == "lb")
@@ -438,9 +472,21 @@ def test_slot_stages_reads_the_bfa():
                                                      ("ingress", 3, "slot0_lb_backends")]
     (row,) = slot_stages(bfa, gen)
     assert row == SlotStages(0, "lb", (2, 3, 4), 3) and row.span == 3
+    i0, e0 = pipelet_stages({0: bfa}, gen)
+    assert (i0.name, i0.stages, i0.core, e0.core) == ("I0", 6, (5,), (0, 12))   # lb: on I0
+    assert i0.plan == 2 + 3 and e0.plan == 1
     table = stage_table([row, SlotStages(1, "qos", (5, 6, 7, 8), 3)], 9)
     assert "0     lb                  2-4                 3         3" in table
     assert "(more than the estimate)" in table.splitlines()[2]
-    assert "the program uses 9 of 12 ingress stages; the slots' estimates add up to 6" in table
-    assert "the program uses 15 of 12 ingress stages (more than a Tofino 1 pipe has" \
-        in stage_table([row], 15)
+    assert "the pipelet uses 9 of 12 stages; the slots' estimates add up to 6" in table
+    report = stage_report([i0, e0])
+    assert report.startswith("pipe 0 ingress: slot0_lb; stages used 6 of 12 (plan 5); "
+                             "sfclab's core: 1 stage(s) of its own (5)")
+    assert "pipe 0 egress: no NF slots; stages used 13 of 12 (plan 1)" in report
+    assert over_the_chip({0: bfa}) == [(0, "egress", 12, "rewinder_1")]
+    with pytest.raises(CompileError) as e:
+        check_stages({0: bfa}, gen, where="o/program.p4")
+    assert e.value.message.startswith("o/program.p4: the Tofino compiler placed tables past a "
+                                      "Tofino 1's last stage (11): pipe 0 egress: stages 12-12 "
+                                      "(rewinder_1)")
+    assert "--pipes 4" in e.value.hint

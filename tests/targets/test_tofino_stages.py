@@ -77,25 +77,25 @@ def test_each_library_nf_alone_spans_at_most_its_estimate(tofino_builds):
 
 @needs_tofino_compiler
 def test_placements_budget_holds_what_the_compiler_places(tofino_builds):
-    """Each NF alone and mid-chain: the program's ingress uses at most sfclab's core plus
-    its slots' estimates, and its egress at most the core's egress stages — so what placement
-    counts as fitting a pipelet, the compiler fits in as many stages."""
-    cat = load_default()
+    """Each NF alone and mid-chain, per pipe and gress: the pipelet uses at most what
+    placement counts (sfclab's core plus its slots' estimates), and the core's own stages
+    (no NF table there) are at most TNA_CORE_STAGES: 2 of an ingress, 1 of an egress
+    (issue 31; 8 and 2 before)."""
     measured = _compiled(tofino_builds, all_nf_programs())
     wrong = {}
     for what, m in measured.items():
-        budget = TNA_CORE_STAGES.ingress + sum(cat.get(nf).stages for nf, _ in m.spans)
-        if m.ingress > budget or m.egress > TNA_CORE_STAGES.egress:
-            wrong[what] = (f"ingress {m.ingress} stages > core {TNA_CORE_STAGES.ingress} + "
-                           f"estimates = {budget}" if m.ingress > budget else
-                           f"egress {m.egress} > {TNA_CORE_STAGES.egress}")
+        for p in m.pipelets:
+            core = TNA_CORE_STAGES.ingress if p.gress == "ingress" else TNA_CORE_STAGES.egress
+            if p.stages > p.plan or len(p.core) > core:
+                wrong[f"{what} {p.name}"] = (f"{p.stages} stages (plan {p.plan}), core "
+                                             f"{len(p.core)} ({p.core})")
     assert not wrong, wrong
 
 
 @needs_tofino_compiler
 def test_a_chain_placement_fits_in_one_ingress_pipelet_fits_a_tofino_pipe(tofino_builds):
-    """firewall => l3fwd: placement puts both on I0 (2 + 2 stages after the core's 7 of 12);
-    the compiled one-pipe program uses at most 12 ingress stages."""
+    """firewall => l3fwd: placement puts both on I0 (2 + 2 stages after the core's 2 of 12);
+    the compiled program's pipe 0 ingress uses the core's 2 and the NFs' 4 stages at most."""
     compiled = sfclab.compile("chain c match ipv4.dst == 10.0.1.0/24 "
                               "{ input => firewall => l3fwd => output; }", arch="tna")
     (i0, nfs), *rest = compiled.placement.best.pipelets
@@ -104,31 +104,34 @@ def test_a_chain_placement_fits_in_one_ingress_pipelet_fits_a_tofino_pipe(tofino
     gen = generate(compiled)
     b = tofino_builds.submit(gen).result()
     assert b.result.ok
-    assert measure(b.out, gen).ingress <= 12
+    m = measure(b.out, gen)
+    assert m.stages("ingress") <= 2 + 4 and not m.over
 
 
-#: A stand-in for bf-p4c: accepts the program and writes a .bfa whose ingress uses STAGES
-#: stages (as p4c-barefoot 9.13.4 does for programs longer than a Tofino 1 pipe), and the
-#: P4Info sfclab wrote.
+#: A stand-in for bf-p4c: accepts the program and writes a .bfa per pipe whose pipe 0
+#: ingress uses STAGES stages (as p4c-barefoot 9.13.4 does for programs longer than a
+#: Tofino 1 pipe), and the P4Info sfclab wrote.
 _FAKE_BF_P4C = """\
 import os, sys, pathlib
 args = sys.argv[1:]
 out = pathlib.Path(args[args.index("-o") + 1])
 info = pathlib.Path(args[args.index("--p4runtime-files") + 1])
-(out / "pipe").mkdir(parents=True, exist_ok=True)
 n = int(os.environ["FAKE_STAGES"])
-(out / "pipe" / "program.bfa").write_text("version: 1.0.1\\n" + "".join(
-    f"stage {i} ingress:\\n  ternary_match t{i} 0:\\n    p4: {{ name: t{i} }}\\n" for i in range(n))
-    + "stage 0 egress:\\n  ternary_match e0 0:\\n    p4: { name: e0 }\\n")
+for pipe in ("pipe0", "pipe1"):
+    (out / pipe).mkdir(parents=True, exist_ok=True)
+    k = n if pipe == "pipe0" else 2
+    (out / pipe / "program.bfa").write_text("version: 1.0.1\\n" + "".join(
+        f"stage {i} ingress:\\n  ternary_match t{i} 0:\\n    p4: {{ name: t{i} }}\\n"
+        for i in range(k)) + "stage 0 egress:\\n  ternary_match e0 0:\\n    p4: { name: e0 }\\n")
 info.write_text((info.parent / "p4info.txt").read_text())
 """
 
 
-@pytest.mark.parametrize("stages, warned", [(15, True), (12, False)])
-def test_compile_p4c_warns_when_the_program_uses_more_stages_than_a_tofino_pipe(
-        stages, warned, tmp_path, monkeypatch, no_tools, capsys):
-    """Before: only the table's last line said so; now a warning on stderr names the stages
-    used and the limit (the compiler's verdict, exit status 0, stands: see docs/targets.md)."""
+@pytest.mark.parametrize("stages, refused", [(15, True), (12, False)])
+def test_compile_p4c_refuses_a_program_past_a_tofino_1s_last_stage(
+        stages, refused, tmp_path, monkeypatch, no_tools, capsys):
+    """Before issue 31 a warning, exit status 0; now an error naming the pipe, the gress and
+    the stages, and a non-zero exit (the compiler's own exit status is 0 for it)."""
     from targets_support import write_exe
 
     from sfclab.cli import main
@@ -140,11 +143,12 @@ def test_compile_p4c_warns_when_the_program_uses_more_stages_than_a_tofino_pipe(
     src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => firewall => output; }\n")
     rc = main(["compile", "--arch", "tna", "--p4c", "-o", str(tmp_path / "o"), str(src)])
     out = capsys.readouterr()
-    assert rc == 0, out.err
-    assert f"the program uses {stages} of 12 ingress stages" in out.out
-    if warned:
-        assert (f"warning: the program uses {stages} ingress stages but a Tofino 1 pipe has 12"
-                in out.err)
-        assert "hint: put fewer NFs on this switch" in out.err
+    assert f"pipe 0 ingress: slot0_firewall; stages used {stages} of 12" in out.out
+    if refused:
+        assert rc == 1
+        assert ("the Tofino compiler placed tables past a Tofino 1's last stage (11): pipe 0 "
+                "ingress: stages 12-14 (t12, t13, t14)" in out.err)
+        assert "hint: compile for more pipes" in out.err
     else:
-        assert "warning" not in out.err
+        assert rc == 0, out.err
+        assert "error" not in out.err

@@ -3,7 +3,10 @@ them kept in the repository (``tofino_measured.json``): what the tests check the
 estimates (``stages`` in ``p4/nf/<nf>.json``) and placement's core (``TNA_CORE_STAGES``)
 against, with the compiler (``test_tofino_stages.py``) and without it (from the table).
 
-``python benchmarks/bench_tofino.py --only nfs --record`` measures and rewrites the table.
+A program is measured per pipelet (pipe and gress, from each pipe's ``.bfa``): the stages it
+uses, each NF slot's span, and the stages that hold sfclab's tables and no NF's (the core's
+own).  ``python benchmarks/bench_tofino.py --only nfs --record`` measures and rewrites the
+table.
 """
 
 from __future__ import annotations
@@ -12,39 +15,45 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from sfclab.targets.tofino import ingress_stages, slot_stages
+from sfclab.targets.tofino import PipeletStages, bfa_files, over_the_chip, pipelet_stages
 
 RECORD = Path(__file__).with_name("tofino_measured.json")
 
 
 @dataclass(frozen=True)
 class Measured:
-    """One compiled program: its ingress and egress stages and each NF slot's span."""
+    """One compiled program, per pipelet."""
 
-    ingress: int
-    egress: int
-    spans: tuple[tuple[str, int], ...]          # (NF, span) per slot
+    pipelets: tuple[PipeletStages, ...]
+    #: (pipe, gress, stage, table) of every table past a Tofino 1's stage 11.
+    over: tuple[tuple[int, str, int, str], ...] = ()
 
     @property
-    def core(self) -> int:
-        """The ingress stages that are not an NF's span: sfclab's core (at most; the
-        compiler may overlap an NF with the core)."""
-        return self.ingress - sum(s for _, s in self.spans)
+    def spans(self) -> tuple[tuple[str, int], ...]:
+        """(NF, span) per slot, over every pipelet."""
+        return tuple((s.nf, s.span) for p in self.pipelets for s in p.slots)
+
+    def core(self, gress: str) -> int:
+        """The most stages of a *gress* pipelet that are sfclab's core's own."""
+        return max((len(p.core) for p in self.pipelets if p.gress == gress), default=0)
+
+    def stages(self, gress: str) -> int:
+        """The most stages a *gress* pipelet uses."""
+        return max((p.stages for p in self.pipelets if p.gress == gress), default=0)
 
 
-def bfa_of(out: Path) -> Path | None:
-    """The ``.bfa`` the Tofino compiler wrote under *out* (None when it wrote none)."""
-    return next(iter(sorted((out / "tofino").glob("**/*.bfa"))), None)
+def bfa_of(out: Path) -> dict[int, Path]:
+    """The ``.bfa`` per pipe the Tofino compiler wrote under *out* (empty when none)."""
+    return bfa_files(out / "tofino")
 
 
 def measure(out: Path, generated) -> Measured | None:
     """The stages of the program compiled into *out* (None without a ``.bfa``)."""
-    bfa = bfa_of(out)
-    if bfa is None:
+    files = bfa_of(out)
+    if not files:
         return None
-    text = bfa.read_text()
-    return Measured(ingress_stages(text), ingress_stages(text, "egress"),
-                    tuple((r.nf, r.span) for r in slot_stages(text, generated)))
+    texts = {pipe: f.read_text() for pipe, f in files.items()}
+    return Measured(tuple(pipelet_stages(texts, generated)), tuple(over_the_chip(texts)))
 
 
 def load_record(path: Path = RECORD) -> dict:
@@ -58,11 +67,12 @@ def record(alone: dict[str, Measured], compiler: str, path: Path = RECORD) -> di
     table = {
         "compiler": compiler,
         "command": "python benchmarks/bench_tofino.py --only nfs --record",
-        "what": "per library NF: the span of its ingress stages compiled alone (chain c match "
-                "ipv4.dst == 10.0.1.0/24 { input => NF => output; }); core: the most ingress "
-                "stages of those programs that are no NF's span, and their egress stages",
-        "core": {"ingress": max(m.core for m in alone.values()),
-                 "egress": max(m.egress for m in alone.values())},
+        "what": "per library NF: the span of its stages compiled alone (chain c match "
+                "ipv4.dst == 10.0.1.0/24 { input => NF => output; }, default 2 pipes); core: "
+                "the most stages of an ingress and of an egress pipelet of those programs that "
+                "hold sfclab's tables and no NF's",
+        "core": {"ingress": max(m.core("ingress") for m in alone.values()),
+                 "egress": max(m.core("egress") for m in alone.values())},
         "nfs": {nf: max((s for n, s in m.spans if n == nf), default=0)
                 for nf, m in sorted(alone.items())},
     }

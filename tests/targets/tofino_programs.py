@@ -30,9 +30,11 @@ PIPELINES = ("auto", "mafsa", "optimal", "naive")
 EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json")))
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
-#: The Tofino's pipes an example's chains need (placement refuses them on the default 2):
-#: every_nf.sfc's 18 NFs need 51 stages, a 4-pipe (64-port) Tofino 1.
-PIPES = {"every_nf.sfc": 4}
+#: The Tofino's pipes an example's chains need where placement refuses them on the default 2
+#: (every_nf.sfc's 18 NFs, 51 stages, needed 4 before the lean core and side-by-side NFs).
+PIPES: dict[str, int] = {}
+#: Examples also compiled (auto pipeline) for another number of pipes: `--pipes 1` and 4.
+OTHER_PIPES = (("web.sfc", 1), ("datacenter.sfc", 4))
 #: (topology, chains) of the networks whose Tofino switches' programs are compiled (the
 #: examples that place on campus.topo's switches: every_nf.sfc's NFs do not fit its four
 #: switches with the measured stage estimates, and placement says so).
@@ -81,10 +83,15 @@ def all_nf_programs() -> dict[str, object]:
 def example_programs(path: Path) -> dict[str, object]:
     chains = parse_file(path)
     opts = CodegenOptions(bindings=BINDINGS.get(path.name, {}))
-    return {f"{path.name} --pipeline {mode}":
-            generate(sfclab.compile(chains, arch="tna", pipeline=mode,
-                                    pipes=PIPES.get(path.name, 2)), options=opts)
-            for mode in PIPELINES}
+    out = {f"{path.name} --pipeline {mode}":
+           generate(sfclab.compile(chains, arch="tna", pipeline=mode,
+                                   pipes=PIPES.get(path.name, 2)), options=opts)
+           for mode in PIPELINES}
+    for name, pipes in OTHER_PIPES:
+        if name == path.name:
+            out[f"{path.name} --pipes {pipes}"] = generate(
+                sfclab.compile(chains, arch="tna", pipes=pipes), options=opts)
+    return out
 
 
 @functools.cache
@@ -137,7 +144,8 @@ class TofinoBuilds:
     def _build(self, out: Path, generated) -> Build:
         before = os.times()
         t = time.perf_counter()
-        res = run_p4c(out / "program.p4", "tna", out, generated.program.program, exe=self.exe)
+        res = run_p4c(out / "program.p4", "tna", out, generated.program.program, exe=self.exe,
+                      timeout=1800)
         wall = time.perf_counter() - t
         after = os.times()     # children's CPU (threads share it: exact with one job)
         return Build(res, out, wall, (after.children_user - before.children_user)
@@ -166,7 +174,7 @@ def programs_of(item) -> dict[str, object]:
     return {}
 
 
-__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "NETWORKS", "P4C_BAREFOOT",
+__all__ = ["NFS", "PIPELINES", "EXAMPLE_FILES", "PIPES", "OTHER_PIPES", "NETWORKS", "P4C_BAREFOOT",
            "TofinoBuilds", "Build", "nf_programs", "example_programs", "network_programs",
            "longest_first", "tofino_compiler", "needs_tofino_compiler", "alone", "mid_chain", "all_nf_programs",
            "programs_of"]
