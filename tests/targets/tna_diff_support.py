@@ -27,19 +27,19 @@ def recirculations(trace) -> int:
 
 
 def planned_recirculations(compiled, gen, path: str) -> int | None:
-    """How often a packet on *path* goes round: the placement's plan for a program of
-    several pipelines (its pipelets), the FSM plan's passes less one for a one-pipe
-    program; None for a path that leaves for a server between its passes."""
-    from sfclab.targets.model.tna import switch_pipelines
-
+    """How often a packet on *path* goes round: the pipelet plan the program was made
+    from (placement's NFs on pipelets, :mod:`sfclab.passes.pipelets`), else the FSM
+    plan's passes less one (a one-pipe program); None for a path that leaves for a
+    server between its passes."""
+    plan = getattr(gen.composition, "pipelets", None)
+    if plan is not None:
+        return plan.recirculations(path) if path in plan.visits else None
     if gen.detour is not None and path in {t.path for t in gen.detour.tasks}:
         return None
-    if len(switch_pipelines(gen.program.program)) > 1:
-        return dict(compiled.placement.best.recirculations)[path]
     return compiled.fsm.path(path).passes - 1
 
 
-def sweep_file(name: str, packets: int = 1) -> list[dict]:
+def sweep_file(name: str, packets: int = 2) -> list[dict]:
     """Every pipeline mode of example *name*: one row per distinct TNA program (modes
     that give the same program share a row), with the divergences diff-targets found
     and the packets whose recirculations differ from the FSM plan's passes."""
@@ -77,5 +77,6 @@ def sweep_file(name: str, packets: int = 1) -> list[dict]:
             "file": name, "modes": [mode], "compared": report.compared,
             "divergences": [f"{c} #{k}: {'; '.join(w)}" for c, k, w, _, _ in report.divergences],
             "off_plan": off_plan, "covered": report.coverage_text().splitlines()[0],
-            "multi_pass": sum(1 for p in compiled.fsm.paths if p.passes > 1)}
+            "multi_pass": sum(1 for p in compiled.paths
+                              if (planned_recirculations(compiled, gen, p.id) or 0) > 0)}
     return list(rows.values())
