@@ -131,6 +131,7 @@ class TnaSwitch(ControlPlane):
         self.control_pipe: int | None = None
         self._packet_id = 0
         self._t0 = time.monotonic()
+        self._spare = None            # the last ingress pass's values, for its first egress
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -308,6 +309,9 @@ class TnaSwitch(ControlPlane):
         out = self._run(cp.ingress, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
         if out is None:
             return []
+        # ingress writes ingress slots only: the first egress copy of a pipeline that runs
+        # in the same pipeline's egress can start from this list (its egress slots untouched)
+        self._spare = (cp, v)
         return self._traffic_manager(cp, p, port, data, out, resubmitted, ingress_q, res, tr,
                                      drops)
 
@@ -426,7 +430,8 @@ class TnaSwitch(ControlPlane):
                      now: int, tr, eq, drops) -> tuple[bytes, dict | None] | None:
         s = cp.s
         ns = now * 1000
-        v = list(cp.template)
+        spare, self._spare = self._spare, None
+        v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
         p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns) + data, tr, now)
         p.pipe = pipe
