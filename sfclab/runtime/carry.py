@@ -18,9 +18,11 @@ renumber slots, so :func:`plan_carry` maps each old slot to its new one:
 The cells are those the push's :func:`~.transaction.snapshot` read before the swap
 (non-zero ones: the new program's start at zero); :func:`carry_updates` turns them
 into writes to the new program's registers, which the push makes after its entries
-(a failed write takes the push back, old program and cells included).  A switch that
-does not read or write registers over P4Runtime at all (BMv2's P4Runtime server answers
-UNIMPLEMENTED) reloads all the same, its registers from zero, and :class:`Carried` says so.
+(a failed write takes the push back, old program and cells included).  Cells are read
+and written the way the switch takes them (:mod:`.registers`): over P4Runtime, or, on a
+real BMv2 whose P4Runtime server answers UNIMPLEMENTED, over its Thrift runtime.  A
+switch with no way in at all (BMv2 whose Thrift runtime cannot be reached) reloads all
+the same, its registers from zero, and :class:`Carried` says so and why.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from typing import Any
 from ..errors import SfclabError
 
 __all__ = ["Carried", "CarryPlan", "plan_carry", "carry_updates", "slot_registers",
-           "served", "changed_definitions", "unsupported", "NO_REGISTER_IO"]
+           "slot_instances",
+           "served", "changed_definitions", "unsupported", "unsupported_why", "NO_REGISTER_IO"]
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,23 @@ def plan_carry(old_gen: Any, old_index: Any, new_gen: Any, new_index: Any) -> Ca
     return CarryPlan(names, nfs)
 
 
+def slot_instances(old_gen: Any, new_gen: Any) -> dict[str, str]:
+    """Old slot instance -> new slot instance, for every NF slot of *old_gen* that maps
+    to one of *new_gen* (module docstring: one slot of the type on each side, or by the
+    chains' NFs each serves); a slot that maps to none is left out."""
+    out = {}
+    old_serves, new_serves = served(old_gen), served(new_gen)
+    old_slots = list(old_gen.composition.slots)
+    for nf in dict.fromkeys(s.nf for s in old_slots):
+        olds = [s for s in old_slots if s.nf == nf]
+        news = [s for s in new_gen.composition.slots if s.nf == nf]
+        if news:
+            by_index = {o.index: o for o in olds}
+            for i, n in _pairs(olds, news, old_serves, new_serves).items():
+                out[by_index[i].instance] = n.instance
+    return out
+
+
 def _pairs(olds: list, news: list, old_serves: dict, new_serves: dict) -> dict[int, Any]:
     """Old slot index -> new slot, for the slots of one NF type (module docstring)."""
     if len(olds) == 1 and len(news) == 1:
@@ -192,6 +212,16 @@ def unsupported(err: SfclabError) -> bool:
 
 #: Why registers start from zero on a switch that does not read or write them.
 NO_REGISTER_IO = "the switch does not read or write registers over P4Runtime"
+
+
+def unsupported_why(err: SfclabError) -> str:
+    """Why a switch that does not do registers (:func:`unsupported`) does not: its way in
+    says (``why``: BMv2's Thrift runtime cannot be reached …), else P4Runtime's answer.
+
+    >>> unsupported_why(SfclabError("UNIMPLEMENTED"))
+    'the switch does not read or write registers over P4Runtime'
+    """
+    return getattr(err, "why", "") or NO_REGISTER_IO
 
 
 def changed_definitions(names: Any, old_catalog: Any, catalog: Any) -> tuple[str, ...]:

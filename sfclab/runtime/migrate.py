@@ -1,4 +1,6 @@
-"""Move an NF's state between switches over P4Runtime (P4NFV's state migration).
+"""Move an NF's state between switches (P4NFV's state migration): over P4Runtime, or the
+switch's own way in where its P4Runtime server does not do registers (each session's
+:attr:`~.session.Session.register_io`: BMv2's Thrift runtime).
 
 A stateful NF keeps its state in registers; both switches run the same program,
 so every register has the same P4Info name on both.  :func:`migrate_registers`
@@ -28,17 +30,15 @@ def register_names(session: Session, nf: str | None = None) -> list[str]:
 
 
 def read_registers(session: Session, names: list[str]) -> dict[str, list[int]]:
-    """Every cell of the registers *names*, read over P4Runtime."""
+    """Every cell of the registers *names*, read the way the switch gives them."""
     regs = {r.preamble.name: r for r in session.index.info.registers}
     out: dict[str, list[int]] = {}
     for name in names:
         r = regs.get(name)
         if r is None:
             raise TargetError(f"the pipeline has no register {name!r}")
-        ent = p4r.Entity()
-        ent.register_entry.register_id = r.preamble.id
         cells = sorted((e.register_entry.index.index, e.register_entry.data.bitstring)
-                       for e in session.client.read([ent]))
+                       for e in session.read_registers([r.preamble.id]))
         out[name] = [int.from_bytes(v, "big") for _, v in cells]
     return out
 
@@ -72,5 +72,4 @@ def write_registers(session: Session, cells: dict[str, list[int]]) -> None:
             u.entity.register_entry.data.bitstring = v.to_bytes(max(1, (v.bit_length() + 7) // 8),
                                                                 "big")
             updates.append(u)
-    for k in range(0, len(updates), 512):
-        session.client.write(updates[k:k + 512])
+    session.write_registers(updates)

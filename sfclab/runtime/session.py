@@ -30,9 +30,11 @@ from typing import NoReturn
 from ..codegen import Generated
 from ..codegen.entries import Exact, TableEntry, make_entry
 from ..errors import CompileError, RuntimeWriteError, SfclabError, TargetError
-from .carry import NO_REGISTER_IO, Carried, carry_updates, plan_carry, unsupported
+from .carry import Carried, carry_updates, plan_carry, unsupported, unsupported_why
 from .client import Client, uncertain
 from .encode import P4InfoIndex, multicast_update
+from .keep import LEARNED, OWN, Dropped, Kept, plan_keep
+from .registers import P4RuntimeRegisters, RegisterIO
 from .replication import MulticastGroup, flood_config, port_set
 from .transaction import Stranded, apply_staged, check_capacity, restore, snapshot, verify
 
@@ -83,13 +85,17 @@ class UpdatePlan:
     #: A reload done: what it carried of the old program's registers, NF by NF
     #: (:class:`~.carry.Carried`).
     carried: list = field(default_factory=list)
+    #: A reload done: the entries of the user's own and learned ones it kept or dropped
+    #: (:class:`~.keep.Kept`).
+    kept: Kept | None = None
 
     def __str__(self) -> str:
         if self.kind == "reload":
             if self.done:
                 text = (f"reloaded the program: {self.reason}" if self.reason else
                         "reloaded the program")
-                return "; ".join([text] + [str(c) for c in self.carried])
+                return "; ".join([text] + [str(c) for c in self.carried]
+                                 + ([str(self.kept)] if self.kept else []))
             return "; ".join([f"program reload needed: {self.reason}"]
                              + [c.text(done=False) for c in self.carried])
         if self.kind == "none":
@@ -141,13 +147,17 @@ class Session:
 
     def __init__(self, client: Client, device_config: Callable[[Generated], object], *,
                  grace: float = 0.0,
-                 ports: Callable[[], Iterable[int] | None] | Iterable[int] | None = None
-                 ) -> None:
+                 ports: Callable[[], Iterable[int] | None] | Iterable[int] | None = None,
+                 registers: RegisterIO | None = None) -> None:
         """*device_config(gen)* gives the target's ``p4_device_config`` bytes, or a pair
         (bytes, P4Info) when a compiler wrote the P4Info to push (p4c's ids win).
         *ports*: the switch's data-plane ports (or a function giving them), which a
-        ``flood`` floods out of; None: unknown, no flood groups are written."""
+        ``flood`` floods out of; None: unknown, no flood groups are written.
+        *registers*: how register cells are read and written (:mod:`.registers`;
+        default: over P4Runtime)."""
         self.client = client
+        #: How the switch's register cells are read and written (:mod:`.registers`).
+        self.register_io: RegisterIO = registers or P4RuntimeRegisters(client)
         self.device_config = device_config
         self.grace = grace                # wait before removing old entries (packets in flight)
         self.ports = ports
@@ -163,7 +173,8 @@ class Session:
         self._next_id = 1
         #: The P4Info and device config running (None: nothing pushed by this session).
         self.pipeline: tuple | None = None
-        #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back.
+        #: Entries of the user's own (:meth:`insert`), by key: a failed push puts them back, a
+        #: reload keeps them where they fit (:mod:`.keep`).
         self.own: dict[tuple, TableEntry] = {}
         #: Staged updates whose rollback could not reach the switch: the next push or
         #: update brings them back first (:func:`.transaction.resync`; a push replaces all).
@@ -177,9 +188,13 @@ class Session:
         #: What the last push carried of the old program's registers, NF by NF (a reload:
         #: :class:`~.carry.Carried`; empty after a plain push).
         self.carried: list[Carried] = []
-        #: The switch answered that it does not read or write registers over P4Runtime
-        #: (BMv2): a reload cannot carry them (:meth:`would_carry` says so from then on).
-        self.no_register_io = False
+        #: What the last push kept of the entries sfclab did not generate (a reload: the
+        #: user's own and learned ones, :mod:`.keep`; empty after a plain push).
+        self.kept = Kept()
+        #: Why the switch cannot read or write registers ('' while it can: no way in
+        #: answered that it does not): a reload cannot carry them (:meth:`would_carry`
+        #: says so from then on).
+        self.no_register_io = ""
 
     # -- push ----------------------------------------------------------------------------------
     def push(self, gen: Generated, *, carry: bool = False) -> int:
@@ -192,7 +207,9 @@ class Session:
 
         *carry* (a program reload): the registers of the NFs that keep their meaning in
         the new program get the old program's cells, written after the entries
-        (:mod:`.carry`); :attr:`carried` says what was carried and what starts from zero."""
+        (:mod:`.carry`); :attr:`carried` says what was carried and what starts from zero.
+        The entries of the user's own and learned ones go to the new program where they
+        fit (:mod:`.keep`); :attr:`kept` says which were kept and which dropped, and why."""
         from ..codegen.p4info import build_p4info
 
         config = self.device_config(gen)
@@ -216,6 +233,7 @@ class Session:
             verify(self.client, info, config)
             snap = snapshot(self)
             carried, cells = self._carry(snap, gen, new[1]) if carry else ([], [])
+            keep, dropped = self._keep(snap, gen, new[1], target) if carry else ([], [])
         except BaseException:
             self.set_state(before)
             raise
@@ -230,16 +248,18 @@ class Session:
             self.set_state(new)
             self.write(steps, updates)
             carried = self._write_carried(carried, cells)
+            kept = self._write_kept(keep, dropped)
         except BaseException as err:
             if not isinstance(err, SfclabError):
                 left = restore(self, snap)
                 self._strand(snap, gen, new, sure=True, clean=not left)
                 raise
             return self._push_failed(err, snap, new, gen)
-        self.generated, self.pipeline, self.own = gen, (info, config), {}
+        self.generated, self.pipeline = gen, (info, config)
+        self.own = {_key(e): e for e in kept.own}
         self.installed, self.groups, self.out_of_step = dict(target), groups, []
         self.stranded = None
-        self.carried = carried
+        self.carried, self.kept = carried, kept
         self._name_ids(gen)
         return len(target)
 
@@ -251,10 +271,47 @@ class Session:
         plan = plan_carry(self.generated, self.index, gen, index)
         if snap.registers is None:
             why = snap.unread or "the switch would not read them"
-            self.no_register_io = why == NO_REGISTER_IO
+            self.no_register_io = why if snap.unsupported else ""
             return [Carried(c.nf, c.old, None, why=why) if c.carried else c
                     for c in plan.nfs], []
         return plan.nfs, carry_updates(snap.registers, self.index, index, plan.names)
+
+    def _keep(self, snap, gen: Generated, index: P4InfoIndex, target: dict
+              ) -> tuple[list, list[Dropped]]:
+        """Which of the running program's entries of the user's own and learned ones a
+        reload to *gen* (P4Info *index*, generated entries *target*) keeps, as written
+        there, and which it drops (:func:`.keep.plan_keep`)."""
+        if snap.pipeline is None or self.generated is None:
+            return [], []
+        entries = [(OWN, e) for e in snap.own.values()]
+        entries += [(LEARNED, e) for e in snap.learned or ()]
+        keep, dropped = plan_keep(entries, self.generated, self.index, gen, index, target)
+        if snap.learned is None:
+            dropped.append(Dropped(None, LEARNED, snap.unread_entries))
+        return keep, dropped
+
+    def _write_kept(self, keep: list, dropped: list[Dropped]) -> Kept:
+        """Write the entries a reload keeps, after the new program's own; one the switch
+        refuses is dropped, saying what it answered (a write that may or may not have been
+        done, the connection lost, fails the push, which takes it back)."""
+        kept = Kept(dropped=list(dropped))
+        for i in range(0, len(keep), _BATCH):
+            batch = keep[i:i + _BATCH]
+            try:
+                self.write([("INSERT", e) for _, e in batch])
+                bad = {}
+            except RuntimeWriteError as err:
+                if uncertain(err) or any(f.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+                                         for f in err.failures):
+                    raise
+                bad = {f.index: f for f in err.failures}
+            for k, (whose, e) in enumerate(batch):
+                if k in bad:
+                    kept.dropped.append(Dropped(e, whose, f"the switch refused it: "
+                                                          f"{bad[k].code} {bad[k].message}"))
+                else:
+                    (kept.own if whose == OWN else kept.learned).append(e)
+        return kept
 
     def _write_carried(self, carried: list[Carried], cells: list) -> list[Carried]:
         """Write the cells a reload carries; a switch that does not take register writes
@@ -264,8 +321,8 @@ class Session:
         except SfclabError as err:
             if not unsupported(err):
                 raise
-            self.no_register_io = True
-            return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO) if c.carried else c
+            self.no_register_io = unsupported_why(err)
+            return [Carried(c.nf, c.old, None, why=self.no_register_io) if c.carried else c
                     for c in carried]
         return carried
 
@@ -278,13 +335,19 @@ class Session:
 
         index = P4InfoIndex(build_p4info(gen.program.program, arch=gen.arch))
         nfs = plan_carry(self.generated, self.index, gen, index).nfs
-        return [Carried(c.nf, c.old, None, why=NO_REGISTER_IO)
+        return [Carried(c.nf, c.old, None, why=self.no_register_io)
                 if c.carried and self.no_register_io else c for c in nfs]
 
     def write_registers(self, updates: list) -> None:
-        """Write register cells (P4Runtime updates), in batches."""
-        for k in range(0, len(updates), _BATCH):
-            self.client.write(updates[k:k + _BATCH])
+        """Write register cells (P4Runtime updates of the running program's registers)
+        the way the switch takes them (:attr:`register_io`)."""
+        if updates:
+            self.register_io.write(self.index, updates)
+
+    def read_registers(self, register_ids: Iterable[int] = ()) -> list:
+        """Every cell of the running program's registers *register_ids* (all: none
+        given), as P4Runtime entities, the way the switch gives them (:attr:`register_io`)."""
+        return self.register_io.read(self.index, tuple(register_ids))
 
     def _strand(self, snap, gen: Generated, new: tuple, *, sure: bool, clean: bool) -> None:
         """After a failed first push: record the program left on the switch (when the
@@ -467,7 +530,7 @@ class Session:
                                   hint="push again (lab.push() / %sfc push), or "
                                        "update(allow_reload=True)")
             self.push(gen, carry=True)
-            plan.done, plan.carried = True, list(self.carried)
+            plan.done, plan.carried, plan.kept = True, list(self.carried), self.kept
             return plan
         staged = self.stage(gen, plan)
 

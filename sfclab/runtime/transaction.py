@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RuntimeWriteError, SfclabError, TargetError, UpdateFailure
-from .carry import NO_REGISTER_IO, unsupported
+from .carry import unsupported, unsupported_why
+from .keep import learned_entries
 from .replication import MulticastGroup
 
 __all__ = ["apply_staged", "resync", "check_capacity", "verify", "Snapshot", "snapshot",
@@ -205,22 +206,32 @@ class Snapshot:
     registers: list | None = None
     #: Why the register cells could not be read ('' when they were, or there are none).
     unread: str = ""
+    #: ... because the switch does not read registers at all (:func:`.carry.unsupported`).
+    unsupported: bool = False
+    #: The entries on the switch that sfclab did not write nor the user through the
+    #: session: a controller's (learned); None: they could not be read (*unread_entries*).
+    learned: list | None = field(default_factory=list)
+    unread_entries: str = ""
 
 
 def snapshot(session) -> Snapshot:
     """*session*'s switch before a push (reads the register cells when a program runs)."""
-    registers, unread = None, ""
+    registers, unread, cannot = None, "", False
     if session.pipeline is not None and list(session.index.info.registers):
-        from finsy.proto import p4r
-
-        ent = p4r.Entity()
-        ent.register_entry.register_id = 0
         try:
-            registers = [e for e in session.client.read([ent])
+            registers = [e for e in session.read_registers()
                          if e.register_entry.data.bitstring.strip(b"\0")]
         except TargetError as e:
-            registers, unread = None, NO_REGISTER_IO if unsupported(e) else e.message
-    return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread)
+            cannot = unsupported(e)
+            registers, unread = None, unsupported_why(e) if cannot else e.message
+    learned, unread_entries = [], ""
+    if session.pipeline is not None:
+        try:
+            learned = learned_entries(session.read_entries(), session.installed, session.own)
+        except TargetError as e:
+            learned, unread_entries = None, f"the switch's entries could not be read: {e.message}"
+    return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread,
+                    cannot, learned, unread_entries)
 
 
 @dataclass(frozen=True)
@@ -281,14 +292,14 @@ def restore(session, snap: Snapshot, *, swapped: bool = True) -> str:
             session.client.set_pipeline(*snap.pipeline)
             steps = ([("INSERT", g) for g in session.groups.values()]
                      + [("INSERT", e) for e in session.installed.values()]
-                     + [("INSERT", e) for e in snap.own.values()])
+                     + [("INSERT", e) for e in snap.own.values()]
+                     + [("INSERT", e) for e in snap.learned or ()])
             session.write(steps)
             if snap.registers:
                 from finsy.proto import p4r
 
-                ups = [p4r.Update(type=p4r.Update.MODIFY, entity=e) for e in snap.registers]
-                for k in range(0, len(ups), 512):
-                    session.client.write(ups[k:k + 512])
+                session.write_registers([p4r.Update(type=p4r.Update.MODIFY, entity=e)
+                                         for e in snap.registers])
         session.own, session.out_of_step = dict(snap.own), []
         return "" if snap.registers is not None or not swapped or \
             not list(session.index.info.registers) else "its registers start from zero"

@@ -3,11 +3,12 @@
 Tools: ``p4c-bm2-ss`` (``PATH`` or ``SFCLAB_P4C``; run through
 :func:`sfclab.codegen.p4c.run_p4c`) compiles the composed program to BMv2 JSON
 and P4Info; ``simple_switch_grpc`` (``PATH`` or ``SFCLAB_BMV2``) runs it.  A
-switch sfclab owns is started the way BMv2's README recommends::
+switch sfclab owns is started the way BMv2's README recommends, in a network
+namespace of its own (:meth:`Bmv2Target.start`, :mod:`.keeper`)::
 
-    simple_switch_grpc --device-id 0 -i 1@veth1 -i 2@veth3 --log-console \\
-        --nanolog ipc:///tmp/…/events.ipc --no-p4 \\
-        -- --grpc-server-addr 127.0.0.1:PORT --cpu-port 255
+    simple_switch_grpc --device-id 0 --packet-in ipc:///tmp/…/packets.ipc --log-console \\
+        --nanolog tcp://127.0.0.1:9091 --thrift-port 9090 --no-p4 \\
+        -- --grpc-server-addr unix:/tmp/…/grpc.ipc --cpu-port 255
 
 ``--no-p4``: the program (the BMv2 JSON, :meth:`Bmv2Target.device_config`, plus
 the P4Info) is pushed with P4Runtime's ``SetForwardingPipelineConfig`` by
@@ -15,9 +16,10 @@ sfclab's runtime client.  Ports are veth interfaces (``-i N@vethX``, needs root
 and existing veth pairs) or, without root, pcap files (``--use-files WAIT``:
 port N reads ``portN_in.pcap`` and writes ``portN_out.pcap`` in a directory,
 after WAIT seconds, so the pipeline and entries must be written within WAIT).
-``--nanolog`` publishes the event logger (:mod:`.bmv2_events`).  The switch is
-ready when its gRPC port accepts connections; it is stopped with SIGTERM, then
-SIGKILL.  A running switch is attached to by URL::
+``--nanolog`` publishes the event logger (:mod:`.bmv2_events`); the Thrift runtime
+reads and writes registers (:mod:`.bmv2_thrift`).  The switch is ready when its gRPC
+socket accepts connections; it is stopped with SIGTERM, then SIGKILL, and it stops with
+the Python that started it.  A running switch is attached to by URL::
 
 >>> t = Bmv2Target.attach("bmv2://127.0.0.1:9559?device_id=1", check=False)
 >>> t.grpc_address, t.device_id, t.owned
@@ -26,25 +28,31 @@ SIGKILL.  A running switch is attached to by URL::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import TargetError, did_you_mean
 from .bmv2_events import EventSubscriber, NameMap
+from .bmv2_thrift import Bmv2Thrift
+from .keeper import SETUP_FAILED, broker_connect, kept_command
 from .pcap import read_pcap, write_pcap
-from .tools import ManagedProcess, find_executable, free_port, require_executable, wait_for_port
+from .tools import ManagedProcess, find_executable, require_executable, wait_for_port
 
 __all__ = [
     "SWITCH", "BMV2_ENV", "INSTALL_BMV2", "CPU_PORT", "DEFAULT_GRPC_PORT",
     "find_switch", "missing_tools", "Bmv2Build", "compile_v1model", "PortMap",
     "switch_command", "switch_options", "parse_bmv2_url", "parse_veth", "Bmv2Target",
+    "THRIFT_PORT", "NANOLOG_INSIDE",
     "write_pcap", "read_pcap",
 ]
 
@@ -57,6 +65,9 @@ INSTALL_BMV2 = ("install BMv2 built with P4Runtime support (https://github.com/p
 CPU_PORT = 255
 #: simple_switch_grpc's default P4Runtime port (IANA's P4Runtime port).
 DEFAULT_GRPC_PORT = 9559
+#: The Thrift port and event logger of a switch sfclab starts, in its own namespace.
+THRIFT_PORT = 9090
+NANOLOG_INSIDE = "tcp://127.0.0.1:9091"
 
 
 def find_switch() -> str | None:
@@ -130,6 +141,9 @@ class PortMap:
     reason: str = ""
     #: packet-in mode: the switch's nanomsg PAIR address.
     address: str = ""
+    #: veth mode: the other end of each port's pair (``(port, interface)``), where sfclab
+    #: sends and listens; found before the switch's ends go into its namespace.
+    peers: tuple[tuple[int, str], ...] = ()
 
     @classmethod
     def veth(cls, interfaces: Mapping[int, str], reason: str = "") -> PortMap:
@@ -269,7 +283,7 @@ def switch_options(exe: str) -> frozenset[str]:
 
 
 _URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info", "packet_in", "veth",
-               "log_level", "server_port")
+               "log_level", "server_port", "thrift")
 _HINT_URL = ("bmv2 (a switch sfclab starts), bmv2?veth=1@veth0,2@veth2, or "
              "bmv2://127.0.0.1:9559?device_id=0 (a running one)")
 
@@ -292,30 +306,39 @@ def parse_veth(text: str) -> dict[int, str]:
 
 def parse_bmv2_url(url: str) -> dict[str, Any]:
     """A BMv2 target: ``bmv2[?…]`` is a switch sfclab starts and owns (``host`` is
-    None); ``bmv2://HOST:PORT?…`` a running one.  Parameters: ``device_id``,
+    None); ``bmv2://HOST:PORT?…`` or ``bmv2://unix:/PATH?…`` a running one (P4Runtime
+    on a TCP port, or on the socket file PATH).  Parameters: ``device_id``,
     ``cpu_port``, ``nanolog`` (its event logger), ``packet_in`` (its packet socket),
     ``veth`` (``1@veth0,…``: ports on veth pairs), ``json`` / ``p4info`` (the program
     it runs), ``log_level``, ``server_port`` (where sfclab plays the server of a
-    program whose paths detour through one: :mod:`sfclab.codegen.detour`).
+    program whose paths detour through one: :mod:`sfclab.codegen.detour`), ``thrift``
+    (its Thrift runtime, ``PORT`` or ``HOST:PORT``: registers are read and written there).
 
     >>> parse_bmv2_url("bmv2://[::1]:50001?device_id=2&nanolog=ipc%3A%2F%2F%2Ftmp%2Fe.ipc")
     ... # doctest: +NORMALIZE_WHITESPACE
     {'host': '::1', 'port': 50001, 'device_id': 2, 'cpu_port': 255,
      'nanolog': 'ipc:///tmp/e.ipc', 'json': None, 'p4info': None, 'packet_in': None,
-     'veth': None, 'log_level': None, 'server_port': None}
+     'veth': None, 'log_level': None, 'server_port': None, 'thrift': None}
     >>> u = parse_bmv2_url("bmv2?veth=1@veth0,2@veth2")
     >>> u["host"], u["veth"]
     (None, {1: 'veth0', 2: 'veth2'})
+    >>> u = parse_bmv2_url("bmv2://unix:/tmp/w/grpc.ipc?thrift=9090")
+    >>> u["host"], u["port"], u["thrift"]
+    ('unix:/tmp/w/grpc.ipc', None, '9090')
     """
     parts = urlsplit(url)
     owned = (parts.scheme, parts.netloc, parts.path) in (("", "", "bmv2"), ("bmv2", "", ""))
     if parts.scheme != "bmv2" and not owned:
         raise TargetError(f"not a BMv2 URL: {url!r}", hint=_HINT_URL)
+    unix = parts.netloc == "unix:"              # bmv2://unix:/PATH: P4Runtime on a socket file
+    if unix and not parts.path:
+        raise TargetError(f"no socket path in {url!r}", hint="bmv2://unix:/PATH?device_id=0")
     try:
-        port = parts.port or DEFAULT_GRPC_PORT
+        port = None if unix else parts.port or DEFAULT_GRPC_PORT
     except ValueError:
         raise TargetError(f"bad port in {url!r}") from None
-    out: dict[str, Any] = {"host": None if owned else parts.hostname or "127.0.0.1",
+    host = f"unix:{parts.path}" if unix else parts.hostname or "127.0.0.1"
+    out: dict[str, Any] = {"host": None if owned else host,
                            "port": None if owned else port, "device_id": 0,
                            "cpu_port": CPU_PORT}
     out |= {k: None for k in _URL_PARAMS[2:]}
@@ -346,8 +369,9 @@ class Bmv2Target:
     """A BMv2 switch: its P4Runtime address and device id, the process when
     sfclab started it, and the device config to push."""
 
+    #: Its P4Runtime server: a host and port, or ``unix:PATH`` (*port* None).
     host: str
-    port: int
+    port: int | None
     device_id: int = 0
     cpu_port: int | None = CPU_PORT
     #: The BMv2 JSON bytes (P4Runtime ``p4_device_config``), when known.
@@ -361,11 +385,41 @@ class Bmv2Target:
     workdir: Path | None = None
     #: What sfclab noticed while starting the switch (a missing feature …).
     notes: list[str] = field(default_factory=list)
+    #: The keeper's broker (:mod:`.keeper`) of a switch in a namespace of its own: TCP
+    #: connections to it are made there (:meth:`tcp`); None: made from here.
+    broker: str | None = None
+    #: Its Thrift runtime's port (inside its namespace for a switch sfclab started;
+    #: ``thrift=`` in the URL of one attached to); None: unknown.
+    thrift_port: int | None = None
+    thrift_host: str = "127.0.0.1"
 
     # -- addresses and config -----------------------------------------------------------------
     @property
     def grpc_address(self) -> str:
-        return _grpc_address(self.host, self.port)
+        return self.host if self.port is None else _grpc_address(self.host, self.port)
+
+    def tcp(self, host: str, port: int, *, timeout: float = 5.0,
+            rcvbuf: int = 0) -> socket.socket:
+        """A TCP connection to *host*:*port* as the switch sees it: from inside its
+        namespace (through its keeper) for a switch sfclab started, else from here
+        (*rcvbuf*: a receive buffer to ask for, on the keeper's side)."""
+        where = f"{host}:{port} of {self.url}"
+        try:
+            if self.broker is None:
+                return socket.create_connection((host, port), timeout=timeout)
+            return broker_connect(self.broker, host, port, timeout=timeout, rcvbuf=rcvbuf)
+        except OSError as e:
+            raise TargetError(f"cannot connect to {where}: {e.strerror or e}",
+                              hint="is the switch running?") from None
+
+    def thrift(self) -> Bmv2Thrift | None:
+        """A client of the switch's Thrift runtime (registers), None when its port is
+        unknown (attach with ``thrift=PORT`` in the URL)."""
+        if self.thrift_port is None:
+            return None
+        host, port = self.thrift_host, self.thrift_port
+        return Bmv2Thrift(lambda: self.tcp(host, port),
+                          where=f"the Thrift runtime of {self.url} ({host}:{port})")
 
     @property
     def url(self) -> str:
@@ -394,37 +448,46 @@ class Bmv2Target:
                               hint="start the switch with event_logger=True, or give "
                                    "nanolog=… in the URL of a switch run with --nanolog")
         return EventSubscriber(self.nanolog, self.names(), backend=backend,
-                               device_id=self.device_id)
+                               device_id=self.device_id, connect=self.event_connect())
+
+    def event_connect(self):
+        """How to connect to a ``tcp://`` event logger (in the switch's namespace), for
+        :class:`~.bmv2_events.EventSubscriber`; None: directly."""
+        return None if self.broker is None else self.tcp
 
     # -- lifecycle -----------------------------------------------------------------------------
     @classmethod
     def start(cls, build: Bmv2Build | str | os.PathLike | None = None, *,
-              ports: PortMap | str | None = None, device_id: int = 0, grpc_port: int | None = None,
+              ports: PortMap | str | None = None, device_id: int = 0,
               cpu_port: int | None = CPU_PORT, workdir: str | os.PathLike | None = None,
               event_logger: bool | str = True, log_level: str | None = None,
               log_to_file: bool = False, timeout: float = 15.0,
               exe: str | None = None) -> Bmv2Target:
-        """Start a ``simple_switch_grpc`` sfclab owns and wait for its gRPC port.
+        """Start a ``simple_switch_grpc`` sfclab owns, in a network namespace of its own,
+        and wait for its P4Runtime socket.
+
+        The switch runs under a keeper (:mod:`.keeper`): in its own network namespace
+        (as root a network namespace, else an unprivileged user namespace with one),
+        so that what it listens on over TCP -- its Thrift runtime (``0.0.0.0:9090``,
+        BMv2 cannot bind it to 127.0.0.1) and its event logger -- is reachable from that
+        namespace's loopback only; P4Runtime is on a Unix socket in the working
+        directory (``--grpc-server-addr unix:…``), the packet and notification sockets
+        are ``ipc://`` files there.  sfclab reaches the TCP ones through the keeper
+        (:meth:`tcp`).  The switch stops when the Python that started it ends, however
+        it ends.  veth ports (root) are moved into the namespace while it runs.
 
         *build* is a :class:`Bmv2Build` or a BMv2 JSON path (kept for
         :meth:`device_config`; the switch starts with ``--no-p4`` either way).
         *ports* is a :class:`PortMap`, or ``"packet-in"`` for BMv2's packet socket at
         an address in the working directory.  *event_logger*: on (``--nanolog
-        tcp://127.0.0.1:PORT``), off, or the address to give it."""
+        tcp://127.0.0.1:9091`` in the switch's namespace), off, or the address to give it
+        (a ``tcp://`` one is in the switch's namespace)."""
         exe = exe or require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
         wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         wd.mkdir(parents=True, exist_ok=True)
-        grpc_port = grpc_port or free_port()
+        token = uuid.uuid4().hex[:12]
         supported = switch_options(exe)
-        if ports == "packet-in":
-            if supported and "--packet-in" not in supported:
-                raise TargetError(f"{exe} has no --packet-in option (BMv2 built without "
-                                  "nanomsg), so sfclab cannot send it packets without root",
-                                  hint="attach its ports to veth pairs: bmv2?veth=1@veth0,…")
-            ports = PortMap.packet_in(f"ipc://{_ipc_path(wd, 'packets', grpc_port)}")
-        elif isinstance(ports, str):
-            raise TargetError(f"unknown ports {ports!r}", hint="a PortMap, or 'packet-in'")
-        ports = ports or PortMap.none()
+        ports = _ports(ports, supported, exe, wd, token)
         if ports.mode == "pcap":
             for p in ports.ports:
                 if not ports.in_pcap(p).exists():
@@ -432,26 +495,33 @@ class Bmv2Target:
         # TCP, not IPC: nanomsg drops what the socket cannot take at once, and IPC holds
         # ~340 event messages, TCP tens of thousands (:mod:`.bmv2_sp`)
         nanolog = (event_logger if isinstance(event_logger, str) else
-                   f"tcp://127.0.0.1:{free_port()}" if event_logger else None)
+                   NANOLOG_INSIDE if event_logger else None)
         log_file = wd / "bmv2.log" if log_to_file else None
+        grpc = f"unix:{_ipc_path(wd, 'grpc', token)}"
+        broker = _ipc_path(wd, "keeper", token)
         cmd = switch_command(
-            exe, grpc_addr=f"127.0.0.1:{grpc_port}", ports=ports, device_id=device_id,
+            exe, grpc_addr=grpc, ports=ports, device_id=device_id,
             cpu_port=cpu_port, nanolog=nanolog, log_file=log_file, log_level=log_level,
-            thrift_port=free_port() if "--thrift-port" in supported else None,
-            notifications_addr=(f"ipc://{_ipc_path(wd, 'notifications', grpc_port)}"
+            thrift_port=THRIFT_PORT if "--thrift-port" in supported else None,
+            notifications_addr=(f"ipc://{_ipc_path(wd, 'notifications', token)}"
                                 if "--notifications-addr" in supported else None))
         json_path, p4info, config = _build_files(build)
-        proc = ManagedProcess.start(cmd, log_path=wd / "simple_switch_grpc.out", cwd=wd,
-                                    extra_logs=[log_file, Path(f"{log_file}.txt")]
-                                    if log_file else (), name=SWITCH)
-        target = cls("127.0.0.1", grpc_port, device_id, cpu_port, config, json_path, p4info,
-                     nanolog, proc, ports, wd)
+        for stale in (grpc.removeprefix("unix:"), broker):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stale)
+        moved = tuple(name for _, name in ports.interfaces) if ports.mode == "veth" else ()
+        proc = ManagedProcess.start(
+            kept_command(cmd, netns=True, broker=broker, move=moved), log_path=wd /
+            "simple_switch_grpc.out", cwd=wd, extra_logs=[log_file, Path(f"{log_file}.txt")]
+            if log_file else (), name=SWITCH)
+        target = cls(grpc, None, device_id, cpu_port, config, json_path, p4info,
+                     nanolog, proc, ports, wd, broker=broker, thrift_port=THRIFT_PORT)
         try:
-            wait_for_port("127.0.0.1", grpc_port, timeout=timeout, process=proc,
+            wait_for_port(grpc, None, timeout=timeout, process=proc,
                           what=f"{SWITCH} (device {device_id})")
-        except TargetError:
+        except TargetError as e:
             proc.stop()
-            raise
+            raise _keeper_failed(e, proc) from None
         if nanolog and "compiled without -DBMELOG" in proc.tail(200):
             target.nanolog = None
             target.notes.append("this BMv2 was built without the event logger (-DBMELOG): "
@@ -463,8 +533,9 @@ class Bmv2Target:
     @classmethod
     def attach(cls, url: str, *, build: Bmv2Build | str | os.PathLike | None = None,
                check: bool = True, timeout: float = 2.0) -> Bmv2Target:
-        """A switch sfclab did not start, from ``bmv2://HOST:PORT?device_id=N``;
-        with *check*, :class:`TargetError` unless its port accepts connections."""
+        """A switch sfclab did not start, from ``bmv2://HOST:PORT?device_id=N`` (or
+        ``bmv2://unix:/PATH?…``); with *check*, :class:`TargetError` unless its port
+        accepts connections.  Its registers are read over ``thrift=PORT`` when given."""
         u = parse_bmv2_url(url)
         if u["host"] is None:
             raise TargetError(f"{url!r} names a switch sfclab starts, not one to attach to",
@@ -477,8 +548,11 @@ class Bmv2Target:
                           what=f"the BMv2 switch at {url}")
         ports = (PortMap.packet_in(u["packet_in"]) if u["packet_in"] else
                  PortMap.veth(u["veth"]) if u["veth"] else PortMap.none())
+        here = "127.0.0.1" if u["host"].startswith("unix:") else u["host"]
+        thrift_host, thrift_port = _thrift_address(u["thrift"], here, url)
         return cls(u["host"], u["port"], u["device_id"], u["cpu_port"], config, json_path,
-                   p4info, u["nanolog"], ports=ports)
+                   p4info, u["nanolog"], ports=ports, thrift_port=thrift_port,
+                   thrift_host=thrift_host)
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """Stop the switch if sfclab started it (SIGTERM, then SIGKILL); attached
@@ -486,6 +560,13 @@ class Bmv2Target:
         if self.process is None:
             return None
         return self.process.stop(timeout)
+
+    def listening(self) -> list:
+        """What an owned switch (and its keeper) listens on, and from where each socket
+        is reached (:func:`.exposure.listening`); empty for one attached to."""
+        from .exposure import listening
+
+        return listening(self.process.pid) if self.process is not None else []
 
     def log(self, lines: int = 40) -> str:
         """The last lines of an owned switch's output."""
@@ -500,6 +581,55 @@ class Bmv2Target:
     def __repr__(self) -> str:
         state = repr(self.process) if self.process else "attached"
         return f"<Bmv2Target {self.url} {state}>"
+
+
+def _thrift_address(text: str | None, host: str, url: str) -> tuple[str, int | None]:
+    """``thrift=PORT`` (on the switch's host) or ``thrift=HOST:PORT``.
+
+    >>> _thrift_address("9090", "10.0.0.1", "u"), _thrift_address("h:9091", "x", "u")
+    (('10.0.0.1', 9090), ('h', 9091))
+    """
+    if not text:
+        return "127.0.0.1", None
+    where, _, port = text.rpartition(":")
+    if not port.isdigit():
+        raise TargetError(f"thrift= must be PORT or HOST:PORT in {url!r}, not {text!r}")
+    return where.strip("[]") or host, int(port)
+
+
+def _ports(ports: PortMap | str | None, supported: frozenset[str], exe: str, wd: Path,
+           token: str) -> PortMap:
+    """The :class:`PortMap` a switch starts with (veth peers found before the switch's ends
+    go into its namespace)."""
+    if ports == "packet-in":
+        if supported and "--packet-in" not in supported:
+            raise TargetError(f"{exe} has no --packet-in option (BMv2 built without "
+                              "nanomsg), so sfclab cannot send it packets without root",
+                              hint="attach its ports to veth pairs: bmv2?veth=1@veth0,…")
+        return PortMap.packet_in(f"ipc://{_ipc_path(wd, 'packets', token)}")
+    if isinstance(ports, str):
+        raise TargetError(f"unknown ports {ports!r}", hint="a PortMap, or 'packet-in'")
+    ports = ports or PortMap.none()
+    if ports.mode == "veth" and not ports.peers:
+        from .packet_io import veth_peer
+
+        if os.geteuid() != 0:
+            raise TargetError("BMv2 on veth pairs needs root (raw sockets, and its ends "
+                              "go into the switch's network namespace)",
+                              hint="run as root, or use its packet socket: bmv2 (no veth=)")
+        ports = replace(ports, peers=tuple((p, veth_peer(n)) for p, n in ports.interfaces))
+    return ports
+
+
+def _keeper_failed(err: TargetError, proc: ManagedProcess) -> TargetError:
+    """*err* (the switch did not come up), with a hint when its keeper could not set up."""
+    if proc.returncode != SETUP_FAILED:
+        return err
+    return TargetError(err.message, hint="sfclab runs BMv2 in a network namespace of its "
+                       "own, so that nothing of it listens beyond this machine; it could not "
+                       "make one (see the keeper's line above). Run as root, or allow "
+                       "unprivileged user namespaces, or start BMv2 yourself and attach: "
+                       "bmv2://HOST:PORT")
 
 
 def _ipc_path(workdir: Path, what: str, token: int | str) -> str:

@@ -43,9 +43,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import TargetError
@@ -57,7 +59,7 @@ __all__ = [
     "PIPELINE_START", "PIPELINE_DONE", "CONDITION_EVAL", "TABLE_HIT", "TABLE_MISS",
     "ACTION_EXECUTE", "CONFIG_CHANGE", "MESSAGE_TYPES", "HEADER",
     "RawEvent", "decode_message", "pack_message", "NameMap", "TraceBuilder",
-    "decode_events", "EventSubscriber", "subscriber_backend",
+    "decode_events", "EventSubscriber", "subscriber_backend", "statements_text",
 ]
 
 # The EventType enum of event_logger.cpp, in order.
@@ -149,6 +151,9 @@ class NameMap:
     ingress: str = "ingress"
     #: Action id -> what it decides of the packet's fate (:func:`action_verdict`).
     verdicts: dict[int, str] = field(default_factory=dict)
+    #: Actions p4c made of plain statements (``program406``: no P4 name, called by a
+    #: synthetic table): id -> the statements they run (:func:`statements_text`).
+    statements: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, cfg: Mapping[str, Any] | str | bytes | os.PathLike) -> NameMap:
@@ -164,16 +169,33 @@ class NameMap:
         for a in cfg.get("actions", ()):
             if (v := action_verdict(a.get("primitives") or ())) is not None:
                 m.verdicts[a["id"]] = v
+        made = set()
         for pipe in cfg.get("pipelines", ()):
             for t in pipe.get("tables", ()):
                 m.names[("table", t["id"])] = t["name"]
                 if t["name"].startswith("tbl_") and not t.get("key"):
                     m.synthetic_tables.add(t["id"])
+                    made.update(t.get("action_ids", ()))
             for c in pipe.get("conditionals", ()):
                 m.names[("condition", c["id"])] = c["name"]
                 frag = (c.get("source_info") or {}).get("source_fragment")
                 if frag:
                     m.conditions[c["id"]] = " ".join(str(frag).split())
+        files: dict[str, list[str] | None] = {}
+
+        def source(filename: str) -> list[str] | None:
+            """The lines of a P4 file p4c compiled (beside the JSON), if it is there."""
+            if filename not in files:
+                try:
+                    files[filename] = Path(filename).read_text().splitlines()
+                except (OSError, UnicodeDecodeError, ValueError):
+                    files[filename] = None
+            return files[filename]
+
+        for a in cfg.get("actions", ()):
+            if a["id"] in made and "." not in a["name"]:
+                m.statements[a["id"]] = statements_text(a.get("primitives") or (), a["name"],
+                                                        source)
         pipes = [p["name"] for p in cfg.get("pipelines", ())]
         if pipes and "ingress" not in pipes:
             m.ingress = pipes[0]
@@ -182,6 +204,63 @@ class NameMap:
     def name(self, kind: str, obj_id: int) -> str:
         """The name, or ``kind#id`` when the JSON does not have it."""
         return self.names.get((kind, obj_id), f"{kind}#{obj_id}")
+
+
+def statements_text(primitives: Iterable[Mapping[str, Any]], name: str = "",
+                    source: Callable[[str], list[str] | None] | None = None) -> str:
+    """What an action p4c made of plain statements runs, as the P4 source says it.
+
+    Each primitive's ``source_info`` points at its statement: read from the program's
+    file where *source(filename)* gives its lines (p4c writes the file beside the JSON),
+    else from the ``source_fragment``, which p4c cuts short (``= 0; ...``, or without
+    saying so); text that is not a statement (a constant's value) is left out.  When
+    nothing is left, the statement on the line the action is named after
+    (``program446``: line 446), else the name.
+
+    >>> statements_text([{"op": "assign", "source_info": {"source_fragment": "a = b"}},
+    ...                  {"op": "assign", "source_info": {"source_fragment": "= 0; ..."}},
+    ...                  {"op": "exit", "source_info": {"source_fragment": "exit"}}])
+    'a = b; exit'
+    >>> lines = ["", "    const bit<9> P = 5;", "    x = P;  // z"]
+    >>> statements_text([{"source_info": {"filename": "/w/program.p4", "line": 2, "column": 22,
+    ...                                   "source_fragment": "5"}}], "program3", lambda f: lines)
+    'x = P'
+    """
+    out: list[str] = []
+    for prim in primitives:
+        info = prim.get("source_info") or {}
+        text = _source_statement(source, info) if source else None
+        if text is None:
+            frag = " ".join(str(info.get("source_fragment") or "").split())
+            text = None if frag.endswith("...") else frag
+        if text and _statement_like(text) and text not in out:
+            out.append(text)
+    files = [str((p.get("source_info") or {}).get("filename") or "") for p in primitives]
+    m = re.fullmatch(r"([A-Za-z_]*?)(\d+)(?:_\d+)?", name)
+    if not out and source is not None and m:
+        named = [f for f in files if Path(f).stem == m.group(1)]
+        lines = source(named[0]) if named else None
+        if lines and 0 < int(m.group(2)) <= len(lines):
+            text = lines[int(m.group(2)) - 1].split(";")[0].strip()
+            if _statement_like(text):
+                out.append(text)
+    return "; ".join(out) or name
+
+
+def _source_statement(source: Callable[[str], list[str] | None], info: Mapping[str, Any]
+                      ) -> str | None:
+    lines = source(str(info.get("filename") or ""))
+    line, col = info.get("line"), info.get("column")
+    if not lines or not isinstance(line, int) or not 0 < line <= len(lines):
+        return None
+    return " ".join(lines[line - 1][max(0, (col or 1) - 1):].split(";")[0].split())
+
+
+def _statement_like(text: str) -> bool:
+    """An assignment, a call or ``exit`` / ``return`` (not a bare value, not a line cut
+    after its ``=``)."""
+    return not text.startswith("=") and ("=" in text or "(" in text
+                                         or text in ("exit", "return"))
 
 
 _FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
@@ -392,7 +471,10 @@ class TraceBuilder:
             v = n.verdicts.get(f[0])
             if v is not None and st.verdict != "other":
                 st.verdict = v
-            self._add(st, "action", n.name("action", f[0]))
+            if f[0] in n.statements:            # p4c's, of plain statements: what it runs
+                self._add(st, "statements", n.statements[f[0]])
+            else:
+                self._add(st, "action", n.name("action", f[0]))
 
     def packets(self) -> list[int]:
         """Ids of the packets seen so far."""
@@ -469,13 +551,21 @@ class EventSubscriber:
     """
 
     def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
-                 device_id: int | None = None) -> None:
+                 device_id: int | None = None, connect=None) -> None:
+        """*connect(host, port, rcvbuf=…)*: how a ``tcp://`` address is reached (in the
+        switch's own namespace: :meth:`.bmv2.Bmv2Target.tcp`); only sfclab's own reader
+        (``sp``) can use it."""
         if backend not in (None, "pynng", "nnpy", "sp"):
             raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
                               hint="use 'pynng', 'nnpy' or 'sp'")
         self.address = address
         self.names = names
         self.device_id = device_id
+        self._dial = connect if address.startswith("tcp://") else None
+        if self._dial is not None and backend not in (None, "sp"):
+            raise TargetError(f"{address} is in the switch's own network namespace: only "
+                              f"sfclab's own reader reaches it, not {backend}",
+                              hint="backend='sp' (or leave it out)")
         if backend is None and address.startswith("tcp://"):
             backend = "sp"          # sfclab's own reader (:mod:`.bmv2_sp`), in bulk
         self.backend = backend if backend == "sp" else subscriber_backend(backend)
@@ -489,7 +579,7 @@ class EventSubscriber:
         if self.backend == "sp":
             from .bmv2_sp import SpSubscriber
 
-            self._sock = SpSubscriber(self.address)
+            self._sock = SpSubscriber(self.address, dial=self._dial)
         elif self.backend == "pynng":
             import pynng
 

@@ -37,6 +37,7 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from ..errors import TargetError
@@ -91,8 +92,13 @@ class SpSocket:
 
     PROTOCOL, PEER, WHAT = NN_SUB, NN_PUB, "a nanomsg PUB socket"
 
-    def __init__(self, address: str, *, connect: bool = True) -> None:
+    def __init__(self, address: str, *, connect: bool = True,
+                 dial: Callable[..., socket.socket] | None = None) -> None:
+        """*dial(host, port, rcvbuf=…)*: how a ``tcp://`` address is reached (a switch in a network
+        namespace of its own: through its keeper, :meth:`.bmv2.Bmv2Target.tcp`); by
+        default, from here."""
         self.address = address
+        self._dial = dial
         self.transport, self._where = parse_address(address)
         self._sock: socket.socket | None = None
         self._buf = bytearray()
@@ -107,7 +113,12 @@ class SpSocket:
     def _connect(self) -> bool:
         if self._sock is not None:
             return True
-        if self.transport == "ipc":
+        if self.transport == "tcp" and self._dial is not None:
+            try:
+                s = self._dial(*self._where, rcvbuf=RCVBUF)
+            except (OSError, TargetError):
+                return False
+        elif self.transport == "ipc":
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         else:
             s = socket.socket(socket.AF_INET6 if ":" in self._where[0] else socket.AF_INET,
@@ -115,7 +126,8 @@ class SpSocket:
             self._grow_rcvbuf(s)
         try:
             s.settimeout(1.0)
-            s.connect(self._where)
+            if self._dial is None or self.transport != "tcp":
+                s.connect(self._where)
             s.sendall(struct.pack(">4sHH", b"\0SP\0", self.PROTOCOL, 0))
         except OSError:
             s.close()

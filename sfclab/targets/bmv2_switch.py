@@ -34,6 +34,7 @@ from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
 from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
 from .bmv2_batch import BatchTracker, Window
+from .bmv2_registers import bmv2_register_io
 from .bmv2_events import EventSubscriber, NameMap
 from .packet_io import PacketResult, open_ports, outputs_trace, with_output
 
@@ -71,14 +72,17 @@ class Bmv2Switch:
         self._events: EventSubscriber | None = None
         self._ports = None
         self.client = Client(bmv2.grpc_address, device_id=bmv2.device_id).connect()
+        # registers: P4Runtime, else (BMv2 1.15.5 answers UNIMPLEMENTED) its Thrift runtime
         self.session = Session(self.client, self._device_config, grace=0.1,
-                               ports=self.switch_ports)
+                               ports=self.switch_ports,
+                               registers=bmv2_register_io(self.client, bmv2.thrift()))
         if bmv2.nanolog:
             # Subscribe now: PUB/SUB drops what is published before the connection is
             # up, and compiling the first program gives it time to come up.
             try:
                 self._events = EventSubscriber(bmv2.nanolog, self._names,
-                                               device_id=bmv2.device_id)
+                                               device_id=bmv2.device_id,
+                                               connect=bmv2.event_connect())
             except TargetError as e:
                 self.notes.append(f"no traces from the switch: {e.message}"
                                   + (f" ({e.hint})" if e.hint else ""))
@@ -320,7 +324,7 @@ class Bmv2Switch:
     # -- life cycle ----------------------------------------------------------------------------
     def close(self) -> None:
         """Close the session, ports and event logger; stop the switch if sfclab started it."""
-        for part in (self._events, self._ports, self.client):
+        for part in (self._events, self._ports, self.session.register_io, self.client):
             if part is not None:
                 part.close()
         self._events = self._ports = None

@@ -172,9 +172,11 @@ class VethPorts(InterfacePorts):
     what = "veth"
 
     def __init__(self, interfaces: Mapping[int, str], *,
-                 sysfs: str | os.PathLike = "/sys/class/net") -> None:
-        super().__init__({port: veth_peer(name, sysfs=sysfs)
-                          for port, name in interfaces.items()})
+                 sysfs: str | os.PathLike = "/sys/class/net",
+                 peers: Mapping[int, str] | None = None) -> None:
+        """*peers*: the peers, found already (the switch's ends are in its namespace)."""
+        super().__init__(dict(peers) if peers else {port: veth_peer(name, sysfs=sysfs)
+                                                    for port, name in interfaces.items()})
 
     def describe(self) -> str:
         return "veth: " + ", ".join(f"port {p} via {peer}" for p, peer in self.peers.items())
@@ -231,7 +233,7 @@ def open_ports(ports) -> PacketPorts | None:
     if ports.mode == "packet-in":
         return NanomsgPorts(ports.address)
     if ports.mode == "veth":
-        return VethPorts(dict(ports.interfaces))
+        return VethPorts(dict(ports.interfaces), peers=dict(ports.peers))
     if ports.mode == "pcap":
         return PcapPorts({p: ports.out_pcap(p) for p in ports.ports})
     return None

@@ -42,7 +42,7 @@ EVENT_KINDS = (
     "packet_in", "parser_start", "parser_state", "extract", "parser_done", "pipeline_start",
     "pipeline_done", "condition", "table_hit", "table_miss", "action", "nf", "deparser_emit",
     "deparser_done", "checksum", "recirculate", "resubmit", "clone", "digest", "drop",
-    "packet_out", "server", "note",
+    "packet_out", "server", "note", "statements",
 )
 
 _SLOT = re.compile(r"(?:^|\.)slot(\d+)_([A-Za-z0-9_]+?)(?:_(\d+))?(?:\.|$)")
@@ -109,6 +109,8 @@ class Event:
             return f"dropped: {self.value}"
         if k == "nf":
             return f"NF {self.name}"
+        if k == "statements":
+            return f"run {self.name}"
         if k == "server":
             return server_text(self)
         if k == "parser_state":

@@ -60,6 +60,8 @@ def test_each_bmv2_runs_in_a_namespace_of_its_own(networks):
 
     from sfclab.targets.mininet import netns
 
+    from sfclab.targets.exposure import listening
+
     _, real = networks
     spaces = {}
     for sw, proc in real.emulation.processes.items():
@@ -68,5 +70,11 @@ def test_each_bmv2_runs_in_a_namespace_of_its_own(networks):
         with netns(proc.pid):
             names = {name for _, name in socket.if_nameindex()}
         assert names == {"lo", *real.emulation.interfaces(sw).values()}, names
+        # what it listens on (its Thrift server on 0.0.0.0:9090 among them) is reached
+        # on its namespace's loopback only
+        socks = listening(proc.pid)
+        assert 9090 in {s.port for s in socks}, [str(s) for s in socks]
+        for s in socks:
+            assert not s.beyond_loopback(), s
     assert os.readlink("/proc/self/ns/net") not in spaces.values()
     assert len(set(spaces.values())) == len(spaces) == 3

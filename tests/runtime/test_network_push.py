@@ -16,7 +16,7 @@ from sfclab.notebook.runtime_views import drift_output
 from test_transactions import KINDS, Faults, _rows
 
 TOPOLOGY = "topology lab\nuse leaf_spine(2, 2, stages=8)\n"
-CHAINS = """chain web match tcp.dport == 80 from h1 to h4: firewall -> nat -> l3fwd
+CHAINS = """chain web match udp.dport == 8080 from h1 to h4: firewall -> nat -> l3fwd
 chain dns match udp.dport == 53 from h3 to h2: monitor -> qos
 """
 

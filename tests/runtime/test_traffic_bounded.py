@@ -229,7 +229,7 @@ def test_a_batched_target_finishes_the_batch_it_took_and_sends_no_other():
 def test_a_network_keeps_its_last_traces_and_its_tables_count_every_packet():
     lab = sfclab.Lab()
     lab.set_topology("use leaf_spine(2, 2, stages=8)\n")
-    lab.add("chain web match tcp.dport == 80 from h1 to h4: firewall -> nat\n")
+    lab.add("chain web match udp.dport == 8080 from h1 to h4: firewall -> nat\n")
     try:
         lab.push()
         net = lab.network

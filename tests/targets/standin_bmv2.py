@@ -55,7 +55,10 @@ the model's order (deterministic for a program):
 **simple_switch_grpc stand-in.**  A :class:`P4RuntimeModelServer` subclass on
 ``--grpc-server-addr`` whose ``SetForwardingPipelineConfig`` takes the stand-in
 JSON as ``p4_device_config`` (any other is refused, ``INVALID_ARGUMENT``);
-``GetForwardingPipelineConfig`` gives the JSON back.  ``--packet-in ADDR`` is
+``GetForwardingPipelineConfig`` gives the JSON back.  Register reads and writes over
+P4Runtime fail ``UNIMPLEMENTED``, as BMv2 1.15.5's do; its Thrift runtime (``--thrift-port``,
+9090 by default, on 0.0.0.0) serves the register calls of BMv2's ``standard.thrift``
+(:class:`_ThriftRegisters`) over the model's registers.  ``--packet-in ADDR`` is
 BMv2's packet-in device manager (``src/bm_sim/dev_mgr_packet_in.cpp``): a PAIR
 socket the switch listens on, messages ``struct.pack("<iii", type, port,
 more)`` + payload.  ``--nanolog ADDR`` is BMv2's event logger: a PUB socket
@@ -660,6 +663,17 @@ def _make_server_class():
             pl.standin_ids = StandinIds.from_json(doc)
             return pl
 
+        def _read(self, request):
+            """BMv2 1.15.5's P4Runtime server reads no registers: the whole Read fails."""
+            if any(e.WhichOneof("entity") == "register_entry" for e in request.entities):
+                _fail(rpc_code.UNIMPLEMENTED, "Register reads are not supported yet")
+            return super()._read(request)
+
+        def _w_register_entry(self, pl, re_, op, undo):
+            """... nor writes them: each register update fails (the Thrift runtime,
+            :class:`_ThriftRegisters`, reads and writes them)."""
+            _fail(rpc_code.UNIMPLEMENTED, "Register writes are not supported yet")
+
         def _activate(self, pl) -> None:
             super()._activate(pl)
             self.log(f"pipeline committed ({len(pl.switch.tables)} tables)")
@@ -829,12 +843,13 @@ def _pcap_records(path: Path) -> list[tuple[tuple[int, int], bytes]]:
 def _thrift_port(port: int | None, log: _Log):
     """BMv2's Thrift server takes *port* (9090 by default) on every address, 0.0.0.0;
     when that port is taken it says so and serves nothing more.  The stand-in takes the
-    port the same way (bound, so that a second switch clashes as BMv2 does) but does not
-    listen: it answers no one.  Returns the socket, or None when the port is taken."""
+    port the same way (bound, so that a second switch clashes as BMv2 does).  Returns the
+    socket (listening), or None when the port is taken."""
     import socket
 
     port = 9090 if port is None else port
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         s.bind(("0.0.0.0", port))
     except OSError as e:
@@ -845,8 +860,102 @@ def _thrift_port(port: int | None, log: _Log):
         log.raw("You may have another process already using this port, maybe another "
                 "instance of bmv2.")
         return None
-    log(f"Thrift port {port} taken on 0.0.0.0 (not served by the stand-in)")
+    s.listen()
+    log.raw(f"Starting Thrift server on port {port}")
     return s
+
+
+class _ThriftRegisters:
+    """BMv2's Thrift runtime (``standard`` service, buffered transport, binary protocol),
+    the register calls of ``standard.thrift`` over the model's registers:
+    ``bm_register_read``, ``bm_register_read_all``, ``bm_register_write``,
+    ``bm_register_reset`` (``InvalidRegisterOperation``: INVALID_REGISTER_NAME = 1,
+    INVALID_INDEX = 2, as BMv2 answers).  Any other method of the service gets Thrift's
+    ``TApplicationException`` (the stand-in does not do it; BMv2 does)."""
+
+    def __init__(self, listener, server, log: _Log) -> None:
+        self.listener, self.server, self.log = listener, server, log
+        threading.Thread(target=self._accept, daemon=True, name="standin-thrift").start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn) -> None:
+        from sfclab.targets.bmv2_thrift import STRUCT, _Reader, decode_value
+
+        r = _Reader(conn.recv)
+        with conn:
+            while True:
+                try:
+                    head = r.unpack("I")
+                    name = r.take(r.unpack("i")).decode()
+                    seq = r.unpack("i")
+                    args = decode_value(r, STRUCT)
+                except (ConnectionError, OSError, struct.error):
+                    return
+                service, _, method = name.partition(":")
+                reply = self._call(service, method, args)
+                conn.sendall(_thrift_message(reply, name, seq, head))
+
+    def _call(self, service: str, method: str, args: dict):
+        """``(kind, body)``: a REPLY's result struct, or an EXCEPTION's."""
+        if service != "standard" or method not in (
+                "bm_register_read", "bm_register_read_all", "bm_register_write",
+                "bm_register_reset"):
+            return "exception", (f"Invalid method name: '{method}' (the stand-in serves "
+                                 f"register calls only)", 1)
+        name = args.get(2, b"").decode()
+        with self.server._lock:
+            pl = self.server.pipeline
+            reg = next((r for r in (pl.registers.values() if pl else ())
+                        if r.preamble.name == name), None)
+            if reg is None:
+                return "reply", (None, 1)
+            cells = pl.extern("register", reg).cells
+            mask = (1 << 64) - 1
+            if method == "bm_register_read_all":
+                return "reply", ([_signed64(v & mask) for v in cells], None)
+            if method == "bm_register_reset":
+                cells[:] = [0] * len(cells)
+                return "reply", (None, None)
+            index = args.get(3, -1)
+            if not 0 <= index < len(cells):
+                return "reply", (None, 2)
+            if method == "bm_register_read":
+                return "reply", (_signed64(cells[index] & mask), None)
+            cells[index] = args.get(4, 0) & mask
+            return "reply", (None, None)
+
+
+def _signed64(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _thrift_message(reply, name: str, seq: int, head: int) -> bytes:
+    """A REPLY (result field 0, or exception field 1: ``{1: code}``) or an EXCEPTION
+    (``TApplicationException{1: message, 2: type}``) answering call *name* / *seq*."""
+    kind, body = reply
+    out = struct.pack(">I", (head & 0xFFFF0000) | (2 if kind == "reply" else 3))
+    out += struct.pack(">i", len(name)) + name.encode() + struct.pack(">i", seq)
+    if kind == "exception":
+        text, typ = body
+        out += struct.pack(">bhi", 11, 1, len(text)) + text.encode()
+        out += struct.pack(">bhi", 8, 2, typ)
+    else:
+        value, code = body
+        if code is not None:
+            out += struct.pack(">bh", 12, 1) + struct.pack(">bhi", 8, 1, code) + b"\0"
+        elif isinstance(value, list):
+            out += struct.pack(">bhbi", 15, 0, 10, len(value))
+            out += b"".join(struct.pack(">q", v) for v in value)
+        elif value is not None:
+            out += struct.pack(">bhq", 10, 0, value)
+    return out + b"\0"
 
 
 def switch_main(argv: list[str]) -> int:
@@ -947,6 +1056,7 @@ def _run_switch(args, targs, log: _Log) -> int:
             while not stop.wait(0.2):
                 pass
             return 0
+        _ThriftRegisters(thrift, server, log)
         if args.notifications_addr:
             log(f"--notifications-addr {args.notifications_addr}: no notifications are sent")
         try:

@@ -44,11 +44,15 @@ if MODE == "stubborn":
 else:
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 addr = args[args.index("--grpc-server-addr") + 1]
-host, port = addr.rsplit(":", 1)
 if MODE != "silent":
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((host, int(port)))
+    if addr.startswith("unix:"):
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(addr[len("unix:"):])
+    else:
+        host, port = addr.rsplit(":", 1)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, int(port)))
     s.listen()
     print("fake switch: listening on", addr, flush=True)
 while True:

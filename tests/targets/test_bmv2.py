@@ -103,8 +103,11 @@ def test_parse_url():
     assert parse_bmv2_url("bmv2://127.0.0.1:9559?device_id=0") == {
         "host": "127.0.0.1", "port": 9559, "device_id": 0, "cpu_port": 255, "nanolog": None,
         "json": None, "p4info": None, "packet_in": None, "veth": None, "log_level": None,
-        "server_port": None}
+        "server_port": None, "thrift": None}
     assert parse_bmv2_url("bmv2?server_port=4")["server_port"] == 4
+    u = parse_bmv2_url("bmv2://unix:/w/grpc.ipc?device_id=1&thrift=9090")
+    assert (u["host"], u["port"], u["device_id"], u["thrift"]) == (
+        "unix:/w/grpc.ipc", None, 1, "9090")
     u = parse_bmv2_url("bmv2://switch?cpu_port=64&json=/o/program.json&p4info=/o/p4info.txt")
     assert (u["host"], u["port"], u["cpu_port"], u["json"], u["p4info"]) == (
         "switch", 9559, 64, "/o/program.json", "/o/p4info.txt")
@@ -194,9 +197,10 @@ def test_start_waits_for_the_port_and_stops(tmp_path, monkeypatch, bmv2_json):
         argv = recorded_argv(exe)
         assert [str(exe), *argv] == switch_command(
             str(exe), grpc_addr=t.grpc_address, device_id=1, nanolog=t.nanolog)
-        # on TCP, whose buffers hold a window of packets' events (IPC's ~340 do not)
-        assert t.nanolog.startswith("tcp://127.0.0.1:")
-        assert t.grpc_address == f"127.0.0.1:{t.port}"
+        # on TCP, whose buffers hold a window of packets' events (IPC's ~340 do not), in
+        # the switch's own namespace; P4Runtime on a socket file in its working directory
+        assert t.nanolog == "tcp://127.0.0.1:9091"
+        assert t.grpc_address == f"unix:{work}/grpc.ipc" and t.port is None
         assert t.device_config() == bmv2_json.read_bytes() and t.json_path == bmv2_json
         assert "fake switch: listening on" in t.log()
         proc = t.process
@@ -211,11 +215,12 @@ def test_start_with_build_pcap_ports_and_probed_options(tmp_path, bmv2_json):
     ports = PortMap.pcap(tmp_path / "pcap", [1, 2], wait=3)
     write_pcap(ports.in_pcap(1), [b"\x00" * 60])
     t = Bmv2Target.start(build, ports=ports, workdir=tmp_path / "w", exe=str(exe),
-                         event_logger=False, log_to_file=True, log_level="warn", grpc_port=None)
+                         event_logger=False, log_to_file=True, log_level="warn")
     try:
         argv = recorded_argv(exe)
         assert argv[argv.index("--use-files") + 1] == "3"
         assert "--thrift-port" in argv and "--notifications-addr" in argv
+        assert argv[argv.index("--thrift-port") + 1] == "9090"    # in its own namespace
         assert argv[argv.index("--notifications-addr") + 1] == f"ipc://{tmp_path}/w/notifications.ipc"
         assert argv[argv.index("--log-file") + 1] == f"{tmp_path}/w/bmv2.log"
         assert "--nanolog" not in argv and t.nanolog is None
@@ -233,7 +238,7 @@ def test_readiness_timeout_shows_the_log_and_kills(tmp_path):
         Bmv2Target.start(exe=str(exe), workdir=tmp_path / "w", timeout=0.8)
     assert time.monotonic() - t0 < 8
     msg = str(e.value)
-    assert "simple_switch_grpc (device 0) did not open its gRPC port 127.0.0.1:" in msg
+    assert f"simple_switch_grpc (device 0) did not open its gRPC port {tmp_path}/w/grpc.ipc" in msg
     assert "within 0.8 s" in msg and "fake switch: starting" in msg
     assert "command: " in msg and "--no-p4" in msg
     # The process was stopped (and reaped): its pid is gone.
@@ -268,7 +273,9 @@ def test_long_workdir_gets_a_short_ipc_path(tmp_path):
     exe = fake_switch(tmp_path / "bin")
     deep = tmp_path / ("d" * 60) / ("e" * 40)
     with Bmv2Target.start(exe=str(exe), workdir=deep, timeout=10, ports="packet-in") as t:
-        assert t.ports.address == f"ipc:///tmp/sfclab-bmv2-{t.port}-packets.ipc"
+        token = t.grpc_address.removeprefix("unix:/tmp/sfclab-bmv2-").removesuffix("-grpc.ipc")
+        assert t.ports.address == f"ipc:///tmp/sfclab-bmv2-{token}-packets.ipc"
+        assert len(token) == 12 and t.broker == f"/tmp/sfclab-bmv2-{token}-keeper.ipc"
 
 
 # -- compiling -------------------------------------------------------------------------------------
@@ -349,3 +356,17 @@ def test_fixture_is_a_bmv2_json(bmv2_json):
     assert cfg["__meta__"]["version"][0] == 2
     assert [p["name"] for p in cfg["pipelines"]] == ["ingress", "egress"]
     assert Path(bmv2_json).stat().st_size > 0
+
+
+def test_a_switch_whose_namespace_cannot_be_made_does_not_start_and_says_why(tmp_path):
+    """The keeper sets the switch's namespace up before it starts the switch; when it
+    cannot (here: an interface to move in is not there), the switch never runs and the
+    error says what the keeper said and what to do."""
+    exe = fake_switch(tmp_path / "bin")
+    ports = PortMap("veth", ((1, "sfclabnosuch0"),), peers=((1, "sfclabnosuch1"),))
+    with pytest.raises(TargetError) as e:
+        Bmv2Target.start(exe=str(exe), ports=ports, workdir=tmp_path / "w", timeout=10)
+    assert "exited with status 125 before its gRPC port" in e.value.message
+    assert "sfclab keeper: cannot start the switch" in e.value.message
+    assert "network namespace of its own" in e.value.hint
+    assert not (exe.parent / "pid").exists()                  # the switch never ran

@@ -150,6 +150,40 @@ def test_recirculated_packet_trace(bmv2_json):
     assert t.events[-1].kind == "packet_out" and t.events[-1].value == 2
 
 
+def test_actions_p4c_made_of_statements_show_what_they_run(tmp_path):
+    """p4c turns plain statements into an action named after their line (``program3``)
+    and a keyless table (``tbl_program3``): the trace shows what the action runs, read
+    from the program beside the JSON (p4c's own fragments are cut short), as the model's
+    trace names its steps; an action of the program keeps its name."""
+    src = tmp_path / "program.p4"
+    src.write_text("const bit<9> CPU = 255;\n"
+                   "  meta.sfc.port = standard_metadata.ingress_port;\n"
+                   "  standard_metadata.egress_spec = CPU;\n")
+    at = {"filename": str(src), "column": 3}
+    cfg = {"actions": [
+        {"id": 0, "name": "program2", "primitives": [
+            {"op": "assign", "source_info": {**at, "line": 2, "source_fragment":
+                                             "meta.sfc.port = standard_metadata.ingr"}}]},
+        {"id": 1, "name": "program3", "primitives": [
+            {"op": "assign", "source_info": {**at, "line": 1, "column": 24,
+                                             "source_fragment": "255"}}]},
+        {"id": 2, "name": "SfcIngress.finish", "primitives": []}],
+        "pipelines": [{"name": "ingress", "id": 0, "tables": [
+            {"name": "tbl_program2", "id": 0, "key": [], "action_ids": [0]},
+            {"name": "tbl_program3", "id": 1, "key": [], "action_ids": [1]},
+            {"name": "SfcIngress.rewinder", "id": 2, "key": [{}], "action_ids": [2]}]}]}
+    m = lambda t, *f: pack_message(t, *f, packet_id=1)      # noqa: E731
+    [t] = decode_events([m(E.PACKET_IN, 1), m(E.PIPELINE_START, 0), m(E.TABLE_MISS, 0),
+                         m(E.ACTION_EXECUTE, 0), m(E.TABLE_HIT, 2, 0), m(E.ACTION_EXECUTE, 2),
+                         m(E.TABLE_MISS, 1), m(E.ACTION_EXECUTE, 1)], NameMap.from_json(cfg))
+    assert [e.text() for e in t.events if e.kind in ("statements", "action")] == [
+        "run meta.sfc.port = standard_metadata.ingress_port", "action SfcIngress.finish()",
+        "run standard_metadata.egress_spec = CPU"]      # a constant's line: the action's own
+    src.unlink()                                         # without the program: p4c's words
+    assert NameMap.from_json(cfg).statements == {
+        0: "meta.sfc.port = standard_metadata.ingr", 1: "program3"}
+
+
 def test_synthetic_tables_on_request_and_entry_names(bmv2_json):
     names = NameMap.from_json(bmv2_json)
     seen = []

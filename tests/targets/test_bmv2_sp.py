@@ -116,7 +116,8 @@ def _burst(address: str, tmp_path, n: int) -> tuple[int, list]:
                                 workdir=tmp_path / address[:3], timeout=30)
     with Bmv2Switch(target) as sw:
         sw.push(gen)
-        late = E.EventSubscriber(address, sw._names, backend="sp", device_id=0)
+        late = E.EventSubscriber(address, sw._names, backend="sp", device_id=0,
+                                 connect=target.event_connect())       # its namespace's
         assert late.wait_connected(5)
         for k in range(n):
             sw._ports.send(*some[k % len(some)])

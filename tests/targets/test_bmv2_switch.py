@@ -100,7 +100,7 @@ def test_pushes_p4cs_p4info(standins, tmp_path, monkeypatch):
 def test_diff_targets_model_vs_bmv2(standins):
     report = diff_targets(_web(), "model", "bmv2", packets=2)
     assert report.same and report.compared == 4, report.text()
-    assert "Bmv2Switch bmv2://127.0.0.1:" in report.b
+    assert "Bmv2Switch bmv2://unix:/" in report.b
 
 
 def test_diff_targets_reports_a_switch_that_differs(bmv2):
@@ -143,10 +143,12 @@ def test_lab_on_bmv2(standins):
 
 
 def test_attach_with_packet_in_and_nanolog(standins, tmp_path):
-    """A switch sfclab did not start, reached through the URL's parameters."""
+    """A switch sfclab did not start, reached through the URL's parameters (its event
+    logger on a socket file: a tcp:// one would be in its own namespace)."""
     from urllib.parse import quote
 
-    owned = Bmv2Target.start(ports="packet-in", workdir=tmp_path / "w")
+    owned = Bmv2Target.start(ports="packet-in", workdir=tmp_path / "w",
+                             event_logger=f"ipc://{tmp_path}/ev.ipc")
     try:
         url = (f"bmv2://{owned.grpc_address}?device_id=0&packet_in={quote(owned.ports.address)}"
                f"&nanolog={quote(owned.nanolog)}")

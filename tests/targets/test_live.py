@@ -15,7 +15,7 @@ from targets_support import live_skip
 
 from sfclab.targets import bmv2 as B
 from sfclab.targets import tofino as T
-from sfclab.targets.tools import find_executable, port_open
+from sfclab.targets.tools import find_executable, unix_socket_open
 
 CHAIN = "chain web match tcp.dport == 80: firewall -> l3fwd"
 
@@ -76,7 +76,7 @@ def test_live_simple_switch_grpc_starts_and_stops(tmp_path):
     live_skip([] if B.find_switch() else [B.SWITCH])
     t = B.Bmv2Target.start(workdir=tmp_path / "w", timeout=30)
     try:
-        assert t.owned and port_open("127.0.0.1", t.port)
+        assert t.owned and unix_socket_open(t.grpc_address.removeprefix("unix:"))
     finally:
         assert t.stop() is not None
     assert not t.process.running

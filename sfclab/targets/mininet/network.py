@@ -209,9 +209,11 @@ class MininetNetwork:
                 ifaces = self.emulation.interfaces(sw)
                 client = Client(kind.address(sw), device_id=kind.device_id).connect()
                 ports = tuple(sorted(ifaces))
+                pid = self.emulation.netns_pid(sw)
                 session = Session(client, kind.device_config(sw), grace=0.05,
-                                  ports=lambda ports=ports: ports)
-                records = kind.records(sw, ifaces, netns_pid=self.emulation.netns_pid(sw))
+                                  ports=lambda ports=ports: ports,
+                                  registers=kind.register_io(sw, client, pid))
+                records = kind.records(sw, ifaces, netns_pid=pid)
                 view = _SwitchView(sw, session, client, records, self.timeout)
                 self.views[sw] = view
             for name in [*self.topology.hosts, *self.topology.servers,

@@ -18,7 +18,11 @@ start.  Each BMv2 runs in a network namespace of its own that holds its interfac
 there and every one is open to the machine's outside addresses; in its own namespace
 each has port 9090 to itself, on no address but its loopback.  Its P4Runtime server is
 on a Unix socket in the working directory (``--grpc-server-addr unix:…``; a file, seen
-from every namespace), as is its event logger.
+from every namespace), as is its event logger.  sfclab reads and writes its registers
+over that Thrift server (BMv2's P4Runtime server does not do registers), from a socket
+opened inside the namespace (:meth:`Bmv2Switches.register_io`).  Each BMv2 runs under a
+keeper (:mod:`~sfclab.targets.keeper`) that stops it when the Python that started it
+ends, however it ends.
 
 >>> kind = ModelSwitches("/tmp/w")
 >>> kind.command("s1", {1: "s1-eth1", 2: "s1-eth2"}, 50001)[3:]
@@ -29,7 +33,9 @@ from every namespace), as is its event logger.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +44,9 @@ from ...codegen import Generated
 from ...errors import TargetError, did_you_mean
 from ..model.process import RecordReader
 from ..tools import ManagedProcess, free_port, wait_for_port
+
+#: Each BMv2's Thrift port, in its own namespace (BMv2's default).
+THRIFT_PORT = 9090
 
 __all__ = ["SwitchProcesses", "ModelSwitches", "Bmv2Switches", "SWITCH_KINDS", "switch_kind"]
 
@@ -64,8 +73,11 @@ class SwitchProcesses:
 
     def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
         """Start *switch*'s process on *interfaces* (``{port: interface}``)."""
+        from ..keeper import kept_command
+
         self.grpc_ports[switch] = port = free_port()
-        return ManagedProcess.start(self.command(switch, interfaces, port),
+        # under a keeper: it stops with this Python, however that ends
+        return ManagedProcess.start(kept_command(self.command(switch, interfaces, port)),
                                     log_path=self.workdir / f"{switch}.log", cwd=self.workdir,
                                     name=f"{self.program} {switch}")
 
@@ -76,6 +88,11 @@ class SwitchProcesses:
         """Wait until the switch serves P4Runtime (:class:`TargetError` with its log if not)."""
         wait_for_port("127.0.0.1", self.grpc_ports[switch], timeout=timeout, process=process,
                       what=f"{self.program} {switch}")
+
+    def register_io(self, switch: str, client, netns_pid: int | None):
+        """How the session of *switch* (P4Runtime *client*) reads and writes registers
+        (None: over P4Runtime)."""
+        return None
 
     def close(self) -> None:
         pass
@@ -142,6 +159,7 @@ class Bmv2Switches(SwitchProcesses):
         self.exe = require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
         self.names: dict[str, object] = {}
         self._sources: dict[str, object] = {}
+        self._register_io: list = []
 
     def _socket(self, switch: str, what: str) -> str:
         from ..bmv2 import _ipc_path
@@ -160,7 +178,12 @@ class Bmv2Switches(SwitchProcesses):
         path = self._socket(switch, "grpc")
         if os.path.exists(path):
             os.unlink(path)
-        return ManagedProcess.start(self.command(switch, interfaces, None),
+        from ..keeper import kept_command
+
+        # forked here, so in the node's namespace (whose loopback Mininet leaves down: the
+        # Thrift server is reached there); it stops with this Python
+        return ManagedProcess.start(kept_command(self.command(switch, interfaces, None),
+                                                 loopback=True),
                                     log_path=self.workdir / f"{switch}.log", cwd=self.workdir,
                                     name=f"{self.program} {switch}")
 
@@ -176,7 +199,25 @@ class Bmv2Switches(SwitchProcesses):
 
         return switch_command(self.exe, grpc_addr=self.address(switch),
                               ports=PortMap.veth(interfaces), device_id=self.device_id,
-                              cpu_port=self.cpu_port, nanolog=self.nanolog(switch))
+                              cpu_port=self.cpu_port, nanolog=self.nanolog(switch),
+                              thrift_port=THRIFT_PORT)
+
+    def register_io(self, switch: str, client, netns_pid: int | None):
+        """P4Runtime first, then (BMv2 answers UNIMPLEMENTED) the switch's Thrift runtime
+        at 127.0.0.1:9090 of its namespace (process *netns_pid*'s)."""
+        from ..bmv2_registers import bmv2_register_io
+        from ..bmv2_thrift import Bmv2Thrift
+
+        def dial():
+            from .emulator import netns
+
+            with netns(netns_pid) if netns_pid else contextlib.nullcontext():
+                return socket.create_connection(("127.0.0.1", THRIFT_PORT), timeout=5)
+        io = bmv2_register_io(client, Bmv2Thrift(
+            dial, where=f"the Thrift runtime of {switch} (127.0.0.1:{THRIFT_PORT} in its "
+                        f"namespace)"))
+        self._register_io.append(io)
+        return io
 
     def device_config(self, switch: str) -> Callable[[Generated], object]:
         """Compile with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (whose ids win)."""
@@ -209,6 +250,9 @@ class Bmv2Switches(SwitchProcesses):
         for src in self._sources.values():
             src.close()
         self._sources.clear()
+        for io in self._register_io:
+            io.close()
+        self._register_io.clear()
 
 
 #: Switch kinds by name.

@@ -7,7 +7,8 @@ model switch's modules (:data:`PRELOAD`) and then, for each request, forks a
 child that runs ``sfclab model-switch ARGV`` (:func:`sfclab.targets.model.process.main`,
 the code the command runs) with its output in a log file.  The server has no thread and no gRPC
 channel, so forking is safe; it reaps its children and reports each exit, and
-stops them all when its parent goes away.  It runs in ``/`` with the caller's
+stops them all when its parent goes away (SIGTERM, then SIGKILL; a child also dies
+with the server, PR_SET_PDEATHSIG).  It runs in ``/`` with the caller's
 ``sys.path``: give absolute paths in the command lines.  A child is returned as a
 :class:`~sfclab.targets.tools.ManagedProcess` (:func:`start_forked`), waited
 for, stopped (SIGTERM, then SIGKILL) and its log read like any other process.
@@ -64,9 +65,7 @@ def serve(inp=None, out=None) -> None:
             continue
         chunk = os.read(inp.fileno(), 65536)
         if not chunk:                         # the parent went away: so do the switches
-            for pid in children:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
+            _stop_all(children)
             return
         buf += chunk
         *lines, buf = buf.split(b"\n")
@@ -81,6 +80,22 @@ def serve(inp=None, out=None) -> None:
                 _child(req["argv"], req["log"], inp.fileno(), out.fileno())
             children.add(pid)
             say({"pid": pid})
+
+
+def _stop_all(children: set[int], grace: float = 3.0) -> None:
+    """SIGTERM every child; SIGKILL those still running after *grace* seconds."""
+    import time
+
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while children and time.monotonic() < end:
+        _reap(children)
+        time.sleep(0.05)
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _reap(children: set[int]) -> list[tuple[int, int]]:
@@ -106,6 +121,10 @@ def _child(argv: list[str], log: str, *close: int) -> None:
         sys.stdout = open(1, "w", buffering=1, closefd=False)   # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)   # noqa: SIM115
         os.setsid()
+        # the server has no thread: the switch dies with it, even if it is killed
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)      # PR_SET_PDEATHSIG
         if argv[:1] != ["model-switch"]:
             raise ValueError(f"a forked switch runs `sfclab model-switch …`, not {argv!r}")
         from .process import main

@@ -146,6 +146,7 @@ def update_network(sessions: Mapping[str, Session], gens: Mapping[str, Generated
         raise reworded(err, f"{err.message}; {back}") from None
     for s in reload:
         plan.switches[s].done, plan.switches[s].carried = True, list(sessions[s].carried)
+        plan.switches[s].kept = sessions[s].kept
     plan.moved = mover.done(moves or [])
     return plan
 
