@@ -55,10 +55,12 @@ def test_recirculations_show_where_they_ran(lab):
 
 def test_tables_come_by_pipe(lab):
     rows = lab.tables()
-    assert rows and all(r.pipes == (0, 1) for r in rows)       # Switch(pipe): both pipes
-    assert any(r.table == "pipe.SfcIngress.initializer" and r.hits for r in rows)
+    # one Pipeline per pipe (pipe0, pipe1): each table on the pipe its pipeline runs on
+    assert {r.pipes for r in rows} == {(0,), (1,)}
+    assert all(r.table.startswith(f"pipe{r.pipes[0]}.") for r in rows)
+    assert any(r.table == "pipe0.SfcIngress0.initializer" and r.hits for r in rows)
     text = TablesView(rows).text()
-    assert text.startswith("pipes 0, 1 (pipeline pipe: the same entries in each")
+    assert text.startswith("pipe 0 (pipeline pipe0)") and "\npipe 1 (pipeline pipe1)\n" in text
 
 
 def test_the_placement_tab_shows_what_the_packets_did(lab):
