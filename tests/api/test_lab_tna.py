@@ -8,6 +8,7 @@ import pytest
 
 import sfclab
 from sfclab.notebook.runtime_views import TablesView
+from sfclab.targets.timeline import timeline, timeline_text
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     input => firewall;
@@ -51,6 +52,15 @@ def test_recirculations_show_where_they_ran(lab):
     assert ran[rec.path].recirculations == {planned: 1}
     assert ran[rec.path].route_text().startswith("pipe 0 ingress → pipe 0 egress → "
                                                  "recirculated on port 68 → pipe 0 ingress")
+    # the timeline a user reads: each block under the pipelet it ran in, and how it came back
+    passes = timeline(rec.trace)
+    assert [sorted({b.where for b in p.blocks}) for p in passes] == \
+        [["pipe 0 egress", "pipe 0 ingress"]] * (planned + 1)
+    assert passes[0].blocks[0].where == "pipe 0 ingress" and passes[0].how == \
+        "recirculated on port 68"
+    text = timeline_text(rec.trace)
+    assert " pipe 0 egress:\n  rewinder" in text
+    assert "-> recirculated on port 68 -> pass 1 (path_id=" in text
 
 
 def test_tables_come_by_pipe(lab):
