@@ -1,11 +1,13 @@
 """How long the Tofino compiler takes on the programs the test suite compiles for TNA.
 
-    python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples|networks] [--record]
+    python benchmarks/bench_tofino.py [--jobs N] [--only nfs|examples|networks]
+                                      [--pipeline auto|mafsa|optimal|naive] [--record]
 
 Generates every library NF alone and mid-chain, every example in every pipeline mode and
 the Tofino switches' programs of the example networks (``tests/targets/tofino_programs.py``),
 compiles each distinct program once with ``p4c-barefoot`` (or ``bf-p4c``), N at a time
-(default 2), the longest first (as the test suite does), and prints a markdown table:
+(default 2), the longest first (as the test suite does; ``--pipeline`` keeps the examples
+in one pipeline mode, at the default 2 pipes: the README's Tofino table), and prints a markdown table:
 per program its wall time and, in total, the compiler's CPU seconds (``os.times`` of the
 child processes), from which the time on an unloaded machine with N cores follows
 (CPU / N).  Also prints the stages each NF slot used against the catalogue's estimate.
@@ -36,6 +38,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", choices=("nfs", "examples", "networks"))
+    ap.add_argument("--pipeline", choices=("auto", "mafsa", "optimal", "naive"),
+                    help="the examples in this pipeline mode only (2 pipes)")
     ap.add_argument("--record", action="store_true",
                     help="rewrite tests/targets/tofino_measured.json from the NFs alone")
     args = ap.parse_args()
@@ -51,7 +55,8 @@ def main() -> int:
             programs.update(nf_programs(nf))
     if args.only in (None, "examples"):
         for p in EXAMPLE_FILES:
-            programs.update(example_programs(p))
+            programs.update({w: g for w, g in example_programs(p).items()
+                             if args.pipeline is None or w.endswith(f" --pipeline {args.pipeline}")})
     if args.only in (None, "networks"):
         for topo, chains in NETWORKS:
             programs.update(network_programs(topo, chains))

@@ -44,7 +44,7 @@ from ..p4.check import widths_of
 from ..p4.paths import PORTABLE, check_one_access
 from ..p4.tofino_rules import check_tofino
 from ..passes.pipelets import recirculation_port
-from ..passes.placement import TNA_CORE_STAGES, Pipelet
+from ..passes.placement import TNA_CORE_STAGES, Pipelet, tna_extra_stages
 from .compose import PARSER_GRAPH, TERMINALS, Composition, Slot
 from .emitter import EmittedProgram, P4Emitter, Use
 from .tna_pipes import TERM_VIA, egress_control, ingress_control, token_copy
@@ -58,15 +58,17 @@ TOFINO_PIPE_STAGES = 12
 
 def pipelet_estimates(comp: Composition) -> dict[Pipelet, int]:
     """The stages each pipelet of a TNA composition needs by the catalogue: sfclab's core
-    (:data:`~sfclab.passes.placement.TNA_CORE_STAGES`) plus its NF slots' ``stages``,
-    a side-by-side group counting its largest (what placement adds up)."""
+    (:data:`~sfclab.passes.placement.TNA_CORE_STAGES`) plus its NF slots' ``stages`` and
+    their extra stages (:func:`~sfclab.passes.placement.tna_extra_stages`), a side-by-side
+    group counting its largest (what placement adds up)."""
     cat = comp.compiled.catalog
     out: dict[Pipelet, int] = {}
     lay = comp.pipelets.layout
+    extra = tna_extra_stages(cat, comp.compiled.paths)
     for pl in lay.pipelets():
         core = TNA_CORE_STAGES.ingress if pl.gress == "ingress" else TNA_CORE_STAGES.egress
-        out[pl] = core + sum(max(cat.get(s.nf).stages if s.nf in cat else 0 for s in g)
-                             for g in lay.groups(pl))
+        out[pl] = core + sum(max((cat.get(s.nf).stages if s.nf in cat else 0)
+                                 + extra.get(s.nf, 0) for s in g) for g in lay.groups(pl))
     return out
 
 #: The CPU (PCIe) port of pipe 0 on a Tofino 1.

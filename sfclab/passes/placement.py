@@ -49,7 +49,7 @@ import dataclasses
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import CompileError
@@ -74,6 +74,8 @@ __all__ = [
     "place_for",
     "ingress_only_nfs",
     "asks_port",
+    "branching_nfs",
+    "tna_extra_stages",
 ]
 
 
@@ -463,13 +465,14 @@ def naive_placement(paths: Sequence[ServicePath], catalog: NFCatalog | None = No
                     pipes: int = 2, stages: int = 12, entry_pipe: int = 0,
                     exit_pipe: int | None = 0, loopback_ratio: float = 1.0,
                     reserved: CoreStages = CoreStages(), where=None,
-                    ingress_only: Collection[str] = (), side_by_side: bool = False) -> Placement:
+                    ingress_only: Collection[str] = (), side_by_side: bool = False,
+                    extra_stages: Mapping[str, int] | None = None) -> Placement:
     """Dejavu's naïve scheme: NFs by index, filling I0, E0, I1, E1, … in turn."""
     paths = list(paths)
     sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved, ingress_only,
                  co_occurring(paths) if side_by_side else None)
     nfs = first_seen(paths)
-    cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
+    cost_of = _costs(catalog, nfs, extra_stages)
     _check_fit(nfs, cost_of, sw, where)
     route = sorted(sw.pipelets, key=lambda pl: (pl.pipe != entry_pipe, pl.pipe, pl.gress != "ingress"))
     cells = _pack(nfs, route, sw, cost_of)
@@ -484,21 +487,23 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
           pipes: int = 2, stages: int = 12, entry_pipe: int = 0, exit_pipe: int | None = 0,
           loopback_ratio: float = 1.0, orders: Sequence[Sequence[str]] = (),
           rounds: int = 20, reserved: CoreStages = CoreStages(), where=None,
-          ingress_only: Collection[str] = (), side_by_side: bool = False) -> PlacementResult:
+          ingress_only: Collection[str] = (), side_by_side: bool = False,
+          extra_stages: Mapping[str, int] | None = None) -> PlacementResult:
     """Place the paths' NFs; the best found and the naïve baseline.  *reserved*: the
     stages sfclab's core takes of each pipelet; *where* (NF type -> text) locates an NF
     in the errors; *ingress_only*: NF types that must run in an ingress pipelet;
-    *side_by_side*: NFs no path runs both of may share stages (parallel composition)."""
+    *side_by_side*: NFs no path runs both of may share stages (parallel composition);
+    *extra_stages*: stages an NF takes besides its own (its branch table's)."""
     paths = list(paths)
     sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved, ingress_only,
                  co_occurring(paths) if side_by_side else None)
     nfs = first_seen(paths)
-    cost_of = {nf: nf_info(catalog, nf).stages for nf in nfs}
+    cost_of = _costs(catalog, nfs, extra_stages)
     _check_fit(nfs, cost_of, sw, where)
     naive = naive_placement(paths, catalog, pipes=pipes, stages=stages, entry_pipe=entry_pipe,
                             exit_pipe=exit_pipe, loopback_ratio=loopback_ratio,
                             reserved=reserved, where=where, ingress_only=ingress_only,
-                            side_by_side=side_by_side)
+                            side_by_side=side_by_side, extra_stages=extra_stages)
     pairs, heads, tails = _pair_costs(paths)
     seeds = [{pl: list(n) for pl, n in naive.pipelets}]
     for order in (*orders, nfs):
@@ -511,6 +516,21 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
     best = _improve(best, sw, cost_of, pairs, heads, tails, rounds)
     return PlacementResult(_report("placed", best, sw, paths, loopback_ratio), naive, pipes,
                            stages, 1 / (1 + loopback_ratio), reserved)
+
+
+def _costs(catalog, nfs, extra: Mapping[str, int] | None) -> dict[str, int]:
+    return {nf: nf_info(catalog, nf).stages + (extra or {}).get(nf, 0) for nf in nfs}
+
+
+def branching_nfs(paths: Sequence[ServicePath]) -> frozenset[str]:
+    """The NF types a service path branches after (then / else / case): on TNA their
+    branch table takes a stage after the NF's last, before the next NF may start."""
+    out: set[str] = set()
+    for p in paths:
+        kinds = dict(zip(p.nodes, p.nfs))
+        out.update(kinds[d.node] for d in p.decisions
+                   if d.kind in ("then", "else", "case") and d.node in kinds)
+    return frozenset(out)
 
 
 def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
@@ -560,16 +580,14 @@ def ingress_only_nfs(catalog, nfs: Iterable[str], paths: Sequence[ServicePath] =
     for nf in nfs:
         if _asks_port_source(catalog, nf):
             out.add(nf)
-    for p in paths:
-        kinds = dict(zip(p.nodes, p.nfs))
-        for d in p.decisions:
-            if d.kind in ("then", "else", "case") and d.node in kinds:
-                out.add(kinds[d.node])
-    return frozenset(out)
+    return frozenset(out | branching_nfs(paths))
 
 
 _ASKS = re.compile(r"\.\s*(?:egress_port|egress_valid|mcast_grp|to_cpu)\s*=(?!=)|\bSfcDigest\b")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+_L4 = re.compile(r"\bSfcL4Checksum\b")
 
 
 def _asks_port_source(catalog, nf: str) -> bool:
@@ -581,9 +599,18 @@ def _asks_port_source(catalog, nf: str) -> bool:
         return False
     if "control" in vars(d):                     # parsed already
         return d.control is not None and asks_port(d.control)
+    return _source_has(catalog, nf, _ASKS)
+
+
+def _source_has(catalog, nf: str, pattern: re.Pattern) -> bool:
+    """Whether an NF's P4 source (comments aside) has *pattern*; False without P4."""
+    try:
+        d = catalog.definition(nf)
+    except Exception:
+        return False
     text = d._p4_text if d._p4_text is not None else (
         d.p4_path.read_text() if d.p4_path is not None else "")
-    return bool(_ASKS.search(_COMMENT.sub("", text)))
+    return bool(pattern.search(_COMMENT.sub("", text)))
 
 
 def asks_port(control) -> bool:
@@ -627,7 +654,18 @@ def place_for(paths: Sequence[ServicePath], catalog, arch: str, options, *,
                  loopback_ratio=options.loopback_ratio, orders=orders,
                  reserved=TNA_CORE_STAGES if tna else CoreStages(), where=where,
                  ingress_only=ingress_only_nfs(catalog, first_seen(paths), paths) if tna else (),
-                 side_by_side=tna)
+                 side_by_side=tna, extra_stages=tna_extra_stages(catalog, paths) if tna else None)
+
+
+def tna_extra_stages(catalog, paths: Sequence[ServicePath]) -> dict[str, int]:
+    """Stages a TNA NF takes besides its span: one for the branch table after an NF a path
+    branches after, one for the compiler's TCP/UDP checksum-update condition after an NF
+    that updates the checksum (lb, nat), each in the NF's pipelet."""
+    out = dict.fromkeys(branching_nfs(paths), 1)
+    for nf in first_seen(paths):
+        if _source_has(catalog, nf, _L4):
+            out[nf] = out.get(nf, 0) + 1
+    return out
 
 
 def _where(chains):

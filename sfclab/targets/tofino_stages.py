@@ -128,6 +128,14 @@ def _controls(generated) -> list[tuple[int, str]]:
                    if isinstance(d, A.ControlDecl) and d.pos), reverse=True)
 
 
+def _updates_l4(comp, nf: str) -> bool:
+    from ..p4 import ast as A
+
+    d = next((d for d in comp.nfs if d.name == nf), None)
+    return d is not None and any(isinstance(n, A.NamedType) and n.name == "SfcL4Checksum"
+                                 for n in A.walk(d.control))
+
+
 def _estimate(cat, nf: str) -> int:
     return cat.get(nf).stages if nf in cat else 0
 
@@ -150,13 +158,16 @@ def pipelet_stages(bfa: Mapping[int, str], generated) -> list[PipeletStages]:
             slots = [s for s in comp.slots if s.pipelet == pl]
             used: dict[int, set[int]] = {s.index: set() for s in slots}
             stages: dict[int, bool] = {}          # stage -> holds an NF's table
+            l4 = any(_updates_l4(comp, s.nf) for s in slots)
             for g, st, name, body in tables:
                 if g != gress:
                     continue
                 owners = _owners(name, body, slots, controls)
                 for i in owners:
                     used[i].add(st)
-                stages[st] = stages.get(st, False) or bool(owners)
+                # the compiler's condition for an NF's TCP/UDP checksum update is the NF's
+                nf = bool(owners) or (l4 and "checksum_encode_update_condition" in name)
+                stages[st] = stages.get(st, False) or nf
             out.append(PipeletStages(
                 pipe, gress, tuple(sorted(stages)),
                 tuple(SlotStages(s.index, s.nf, tuple(sorted(used[s.index])), _estimate(cat, s.nf))

@@ -28,6 +28,7 @@ from sfclab.codegen.p4info import (
     p4info_text,
     probe_id,
 )
+from sfclab.codegen.p4c import find_compiler, run_p4c
 from sfclab.errors import CompileError
 from sfclab.p4 import parse_p4, parse_p4_file
 
@@ -814,3 +815,25 @@ def test_tna_pack_in_an_action_called_from_apply_counts_once():
     info = build_p4info(parse_p4(text + TNA_PIPE), arch="tna")
     assert ("Digest", "pipe.SfcIngressDeparser.learn") in tna_externs(info)
     assert "SfcIngressDeparser.send" in ids(info.actions)
+
+
+def test_tna_typedef_action_parameters_are_bitstrings_of_their_width():
+    """Action parameters typed MulticastGroupId_t, QueueId_t, ReplicationId_t, MirrorId_t,
+    L2ExclusionId_t (not only PortId_t) are described, with tofino1_specs.p4's widths;
+    once "P4Runtime cannot describe type 'MulticastGroupId_t'"."""
+    info = build_p4info(parse_p4_file(FIXTURES / "tna_typedefs.p4"), arch="tna")
+    params = {a.preamble.name: [(p.name, p.bitwidth) for p in a.params] for a in info.actions}
+    assert params["Ig.to_port"] == [("port", 9), ("qid", 5)]
+    assert params["Ig.to_group"] == [("grp", 16), ("rid", 16)]
+    assert params["Ig.mirror"] == [("session", 10), ("x", 9)]
+
+
+@pytest.mark.skipif(find_compiler("tna") is None,
+                    reason="the Tofino compiler (bf-p4c or p4c-barefoot) is not installed")
+def test_tna_typedef_action_parameters_agree_with_the_tofino_compilers_p4info(tmp_path):
+    """p4c-barefoot's P4Info is the reference: sfclab's for the same program is the same."""
+    res = run_p4c(FIXTURES / "tna_typedefs.p4", "tna", tmp_path)
+    assert res.ok, res.output[-2000:]
+    theirs = p4info_from_text((tmp_path / "p4info.p4c.txt").read_text())
+    ours = build_p4info(parse_p4_file(FIXTURES / "tna_typedefs.p4"), arch="tna")
+    assert compare_p4info(ours, theirs) == []

@@ -474,13 +474,13 @@ def test_pipelet_stages_read_the_bfa():
     assert row == SlotStages(0, "lb", (2, 3, 4), 3) and row.span == 3
     i0, e0 = pipelet_stages({0: bfa}, gen)
     assert (i0.name, i0.stages, i0.core, e0.core) == ("I0", 6, (5,), (0, 12))   # lb: on I0
-    assert i0.plan == 2 + 3 and e0.plan == 1
+    assert i0.plan == 2 + 3 + 1 and e0.plan == 1       # lb's checksum condition: +1
     table = stage_table([row, SlotStages(1, "qos", (5, 6, 7, 8), 3)], 9)
     assert "0     lb                  2-4                 3         3" in table
     assert "(more than the estimate)" in table.splitlines()[2]
     assert "the pipelet uses 9 of 12 stages; the slots' estimates add up to 6" in table
     report = stage_report([i0, e0])
-    assert report.startswith("pipe 0 ingress: slot0_lb; stages used 6 of 12 (plan 5); "
+    assert report.startswith("pipe 0 ingress: slot0_lb; stages used 6 of 12 (plan 6); "
                              "sfclab's core: 1 stage(s) of its own (5)")
     assert "pipe 0 egress: no NF slots; stages used 13 of 12 (plan 1)" in report
     assert over_the_chip({0: bfa}) == [(0, "egress", 12, "rewinder_1")]

@@ -31,7 +31,7 @@ EXAMPLE_FILES = tuple(sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
 #: The Tofino's pipes an example's chains need where placement refuses them on the default 2
-#: (every_nf.sfc's 18 NFs, 51 stages, needed 4 before the lean core and side-by-side NFs).
+#: (every_nf.sfc's 18 NFs, 53 stages, needed 4 before the lean core and side-by-side NFs).
 PIPES: dict[str, int] = {}
 #: Examples also compiled (auto pipeline) for another number of pipes: `--pipes 1` and 4.
 OTHER_PIPES = (("web.sfc", 1), ("datacenter.sfc", 4))

@@ -34,6 +34,14 @@ def _v1model_builtins() -> list[A.Node]:
     return [A.Typedef(A.BitType(9), "PortId_t"), A.StructDecl("standard_metadata_t", sm)]
 
 
+#: tofino1_specs.p4's ``typedef bit<W>`` types (name, W): an action parameter of any of them
+#: is a bitstring of that width in P4Info, as p4c-barefoot writes it.
+TNA_TYPEDEFS = (("PortId_t", 9), ("MulticastGroupId_t", 16), ("QueueId_t", 5),
+                ("MirrorType_t", 3), ("MirrorId_t", 10), ("ResubmitType_t", 3),
+                ("DigestType_t", 3), ("ReplicationId_t", 16), ("L1ExclusionId_t", 16),
+                ("L2ExclusionId_t", 9))
+
+
 def _tna_builtins() -> list[A.Node]:
     hdr = [("ingress_intrinsic_metadata_t", (("resubmit_flag", 1), ("_pad1", 1),
             ("packet_version", 2), ("_pad2", 3), ("ingress_port", 9),
@@ -61,7 +69,7 @@ def _tna_builtins() -> list[A.Node]:
                 ("mirror_type", 3), ("coalesce_flush", 1), ("coalesce_length", 7))),
                ("egress_intrinsic_metadata_for_output_port_t", (("capture_tstamp_on_tx", 1),
                 ("update_delay_on_tx", 1), ("force_tx_error", 1)))]
-    out: list[A.Node] = [A.Typedef(A.BitType(9), n) for n in ("PortId_t",)]
+    out: list[A.Node] = [A.Typedef(A.BitType(w), n) for n, w in TNA_TYPEDEFS]
     out += [A.HeaderDecl(n, _fields(*f)) for n, f in hdr]
     out += [A.StructDecl(n, _fields(*f)) for n, f in structs]
     return out
