@@ -43,7 +43,7 @@ def test_the_default_target_runs_the_labs_tna_program(lab):
 def test_recirculations_show_where_they_ran(lab):
     lab.send("r", 1)
     rec = lab.traces[-1]
-    planned = lab.compiled.fsm.path(rec.path).passes - 1
+    planned = lab.pushed.composition.pipelets.recirculations(rec.path)   # the program's plan
     assert rec.path == "r/0" and planned >= 1
     assert dict(lab.compiled.placement.best.recirculations)["r/0"] == planned
     text = rec.trace.text()

@@ -29,7 +29,7 @@ control Ig(inout headers_t hdr, inout ig_meta_t md, in ingress_intrinsic_metadat
         hdr.bridge.tag = tag;
     }
     action drop() { ig_dprsr_md.drop_ctl = 1; }
-    action flood(bit<16> grp) { ig_tm_md.mcast_grp_a = grp; }
+    action flood(MulticastGroupId_t grp) { ig_tm_md.mcast_grp_a = grp; }
     action to_cpu() { ig_tm_md.copy_to_cpu = 1; ig_tm_md.ucast_egress_port = 2; }
     table fwd {
         key = { hdr.ethernet.dst : exact; }
