@@ -8,8 +8,11 @@ and the same packets of each class (``packets_for``) run through both switches i
 alternating rounds, so that both see the same load; the best round of each counts.  A
 TNA packet runs more than a v1model one does (Tofino's ingress and egress parsers read
 intrinsic and bridged metadata, the traffic manager, per-pipe state), and multi-pipe
-programs send some classes round through recirculation ports.  The issue's target: the
-TNA model at 0.5x the v1model model's rate or better, on every class.
+programs send some classes round through recirculation ports (Tofino's stages: the
+TNA program needs more passes than the v1model one).  The issue's target: the TNA model
+at 0.5x the v1model model's rate or better, on every class; the last column divides the
+rates of passes (packets/s times passes), the model's speed without the program's extra
+passes.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def bench_file(name: str, n: int, pipes: int, rounds: int = 3) -> list[tuple]:
             pkts = [bytes(p.packet) for p in packets_for(chain, 100, chains=v1.compiled.chains)]
             ra, rb = sa.process(1, pkts[0]), sb.process(1, pkts[0])
             nfs = " -> ".join(ra.trace.nfs())
-            passes = rb.passes
+            passes = (ra.passes, rb.passes)
             best_a = best_b = 0.0
             for _ in range(rounds):                  # alternating: the same load for both
                 best_a = max(best_a, rate(sa, 1, pkts, n))
@@ -62,16 +65,21 @@ def main() -> None:
     pipes = int(sys.argv[sys.argv.index("--pipes") + 1]) if "--pipes" in sys.argv else 2
     print(f"## the TNA model beside the v1model model ({pipes} pipes, {n} packets a round, "
           f"best of 3)\n")
-    print("| chains | class | NFs | TNA passes | v1model packets/s | TNA packets/s | TNA / v1model |")
-    print("|---|---|---|---:|---:|---:|---:|")
-    worst = None
+    print("| chains | class | NFs | passes v1model / TNA | v1model packets/s | TNA packets/s "
+          "| TNA / v1model | per pass |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    worst = worst_pass = None
     for name in FILES:
         for f, chain, nfs, passes, a, b in bench_file(name, n, pipes if name != "every_nf.sfc"
                                                       else max(pipes, 2)):
             ratio = b / a
+            per_pass = ratio * passes[1] / passes[0]
             worst = ratio if worst is None else min(worst, ratio)
-            print(f"| {f} | {chain} | {nfs} | {passes} | {a:,.0f} | {b:,.0f} | {ratio:.2f} |")
-    print(f"\nworst class: TNA at {worst:.2f}x the v1model model's rate (target: 0.5x)")
+            worst_pass = per_pass if worst_pass is None else min(worst_pass, per_pass)
+            print(f"| {f} | {chain} | {nfs} | {passes[0]} / {passes[1]} | {a:,.0f} | {b:,.0f} "
+                  f"| {ratio:.2f} | {per_pass:.2f} |")
+    print(f"\nworst class: TNA at {worst:.2f}x the v1model model's packet rate, "
+          f"{worst_pass:.2f}x its rate of passes (target: 0.5x)")
 
 
 if __name__ == "__main__":
