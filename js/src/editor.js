@@ -14,7 +14,7 @@ import { linking, TEMP } from "./link.js";
 import { buildPalette } from "./palette.js";
 import { menus } from "./menus.js";
 import { CSS } from "./style.js";
-import { GRAPH_STYLE } from "./graph-style.js";
+import { graphStyle, uiFont } from "./graph-style.js";
 import { zooming } from "./zoom.js";
 
 const HINT = "drag + on a node onto another to connect · drag a node to move it · click an edge for branches · Ctrl+wheel zooms";
@@ -60,7 +60,9 @@ function render({ model, el }) {
   el.append(root);
 
   body.style.minHeight = model.get("height");
-  const cy = cytoscape({ container: canvas, style: GRAPH_STYLE, boxSelectionEnabled: false,
+  // labels in JupyterLab's UI font, resolved once the editor is in the page (see setFont)
+  let font = uiFont(root);
+  const cy = cytoscape({ container: canvas, style: graphStyle(font), boxSelectionEnabled: false,
     minZoom: 0.3, maxZoom: 2.5, layout: { name: "preset" }, userZoomingEnabled: false });
   canvas.__cy = cy;
   const zoom = zooming(cy, canvas, zoomHint);
@@ -244,9 +246,19 @@ function render({ model, el }) {
   for (const [ev, fn] of listeners) model.on(ev, fn);
   let shown = false;
   syncPalette(); syncGraph(); syncText(); syncName(); syncHistory(); syncLab();
-  const resize = new ResizeObserver(() => cy.resize());
+  // the editor made narrower or wider (a resized window, a sidebar opened): the drawing
+  // is shown whole again if part of it went out of the view
+  const resize = new ResizeObserver(() => {
+    cy.resize();
+    if (shown && cy.nodes().not(TEMP).some((n) => outside(n))) fitAll();
+  });
   resize.observe(stage);
-  requestAnimationFrame(() => { cy.resize(); if (cy.nodes().nonempty()) fitAll(); shown = true; reportView(); });
+  // (a rule added on top: the stylesheet keeps zoom.js's label size rule)
+  const setFont = () => {
+    const f = uiFont(root);
+    if (f !== font) { font = f; cy.style().selector("node, edge").style("font-family", f).update(); }
+  };
+  requestAnimationFrame(() => { setFont(); cy.resize(); if (cy.nodes().nonempty()) fitAll(); shown = true; reportView(); });
 
   return () => {
     for (const [ev, fn] of listeners) model.off(ev, fn);

@@ -26,7 +26,8 @@ export const CSS = `
   border-radius: 12px; font-size: 12px; background: #e8f5e9; color: #2e7d32; }
 .sfc-status::before { content: ""; width: 8px; height: 8px; border-radius: 50%; background: currentColor; }
 .sfc-status.sfc-bad { background: #ffebee; color: #c62828; }
-.sfc-body { display: flex; position: relative; }
+/* narrow (a small window, a sidebar open): the palette goes above the canvas, which keeps room */
+.sfc-body { display: flex; flex-wrap: wrap; position: relative; container-type: inline-size; }
 .sfc-palette { flex: none; display: grid; grid-template-columns: repeat(2, max-content); column-gap: 2px;
   align-content: start; padding: 4px 6px 6px; user-select: none; font-size: 12px;
   border-right: 1px solid var(--jp-border-color2, #e0e0e0); background: var(--jp-layout-color1, #fff); }
@@ -38,14 +39,20 @@ export const CSS = `
 .sfc-item:hover { background: var(--jp-layout-color2, #eee); }
 .sfc-item i { width: 10px; height: 10px; border-radius: 2px; border: 1px solid rgba(0,0,0,.55); flex: none; }
 .sfc-item.sfc-endpoint i { border-radius: 50%; }
-.sfc-stage { flex: 1; min-width: 0; position: relative; background: #fff; }
+.sfc-stage { flex: 1 1 320px; min-width: 0; min-height: 260px; position: relative; background: #fff; }
+/* (after .sfc-palette: the narrow rule wins) */
+@container (max-width: 540px) {
+  .sfc-palette { flex: 1 1 100%; border-right: 0; border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
+    grid-template-columns: repeat(auto-fill, minmax(12em, 1fr)); } }
 .sfc-canvas { position: absolute; inset: 0; }
 .sfc-hint { position: absolute; left: 8px; bottom: 5px; font-size: 11px; color: #757575; pointer-events: none;
   background: rgba(255,255,255,.85); padding: 0 4px; border-radius: 2px; }
 .sfc-zoom-hint { position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); z-index: 6;
   pointer-events: none; padding: 6px 14px; border-radius: 4px; background: rgba(0,0,0,.65); color: #fff; font-size: 13px; }
-.sfc-lab { display: inline-flex; align-items: center; padding: 0 6px; font-size: 12px; max-width: 28em;
-  overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--jp-ui-font-color2, #555); }
+.sfc-lab-group { align-items: center; min-width: 0; }
+/* the Lab's status wraps between words: read whole, the advice in it too, at any width */
+.sfc-lab { display: block; min-width: 0; max-width: 40em; padding: 0 6px; font-size: 12px; line-height: 1.35;
+  white-space: normal; overflow-wrap: break-word; color: var(--jp-ui-font-color2, #555); }
 .sfc-lab.sfc-bad { color: #c62828; }
 .sfc-handle { position: absolute; z-index: 5; width: 18px; height: 18px; margin: -9px 0 0 -9px; border-radius: 50%;
   background: #1976d2; color: #fff; font: bold 15px/18px sans-serif; text-align: center; cursor: crosshair;

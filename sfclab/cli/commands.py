@@ -11,7 +11,9 @@ with ``--topology FILE.topo`` it places the chains across the network's switches
 prints the placement table and writes one program (P4, P4Info, entries, plan)
 per switch;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
-model; ``sfclab model-switch`` serves the model over P4Runtime; ``sfclab lite build OUT``
+model; ``sfclab model-switch`` serves the model over P4Runtime; ``sfclab stf PROGRAM.p4
+[TEST.stf] [--target model|bmv2] [-D NAME=V] [-I DIR]`` runs a v1model program's STF test
+(:mod:`sfclab.targets.stf`) and prints each expectation with its line; ``sfclab lite build OUT``
 builds the labs as a JupyterLite site (:mod:`.lite`).
 """
 
@@ -348,6 +350,13 @@ def _bindings(items: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def _stf(args: argparse.Namespace) -> int:
+    from .stf import run_cli
+
+    return run_cli(args.program, args.test, target=args.target, defines=args.define or [],
+                   includes=args.include or [], verbose=args.verbose)
+
+
 def _model_switch(args: argparse.Namespace) -> int:
     from ..targets.model.process import run
 
@@ -422,6 +431,21 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--pipeline", choices=("auto", "mafsa", "optimal", "naive"), default="auto",
                    help="how the NF slots are ordered (as for compile)")
     x.set_defaults(run=_diff_targets)
+    s = sub.add_parser("stf", help="run a v1model program's STF test (p4c's simple test "
+                                    "framework) on the model or on BMv2")
+    s.add_argument("program", metavar="PROGRAM.p4")
+    s.add_argument("test", nargs="?", metavar="TEST.stf",
+                   help="the STF file (default: PROGRAM with .stf for .p4)")
+    s.add_argument("--target", choices=("model", "bmv2"), default="model",
+                   help="model (default: the embedded model) or bmv2 (p4c-bm2-ss and a "
+                        "simple_switch_grpc sfclab starts in a network namespace)")
+    s.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
+                   help="a preprocessor definition, as p4c takes it")
+    s.add_argument("-I", dest="include", action="append", metavar="DIR",
+                   help="a folder #include looks in, as p4c takes it")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="also print every packet sent and what came out")
+    s.set_defaults(run=_stf)
     m = sub.add_parser("model-switch", help="run the embedded model switch as a P4Runtime server")
     from ..targets.model.process import add_arguments
 

@@ -310,7 +310,7 @@ class P4Emitter:
 
     @staticmethod
     def print_decls(decls: list[A.Node]) -> str:
-        return "\n".join(to_p4(d) for d in decls)
+        return to_p4(A.Program(tuple(decls)))
 
 
 def _known_types() -> frozenset[str]:

@@ -38,6 +38,7 @@ _SPAN = "#f9a82555"
 #: A halo in the page's background colour behind a label that may cross a curve.
 _HALO = "stroke:var(--jp-layout-color0,#fff);stroke-width:3px;paint-order:stroke"
 _TICK, _LABEL = 11, 12
+_MARK_GAP = 15                  # from a mark's centre to its label (ring 7 + 1.5, halo, room)
 _CHAR = 0.6                     # average character width, in font sizes
 
 
@@ -235,8 +236,8 @@ def line_plot(series: Sequence[Series], *, marks: Sequence[Mark] = (), x_label: 
                        f'fill="none" stroke="{m.color}" stroke-width="3">'
                        f"<title>{html.escape(m.tip or m.label)}</title></circle>")
         w = _width(m.label, _TICK) + 4
-        right = cx + 12 + w <= f.right
-        x0 = cx + 10 if right else cx - 10 - w
+        right = cx + _MARK_GAP + 2 + w <= f.right     # the label clear of the ring and its halo
+        x0 = cx + _MARK_GAP if right else cx - _MARK_GAP - w
         ty = _free_row(taken, x0, w, cy - 9, f.top + 10, f.bottom - 4)
         taken.append((x0, ty - 11, w, 14))
         if abs(ty - (cy - 9)) > 1:                    # moved away: a leader line to the mark

@@ -363,7 +363,11 @@ def _hint(tok: str, expected: set[str], text: str, line: int, col: int) -> str:
         return f"{tok!r} cannot appear here: names are letters, digits and _ (quote others)"
     if tok == "=>":
         return "a statement is `a => b => c;`: is an NF name missing?"
-    return "see the chain language reference in README.md"
+    in_block = text[:offset].count("{") > text[:offset].count("}")
+    if tok == "(" and in_block and not before.rstrip().endswith("=>"):
+        return "a branch follows its NF and `=>`: `firewall => (nat : drop ? " \
+               "firewall.verdict == 0);`"
+    return "see the chain language in the manual (docs/chain-language.md)"
 
 
 def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> list[ChainDecl]:
@@ -375,6 +379,7 @@ def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> li
     clean = strip_comments(text)
     decls = fast_parse(clean, fast_literals()) if fast else None
     if decls is not None:
+        _separated(decls, clean, text, source)
         return decls
     try:
         items = _parser().parse(clean)
@@ -389,7 +394,32 @@ def parse_decls(text: str, *, source: str = "<string>", fast: bool = True) -> li
             raise e.orig_exc from None
         raise ChainSyntaxError(f"cannot read the chain text: {e.orig_exc}", source=source,
                                text=text) from None
-    return _group(items)
+    decls = _group(items)
+    _separated(decls, clean, text, source)
+    return decls
+
+
+def _separated(decls: list[ChainDecl], clean: str, text: str, source: str) -> None:
+    """A line break ends a statement as ``;`` does, so ``;`` is optional at the end of
+    a line; two statements on one line need it, or the line is ambiguous to a reader
+    (``input => firewall nat => output``: a ``;`` or a ``=>`` left out?)."""
+    lines = clean.splitlines()
+    for decl in decls:
+        if decl.style != "flexmesh":
+            continue
+        for a, b in zip(decl.stmts, decl.stmts[1:]):
+            end = a.refs[-1].pos
+            if a.branch is not None or end.line != b.pos.line or not 0 < end.line <= len(lines):
+                continue
+            if ";" in lines[end.line - 1][end.column - 1:b.pos.column - 1]:
+                continue
+            last, first = a.refs[-1].name, b.refs[0].name
+            raise ChainSyntaxError(
+                "two statements on one line without a `;` between them", line=b.pos.line,
+                column=b.pos.column, width=max(1, b.pos.width), source=source, text=text,
+                hint=f"end the first with `;` (`{last}; {first} …`), or join them with `=>` if "
+                     f"{first!r} continues it (`{last} => {first} …`); a line break ends a "
+                     f"statement too")
 
 
 def _syntax_error(e: UnexpectedInput, text: str, source: str) -> ChainSyntaxError:

@@ -57,7 +57,8 @@ from ..ir.model import Chain, ChainSet
 from ..lang import default_catalog, format_chain, parse
 from ..nfinfo import ENDPOINTS, NFCatalog
 from ..draw.style import ENDPOINT_COLORS, LAYER_COLORS, OTHER_LAYER_COLOR
-from .editor_layout import DX, free_spot, layered_positions, next_to_last, node_width, place_nodes
+from .editor_layout import (DX, free_spot, layered_positions, next_to_last, node_width,
+                            place_nodes, tidy_positions)
 from .editor_text import (
     check_drawing,
     edge_id,
@@ -289,7 +290,7 @@ class ChainEditor(anywidget.AnyWidget):
             widest = max(n["width"] for n in self.nodes)
             label = 6.0 * max((len(e["label"]) for e in self.edges), default=0)
             dx = min(DX, max(widest + max(40.0, label + 12), (float(width) - 140) / (cols - 1)))
-        self.move(layered_positions(self.nodes, self.edges, dx=dx))
+        self.move(tidy_positions(self.nodes, self.edges, dx, width))
         self.send({"event": "fit"})     # after the positions (messages keep their order)
 
     def undo(self) -> bool:

@@ -18,14 +18,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..draw.layered import label_width
+
 __all__ = ["NODE_HEIGHT", "node_width", "layered_positions", "free_spot", "overlaps",
-           "next_to_last", "in_view", "place_nodes", "DX", "DY"]
+           "next_to_last", "in_view", "place_nodes", "tidy_positions", "DX", "DY", "LABEL_PX"]
 
 #: Height of a node on the canvas, and the gaps kept between nodes (pixels at zoom 1).
 NODE_HEIGHT = 32.0
 GAP_X, GAP_Y = 24.0, 22.0
-#: Distance between layout columns and rows.
+#: Distance between layout columns and rows (columns farther apart for an edge label).
 DX, DY = 150.0, 90.0
+#: Room between an edge label and the arrowhead or node on either side of it.
+LABEL_CLEAR = 8.0
+#: The least size of an edge label on screen, in pixels (js/src/zoom.js: LABEL_PX).
+LABEL_PX = 11.0
 _TERMINAL = ("output", "drop", "cpu")
 _MARGIN = 12.0  # keep a new node this far inside the visible edge
 
@@ -43,8 +49,11 @@ def node_width(label: str) -> float:
 
 
 def layered_positions(nodes: list[Mapping[str, Any]], edges: list[Mapping[str, Any]], *,
-                      dx: float = DX, dy: float = DY) -> dict[str, tuple[float, float]]:
-    """Left-to-right layers by longest path from the sources (loop edges ignored).
+                      dx: float = DX, dy: float = DY,
+                      label_scale: float = 1.0) -> dict[str, tuple[float, float]]:
+    """Left-to-right layers by longest path from the sources (loop edges ignored);
+    columns farther apart than *dx* where an edge label needs it (drawn *label_scale*
+    times its 10 px size: the editor draws labels larger when it shows a chain zoomed out).
 
     >>> layered_positions([{"id": "a"}, {"id": "b"}], [{"source": "a", "target": "b", "kind": "seq"}])
     {'a': (60, 60), 'b': (210, 60)}
@@ -63,12 +72,56 @@ def layered_positions(nodes: list[Mapping[str, Any]], edges: list[Mapping[str, A
     for t in _TERMINAL:  # end points go to the last column
         if t in layer:
             layer[t] = max(layer.values())
+    x = _columns(nodes, edges, layer, dx, label_scale)
     rows: dict[int, int] = {}
     pos = {}
     for n in ids:
         row = rows.get(layer[n], 0)
         rows[layer[n]] = row + 1
-        pos[n] = (round(60 + dx * layer[n]), round(60 + dy * row))
+        pos[n] = (round(x[layer[n]]), round(60 + dy * row))
+    return pos
+
+
+def _columns(nodes: list[Mapping[str, Any]], edges: list[Mapping[str, Any]],
+             layer: dict[str, int], dx: float, scale: float) -> list[float]:
+    """The x of each column: *dx* apart, or farther where an edge label between two
+    columns needs it (its text, and the arrowhead and a margin either side of it)."""
+    width = {n["id"]: n.get("width") or node_width(n["id"]) for n in nodes}
+    count = max(layer.values(), default=-1) + 1
+    step = [dx] * max(count - 1, 0)
+    for e in edges:
+        u, v, label = e["source"], e["target"], e.get("label") or ""
+        if label and layer[v] == layer[u] + 1:
+            step[layer[u]] = max(step[layer[u]],
+                                 (width[u] + width[v]) / 2 + _label_room(label, scale))
+    xs = [60.0]
+    for s in step:
+        xs.append(xs[-1] + s)
+    return xs
+
+
+def _label_room(label: str, scale: float = 1.0) -> float:
+    """The gap an edge needs between two nodes to show *label* (10 px times *scale*,
+    with Cytoscape's background padding) clear of the arrowhead and of both nodes."""
+    return (label_width(label) + 4) * scale + 2 * (LABEL_CLEAR + 10)
+
+
+def tidy_positions(nodes: list[Mapping[str, Any]], edges: list[Mapping[str, Any]],
+                   dx: float, width: float | None) -> dict[str, tuple[float, float]]:
+    """:func:`layered_positions` for a canvas *width* pixels wide that will show all of
+    it (fit, at most 1.2 times): zoomed out, the editor draws edge labels larger than
+    10 px in the model (:data:`LABEL_PX` on screen), so their columns move apart."""
+    scale = 1.0
+    pos = layered_positions(nodes, edges, dx=dx)
+    widest = max((n.get("width") or node_width(n["id"]) for n in nodes), default=0.0)
+    for _ in range(6 if width else 0):
+        xs = [x for x, _ in pos.values()]
+        zoom = min(1.2, float(width) / (max(xs) - min(xs) + widest + 60))
+        want = max(1.0, LABEL_PX / 10 / zoom)
+        if want <= scale + 0.01:
+            break
+        scale = want
+        pos = layered_positions(nodes, edges, dx=dx, label_scale=scale)
     return pos
 
 

@@ -179,7 +179,7 @@ class LabBinding:
             return {"status": said}
         one, which = len(behind) == 1, ", ".join(behind)
         return {"status": f"{said} · {which}: newer than {'its' if one else 'their'} "
-                          f"%%chain cell",
+                          f"%%chain cell (run {'it' if one else 'them'} with --from-lab)",
                 "detail": f"{said}. The drawing of {which} is newer than the %%chain cell "
                           f"that wrote {'it' if one else 'them'}: re-running that cell as it "
                           f"is would be refused; run it with --from-lab to copy the drawing "

@@ -200,8 +200,10 @@ class SfcMagics(Magics, Configurable):
         sync.took(kept)
         left = (f"; {', '.join(gone)} left out: the lab no longer has "
                 f"{'it' if len(gone) == 1 else 'them'}" if gone else "")
+        # the text is in the cell now: said once (``%sfc chains`` prints it where a front
+        # end cannot replace a cell)
         print(f"this cell now holds the lab's text of {', '.join(kept)} (the lab is "
-              f"unchanged){left}:\n\n{magic}\n{text}")
+              f"unchanged){left}; run it to go on from there")
 
     @cell_magic
     def topology(self, line: str, cell: str) -> None:

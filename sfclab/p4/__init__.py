@@ -1,19 +1,16 @@
-"""sfclab's P4 front end: a P4_16-subset grammar, its AST, a printer and the NF catalogue.
+"""sfclab's P4 front end: the C preprocessor, a P4_16 grammar, its AST, a printer and the NF
+catalogue.
 
-The subset is what NFs and the composed program need: ``header``, ``struct``,
-``typedef``, ``const``, ``enum``/``error``/``match_kind``, extern declarations,
-parsers with ``extract`` and ``select`` (masks, ranges, default), controls with
-local variables, actions, tables (exact/lpm/ternary/range/optional keys,
-``default_action``, ``size``, ``entries``, other properties), ``apply`` blocks
-with ``if``/``else``, ``switch (t.apply().action_run)``, ``.hit``/``.miss``,
-assignments, slices, ``++``, casts, the usual operators, header validity
-methods and extern method calls, abstract extern methods and instances that
-implement them; annotations are kept; ``#define`` only for the macros an
-architecture file reads (``V1MODEL_VERSION``, ``__TARGET_TOFINO__``).  Valid
-P4_16 outside it (``header_union``, ``varbit``, ``tuple``, functions, other
-macros …) raises :class:`~sfclab.errors.UnsupportedP4Error` naming the construct
-and the line.  :func:`check_program` refuses what p4c's front end would refuse
-against the architecture files' declarations (:mod:`.arch`).
+It reads P4_16 as p4c 1.2.5.16 does: the C preprocessor first (:mod:`.preprocess`,
+pure Python: ``#include`` with ``-I``, ``#define`` with and without arguments,
+``#if`` …), then every declaration, statement and expression of the language
+(``header_union``, ``varbit``, ``tuple``, functions, ``for``, ``switch`` on values,
+compound assignments, entry priorities, ``bit<(8 * 8)>`` …); annotations are kept.
+The AST keeps where each node was written, in the user's file, and the printer
+turns it back into P4.  :func:`check_program` refuses what p4c's front end would
+refuse against the architecture files' declarations (:mod:`.arch`).  What is still
+out of reach (``list<T>``, ``typeof``) raises :class:`~sfclab.errors.UnsupportedP4Error`
+naming the construct and the line.
 
 >>> prog = parse_p4("header h_t { bit<8> x; }")
 >>> print(to_p4(prog))

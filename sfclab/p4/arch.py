@@ -85,7 +85,7 @@ class ArchFile:
 _CORE = ArchFile(
     name="core.p4", arch="", includes=(),
     source="p4lang/p4c p4include/core.p4",
-    types=frozenset({"packet_in", "packet_out"}),
+    types=frozenset({"packet_in", "packet_out", "value_set"}),   # value_set: a P4 built-in
     values=frozenset({"NoAction", "static_assert"}),
     decls=(
         (None, "extern packet_in { void extract<T>(out T hdr); "
@@ -144,6 +144,7 @@ _V1MODEL = ArchFile(
         (None, "extern Checksum16 { Checksum16(); bit<16> get<D>(in D data); }"),
         (None, "extern void random<T>(out T result, in T lo, in T hi);"),
         (None, "extern void digest<T>(in bit<32> receiver, in T data);"),
+        (None, "extern void mark_to_drop();"),                  # deprecated, still declared
         (None, "extern void mark_to_drop(inout standard_metadata_t standard_metadata);"),
         (None, "extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, "
                "in D data, in M max);"),

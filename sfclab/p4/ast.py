@@ -22,16 +22,18 @@ from typing import Union
 __all__ = [
     "Pos", "Node",
     # types
-    "Type", "BitType", "BoolType", "NamedType", "StackType", "VoidType",
+    "Type", "BitType", "BoolType", "NamedType", "StackType", "VoidType", "VarbitType",
+    "TupleType",
     # expressions
     "Expr", "Const", "BoolLit", "StringLit", "Name", "TypeName", "Member", "Index", "Slice",
     "Call", "Unary", "Binary", "Ternary", "Cast", "ListExpr", "Mask", "Range", "Default",
-    "DontCare",
+    "DontCare", "StructExpr", "InvalidExpr", "NamedArg",
     # statements
     "Stmt", "Block", "Assign", "CallStmt", "If", "SwitchCase", "Switch", "Exit", "Return",
-    "Empty", "VarDecl",
+    "Empty", "VarDecl", "For", "ForIn", "Break", "Continue",
     # declarations
     "Decl", "Annotation", "Include", "Define", "ConstDecl", "Typedef", "Field", "HeaderDecl",
+    "HeaderUnionDecl", "BlockTypeDecl",
     "StructDecl", "EnumDecl", "ErrorDecl", "MatchKindDecl", "Param", "MethodDecl",
     "ExternDecl", "Instance", "FunctionDecl", "ActionDecl", "ActionRef", "KeyElement",
     "TableEntry", "TableProperty", "TableDecl", "ControlDecl", "SelectCase", "Select",
@@ -118,7 +120,21 @@ class StackType(Node):
     size: int
 
 
-Type = Union[BitType, BoolType, VoidType, NamedType, StackType]
+@dataclass(frozen=True, slots=True)
+class VarbitType(Node):
+    """``varbit<W>``: a field of at most W bits whose length a packet gives."""
+
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType(Node):
+    """``tuple<T1, T2>``."""
+
+    elems: tuple[Type, ...]
+
+
+Type = Union[BitType, BoolType, VoidType, NamedType, StackType, VarbitType, TupleType]
 
 
 # --- expressions ---------------------------------------------------------------------------
@@ -276,8 +292,35 @@ class DontCare(Node):
     pos: Pos | None = _pos()
 
 
+@dataclass(frozen=True, slots=True)
+class StructExpr(Node):
+    """``{a = 1, b = 2}``: a struct or header value by field name; ``rest``: ``{a = 1, ...}``,
+    the other fields take their default values."""
+
+    items: tuple[tuple[str, Expr], ...]
+    pos: Pos | None = _pos()
+    rest: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidExpr(Node):
+    """``{#}``: an invalid header or header union."""
+
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class NamedArg(Node):
+    """``name = value`` as an argument of a call."""
+
+    name: str
+    value: Expr
+    pos: Pos | None = _pos()
+
+
 Expr = Union[Const, BoolLit, StringLit, Name, TypeName, Member, Index, Slice, Call, Unary,
-             Binary, Ternary, Cast, ListExpr, Mask, Range, Default, DontCare]
+             Binary, Ternary, Cast, ListExpr, Mask, Range, Default, DontCare, StructExpr,
+             InvalidExpr, NamedArg]
 
 
 # --- statements ----------------------------------------------------------------------------
@@ -311,16 +354,19 @@ class If(Node):
 
 @dataclass(frozen=True, slots=True)
 class SwitchCase(Node):
-    """``label: body`` (``body`` None: falls through to the next case); label ``default``."""
+    """``label: body`` (``body`` None: falls through to the next case); label ``default``.
+    ``label`` is the label's text (an action's name); ``expr`` the label as an expression
+    (a value of a ``switch`` on a value)."""
 
     label: str
     body: Block | None
     pos: Pos | None = _pos()
+    expr: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Switch(Node):
-    """``switch (expr) { … }``; ``expr`` is ``t.apply().action_run`` in the subset."""
+    """``switch (expr) { … }`` on ``t.apply().action_run`` or on a value."""
 
     expr: Expr
     cases: tuple[SwitchCase, ...]
@@ -334,6 +380,40 @@ class Exit(Node):
 
 @dataclass(frozen=True, slots=True)
 class Return(Node):
+    """``return;`` or, in a function, ``return value;``."""
+
+    pos: Pos | None = _pos()
+    value: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    """``for (init; cond; update) body``; ``init`` and ``update`` are statements."""
+
+    init: tuple[Stmt, ...]
+    cond: Expr | None
+    update: tuple[Stmt, ...]
+    body: Stmt
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class ForIn(Node):
+    """``for (T x in collection) body``: a range ``a .. b`` or a header stack."""
+
+    var: VarDecl
+    iterable: Expr
+    body: Stmt
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Node):
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Node):
     pos: Pos | None = _pos()
 
 
@@ -362,18 +442,22 @@ class VarDecl(Node):
     pos: Pos | None = _pos()
 
 
-Stmt = Union[Block, Assign, CallStmt, If, Switch, Exit, Return, Empty, VarDecl, "ConstDecl"]
+Stmt = Union[Block, Assign, CallStmt, If, Switch, Exit, Return, Empty, VarDecl, "ConstDecl", For,
+             ForIn, Break, Continue]
 
 
 # --- declarations --------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class Include(Node):
-    """``#include <core.p4>`` (``system``) or ``#include "file.p4"``."""
+    """``#include <core.p4>`` (``system``) or ``#include "file.p4"``; ``decls`` are the
+    included file's declarations, as the parser read them in place (an architecture
+    file's are built in: :mod:`sfclab.p4.arch`)."""
 
     path: str
     system: bool
     pos: Pos | None = _pos()
+    decls: tuple[Decl, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,10 +481,13 @@ class ConstDecl(Node):
 
 @dataclass(frozen=True, slots=True)
 class Typedef(Node):
+    """``typedef T name;`` (``new``: ``type T name;``, a new type)."""
+
     type: Type
     name: str
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    new: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +502,29 @@ class Field(Node):
 class HeaderDecl(Node):
     name: str
     fields: tuple[Field, ...]
+    annotations: tuple[Annotation, ...] = ()
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderUnionDecl(Node):
+    """``header_union name { h1_t a; h2_t b; }``: at most one member header is valid."""
+
+    name: str
+    fields: tuple[Field, ...]
+    annotations: tuple[Annotation, ...] = ()
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True, slots=True)
+class BlockTypeDecl(Node):
+    """``control C<H>(inout H h);``, ``parser P(…);`` or ``package Pkg(…);``: a type of
+    blocks (``kind``: ``control``, ``parser`` or ``package``)."""
+
+    kind: str
+    name: str
+    params: tuple[Param, ...]
+    type_params: tuple[str, ...] = ()
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
 
@@ -490,14 +600,16 @@ class ExternDecl(Node):
 
 @dataclass(frozen=True, slots=True)
 class FunctionDecl(Node):
-    """A function body; in the subset only inside an instance's initializer
-    (TNA's ``RegisterAction`` ``apply``)."""
+    """A function: at the top level (``bit<8> f(in bit<8> x) { return x; }``) or inside
+    an instance's initializer (TNA's ``RegisterAction`` ``apply``)."""
 
     ret: Type
     name: str
     params: tuple[Param, ...]
     body: Block
     pos: Pos | None = _pos()
+    type_params: tuple[str, ...] = ()
+    annotations: tuple[Annotation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,6 +659,8 @@ class TableEntry(Node):
     action: ActionRef
     priority: int | None = None
     pos: Pos | None = _pos()
+    annotations: tuple[Annotation, ...] = ()
+    const: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -587,6 +701,8 @@ class ControlDecl(Node):
     type_params: tuple[str, ...] = ()
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    #: constructor parameters: ``control C(inout H h)(bit<8> k, Other o) { … }``
+    ctor_params: tuple[Param, ...] = ()
 
     def tables(self) -> list[TableDecl]:
         return [d for d in self.locals if isinstance(d, TableDecl)]
@@ -631,11 +747,12 @@ class ParserDecl(Node):
     states: tuple[ParserState, ...]
     annotations: tuple[Annotation, ...] = ()
     pos: Pos | None = _pos()
+    type_params: tuple[str, ...] = ()
 
 
 Decl = Union[Include, Define, ConstDecl, Typedef, HeaderDecl, StructDecl, EnumDecl, ErrorDecl,
              MatchKindDecl, ExternDecl, MethodDecl, Instance, ActionDecl, TableDecl, ControlDecl,
-             ParserDecl, VarDecl]
+             ParserDecl, VarDecl, HeaderUnionDecl, BlockTypeDecl, FunctionDecl]
 
 
 @dataclass(frozen=True, slots=True)

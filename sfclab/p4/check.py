@@ -46,7 +46,7 @@ from .archdecls import declarations
 from .env import Env
 from .parser import include_file, parse_p4_file
 
-__all__ = ["check_program", "Env", "environment", "arch_of", "widths_of"]
+__all__ = ["check_program", "Env", "environment", "arch_of", "widths_of", "included_decls"]
 
 
 def arch_of(prog: A.Program) -> str:
@@ -79,7 +79,7 @@ def environment(prog: A.Program, *, base: Path | None = None,
                                 f"which reads it: it changes nothing there",
                              f"move it above #include <{DEFINES[d.name]}>")
             defines[d.name] = d
-        elif isinstance(d, A.Include) and d.system:
+        elif isinstance(d, A.Include) and d.system and not d.decls:
             f = ARCH_FILES.get(Path(d.path).name)
             if f is not None and f.name not in seen:
                 seen.add(f.name)
@@ -88,8 +88,11 @@ def environment(prog: A.Program, *, base: Path | None = None,
                     env.defines = {k: v.value for k, v in defines.items() if k in f.defines}
                     env.add_arch(f, env.defines)
         elif isinstance(d, A.Include):
-            for p in _included(d.path, base):
-                env.add_decls(p.decls)
+            if d.decls:
+                env.add_decls(included_decls(d))
+            else:
+                for p in _included(d.path, base):
+                    env.add_decls(p.decls)
     for name, d in defines.items():
         if DEFINES[name] not in seen:
             raise _error(d, f"#define {name}: no included file reads it "
@@ -129,6 +132,18 @@ def _widths(checker, control: A.ControlDecl):
         return t.width if isinstance(t, A.BitType) and t.width else None
 
     return width_of
+
+
+def included_decls(inc: A.Include) -> list[A.Node]:
+    """The declarations ``#include "file"`` brought in, those of the files it includes
+    in their place."""
+    out: list[A.Node] = []
+    for d in inc.decls:
+        if isinstance(d, A.Include) and d.decls:
+            out += included_decls(d)
+        elif not isinstance(d, A.Include):
+            out.append(d)
+    return out
 
 
 def _included(name: str, base: Path | None) -> list[A.Program]:

@@ -1,13 +1,20 @@
-"""P4_16-subset text to a :class:`~sfclab.p4.ast.Program` (lark, LALR).
+"""P4_16 text to a :class:`~sfclab.p4.ast.Program` (lark, LALR), after the C preprocessor.
+
+The text goes through :func:`~sfclab.p4.preprocess.preprocess` first, as p4c runs
+cpp; an ``#include "file"`` between declarations is parsed on its own (once per
+text and the types known before it) and kept as an :class:`~sfclab.p4.ast.Include`
+holding the file's declarations, and positions are those of the user's files.
 
 P4 cannot be parsed without knowing which identifiers are types (``T x;`` is a
 declaration, ``a < b`` a comparison); like p4c's lexer, a post-lexer here
 tracks the types declared so far, those of ``#include``-d files and those of
 ``core.p4`` / ``v1model.p4`` / ``tna.p4``, and hands them to the parser as
-``TYPE_IDENT``.
+``TYPE_IDENT``; it also tells the ``<`` of a call's type arguments
+(``pkt.lookahead<bit<8>>()``) from a comparison, as p4c's lexer does.
 
-Bad input raises :class:`~sfclab.errors.P4SyntaxError`; valid P4_16 outside the
-subset raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the line.
+Bad input raises :class:`~sfclab.errors.P4SyntaxError`; P4_16 sfclab cannot read yet
+(``list<T>``, ``typeof``) raises :class:`~sfclab.errors.UnsupportedP4Error`; both name the
+line.
 
 >>> prog = parse_p4('''
 ... header h_t { bit<8> a; }
@@ -23,37 +30,49 @@ import hashlib
 import re
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 import lark
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import P4Error, P4SyntaxError, UnsupportedP4Error, too_long
 from . import ast as A
-from .arch import ARCH_FILES, DEFINES
+from .arch import ARCH_FILES
+from .build import Builder
 from .parsecache import cache_file
+from .preprocess import Preprocessed, preprocess
 
-__all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "BUILTIN_TYPES",
+__all__ = ["parse_p4", "parse_p4_file", "include_types", "include_file", "arch_types",
            "UNSUPPORTED_WORDS", "library_dir"]
 
-#: Type names the architecture includes declare (the data is in :mod:`.arch`).
-BUILTIN_TYPES: dict[str, frozenset[str]] = {name: f.types for name, f in ARCH_FILES.items()}
 
-#: P4_16 keywords of constructs outside the subset.
-UNSUPPORTED_WORDS = frozenset({"header_union", "tuple", "varbit", "value_set", "package",
-                               "list", "typeof"})
+#: P4_16 keywords of constructs sfclab cannot read yet.
+UNSUPPORTED_WORDS = frozenset({"list", "typeof"})
 
-_DECL_KEYWORDS = {"header", "struct", "enum", "extern", "control", "parser"}
+_DECL_KEYWORDS = {"header", "struct", "enum", "extern", "control", "parser", "header_union",
+                  "package"}
+#: Tokens a type ends with (a name after one is being declared).
+_TYPE_ENDS = {"TYPE_IDENT", "MORETHAN", "SHR_FIRST", "RSQB", "BOOL", "VOID", "BIT", "INT_KW",
+              "ERROR", "STRING"}
+#: After ``name<``: a type argument list starts here (p4c's lexer tells these apart too).
+_TARGS_AHEAD = re.compile(r"\s*(?:(bit|int|varbit|bool|tuple|string|void|error)\b"
+                          r"|([A-Za-z_]\w*)\s*(\.)?)")
+#: After a generic function's return type: its name and type parameters.
+_GENERIC_AFTER = re.compile(r"\s+[A-Za-z_]\w*\s*<\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+                            r"\s*>\s*\(")
+#: After a declared name: ``<T, U>(``, the type parameters of a generic function.
+_TPARAMS_AHEAD = re.compile(r"\s*<\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*>\s*\(")
 #: P4_16 keywords that can never be a name (``apply``, ``key``, ``type`` … can).
 RESERVED = frozenset({
     "action", "bit", "bool", "const", "control", "default", "else", "enum", "error", "exit",
     "extern", "false", "header", "if", "in", "inout", "int", "match_kind", "out", "parser",
     "return", "select", "string", "struct", "switch", "table", "transition", "true", "typedef",
-    "void"})
+    "void", "header_union", "varbit", "tuple", "for", "break", "continue", "package"})
 
 
 def library_dir() -> Path:
@@ -97,16 +116,17 @@ class _TypeNames:
         typedef_last = ""
         in_typedef = False
         depth = 0
+        prev = ""                # the previous token's type
+        text = _BUILDER.pp.text
         for tok in stream:
             t, v = tok.type, str(tok)
             next_generic = False
             if t == "INCLUDE":
-                types |= resolve(tok)
+                types |= resolve(tok, types)
             elif t == "IDENT":
                 if v in RESERVED:
-                    raise P4SyntaxError(f"unexpected {v!r}", line=tok.line, column=tok.column,
-                                        width=len(v), hint=f"'{v}' is a P4 keyword and cannot "
-                                        f"stand here")
+                    raise P4SyntaxError(f"unexpected {v!r}", **_BUILDER.at(tok), width=len(v),
+                                        hint=f"'{v}' is a P4 keyword and cannot stand here")
                 if tparams:
                     types.add(v)
                 elif pending:
@@ -115,10 +135,14 @@ class _TypeNames:
                     extern_next = pending == "extern"
                     pending = ""
                 else:
+                    if v not in types and depth == 0 and _returns_type_param(text, tok, v):
+                        types.add(v)                  # `T f<T>(…)`: T is f's type parameter
                     if v in types:
                         tok = Token.new_borrow_pos("TYPE_IDENT", v, tok)
                     else:
-                        next_generic = extern_func or (extern_depth >= 0 and depth == extern_depth + 1)
+                        next_generic = extern_func or (extern_depth >= 0 and depth == extern_depth + 1) \
+                            or (prev in _TYPE_ENDS and _TPARAMS_AHEAD.match(text, tok.end_pos)
+                                is not None)
                 if in_typedef:
                     typedef_last = v
             elif pending == "extern":     # `extern` not followed by a new name: a function
@@ -128,10 +152,12 @@ class _TypeNames:
             if t not in ("IDENT", "TYPE_IDENT", "STRING", "INT"):
                 if v in _DECL_KEYWORDS:
                     pending = v
-                elif v == "typedef":
+                elif v == "typedef" or (v == "type" and depth == 0):
                     in_typedef = True
                 elif v == "<" and generic_ok:
                     tparams = True
+                elif v == "<" and prev == "IDENT" and _targs_ahead(text, tok.end_pos, types):
+                    tok = Token.new_borrow_pos("LT_TARGS", v, tok)
                 elif v == ">" or t == "SHR_FIRST":
                     tparams = False
                 elif v == "{":
@@ -147,397 +173,22 @@ class _TypeNames:
                         types.add(typedef_last)
                     in_typedef, typedef_last, extern_func = False, "", False
             generic_ok = next_generic
+            prev = tok.type
             yield tok
 
 
-# --- the AST builder -----------------------------------------------------------------------
-
-_INT = re.compile(r"(?:(\d+)([ws]))?(.*)", re.S)
-
-
-def _int(tok: Token) -> tuple[int, int | None, bool, int]:
-    """``8w0x0F`` -> (15, 8, False, 16)."""
-    width, mark, body = _INT.fullmatch(str(tok).replace("_", "")).groups()
-    low = body.lower()
-    base = {"0x": 16, "0b": 2, "0o": 8, "0d": 10}.get(low[:2], 10)
-    value = int(low[2:] if base != 10 or low.startswith("0d") else low, base)
-    return value, (int(width) if width else None), mark == "s", base
-
-
-@v_args(meta=False, inline=False)
-class _Builder(Transformer):
-    """Parse-tree callbacks (run inline by the LALR parser) that build AST nodes."""
-
-    def __init__(self) -> None:
-        super().__init__(visit_tokens=False)
-        self.source = "<string>"      # set for each parse, under _LOCK
-
-    def _p(self, tok: Token | None) -> A.Pos | None:
-        if tok is None or getattr(tok, "line", None) is None:
-            return None
-        return A.Pos(self.source, tok.line, tok.column)
-
-    def _first_pos(self, children) -> A.Pos | None:
-        for c in children:
-            if isinstance(c, Token):
-                return self._p(c)
-            p = getattr(c, "pos", None)
-            if p is not None:
-                return p
-        return None
-
-    # -- top level
-    def start(self, c):
-        for d in c:
-            if isinstance(d, A.FunctionDecl):
-                raise UnsupportedP4Error(
-                    f"function declaration '{d.name}' is outside the P4 subset sfclab reads",
-                    line=d.pos.line if d.pos else 0, column=d.pos.column if d.pos else 0,
-                    hint="write the logic as an action (actions may call actions)")
-        return list(c)
-
-    def include(self, c):
-        raw = str(c[0])
-        body = raw[raw.index("include") + len("include"):].strip()
-        return A.Include(body[1:-1], body.startswith("<"), self._p(c[0]))
-
-    def define(self, c):
-        tok = c[0]
-        raw = str(tok)
-        body = raw[raw.index("define") + len("define"):].strip()
-        name, _, value = body.partition(" ")
-        name, value = name.strip(), re.sub(r"//.*|/\*.*?\*/", "", value).strip()
-        if name not in DEFINES:
-            raise UnsupportedP4Error(
-                f"#define {name} is outside the P4 subset sfclab reads",
-                line=tok.line, column=tok.column, width=len(raw.rstrip()),
-                hint="sfclab reads only the macros an architecture file reads: "
-                     + ", ".join(f"{d} (before #include <{f}>)" for d, f in DEFINES.items())
-                     + "; write constants with `const`")
-        if not re.fullmatch(r"\d+", value):
-            raise UnsupportedP4Error(
-                f"#define {name} needs an integer value (got {value or 'nothing'!r})",
-                line=tok.line, column=tok.column, width=len(raw.rstrip()),
-                hint=f"for example `#define {name} "
-                     f"{'20200408' if name == 'V1MODEL_VERSION' else '1'}`")
-        return A.Define(name, int(value), self._p(tok))
-
-    def annots(self, c):
-        out = []
-        for tok in c:
-            s = str(tok)[1:]
-            i = s.find("(")
-            name, body = (s, None) if i < 0 else (s[:i].strip(), s[i + 1:-1])
-            out.append(A.Annotation(name, body, self._p(tok)))
-        return tuple(out)
-
-    def name(self, c):
-        return c[0] if isinstance(c[0], Token) else Token("IDENT", str(c[0]))
-
-    def const_decl(self, c):
-        annots, typ, name, value = c
-        return A.ConstDecl(typ, str(name), value, annots, self._p(name))
-
-    def typedef(self, c):
-        annots, typ, name = c
-        return A.Typedef(typ, str(name), annots, self._p(name))
-
-    def field(self, c):
-        annots, typ, name = c
-        return A.Field(typ, str(name), annots, self._p(name))
-
-    def header_decl(self, c):
-        return A.HeaderDecl(str(c[1]), tuple(c[2:]), c[0], self._p(c[1]))
-
-    def struct_decl(self, c):
-        return A.StructDecl(str(c[1]), tuple(c[2:]), c[0], self._p(c[1]))
-
-    def enum_member(self, c):
-        return (str(c[0]), c[1])
-
-    def enum_decl(self, c):
-        annots, typ, name, *members = c
-        return A.EnumDecl(str(name), tuple(m for m in members if m is not None), typ, annots,
-                          self._p(name))
-
-    def error_decl(self, c):
-        return A.ErrorDecl(tuple(str(t) for t in c[1:] if t is not None), self._first_pos(c[1:]))
-
-    def match_kind_decl(self, c):
-        return A.MatchKindDecl(tuple(str(t) for t in c[1:] if t is not None),
-                               self._first_pos(c[1:]))
-
-    def type_params(self, c):
-        return tuple(str(t) for t in c if t.type != "SHR_FIRST")
-
-    def params(self, c):
-        return tuple(p for p in c if p is not None)
-
-    def param(self, c):
-        annots, direction, typ, name, default = c
-        return A.Param(str(direction or ""), typ, str(name), default, annots, self._p(name))
-
-    def method(self, c):
-        annots, abstract, ret, name, tparams, params = c
-        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name),
-                            abstract is not None)
-
-    def ctor(self, c):
-        annots, name, params = c
-        return A.MethodDecl(None, str(name), params, (), annots, self._p(name))
-
-    def extern_decl(self, c):
-        annots, name, tparams, *methods = c
-        return A.ExternDecl(str(name), tuple(methods), tparams or (), annots, self._p(name))
-
-    def extern_func(self, c):
-        annots, ret, name, tparams, params = c
-        return A.MethodDecl(ret, str(name), params, tparams or (), annots, self._p(name))
-
-    def instance(self, c):
-        annots, typ, args, name, body = c
-        return A.Instance(typ, args, str(name), body, annots, self._p(name))
-
-    def instance_body(self, c):
-        return tuple(c)
-
-    def function_decl(self, c):
-        _annots, ret, name, params, body = c
-        return A.FunctionDecl(ret, str(name), params, body, self._p(name))
-
-    def control_decl(self, c):
-        annots, name, tparams, params, *rest = c
-        *locals_, apply = rest
-        return A.ControlDecl(str(name), params, tuple(locals_), apply, tparams or (), annots,
-                             self._p(name))
-
-    def action_decl(self, c):
-        annots, name, params, body = c
-        return A.ActionDecl(str(name), params, body, annots, self._p(name))
-
-    # -- tables
-    def table_decl(self, c):
-        annots, name, *props = c
-        kw: dict = {}
-        others = []
-        for prop in props:
-            if isinstance(prop, A.TableProperty) and prop.name != "size":
-                others.append(prop)
-                continue
-            if isinstance(prop, A.TableProperty):
-                if not isinstance(prop.value, A.Const):
-                    raise P4SyntaxError(f"table '{name}': size must be an integer literal",
-                                        line=prop.pos.line, column=prop.pos.column)
-                prop = {"size": prop.value.value}
-            key = next(iter(prop))
-            if key in kw:
-                raise P4SyntaxError(f"table '{name}' sets '{key}' twice",
-                                    line=name.line, column=name.column, width=len(name))
-            kw.update(prop)
-        return A.TableDecl(str(name), properties=tuple(others), annotations=annots,
-                           pos=self._p(name), **kw)
-
-    def key_prop(self, c):
-        return {"keys": tuple(c)}
-
-    def key_element(self, c):
-        expr, kind, annots = c
-        return A.KeyElement(expr, str(kind), annots, self._p(kind))
-
-    def actions_prop(self, c):
-        return {"actions": tuple(c)}
-
-    def action_ref(self, c):
-        annots, name, args = c
-        return A.ActionRef(str(name), args, annots, self._p(name))
-
-    def default_prop(self, c):
-        const, ref = c
-        return {"default_action": ref, "default_const": const is not None}
-
-    def entries_prop(self, c):
-        const, *entries = c
-        return {"entries": tuple(entries), "entries_const": const is not None}
-
-    def entry(self, c):
-        prio, keys, ref = c
-        return A.TableEntry(keys, ref, int(_int(prio)[0]) if prio is not None else None, ref.pos)
-
-    def other_prop(self, c):
-        const, name, value = c
-        return A.TableProperty(str(name), value, const is not None, self._p(name))
-
-    # -- parsers
-    def parser_decl(self, c):
-        annots, name, params, *rest = c
-        locals_ = tuple(d for d in rest if not isinstance(d, A.ParserState))
-        states = tuple(d for d in rest if isinstance(d, A.ParserState))
-        return A.ParserDecl(str(name), params, locals_, states, annots, self._p(name))
-
-    def parser_state(self, c):
-        annots, name, *stmts, trans = c
-        return A.ParserState(str(name), tuple(stmts), trans, annots, self._p(name))
-
-    def transition(self, c):
-        return str(c[0])
-
-    def select(self, c):
-        exprs, *cases = c
-        return A.Select(exprs, tuple(cases), self._first_pos(exprs))
-
-    def select_case(self, c):
-        keys, state = c
-        return A.SelectCase(keys, str(state), self._p(state))
-
-    def keyset(self, c):
-        return tuple(c)
-
-    def mask(self, c):
-        return A.Mask(c[0], c[1], c[0].pos)
-
-    def range(self, c):
-        return A.Range(c[0], c[1], c[0].pos)
-
-    def default(self, c):
-        return A.Default()
-
-    def dontcare(self, c):
-        return A.DontCare()
-
-    # -- types
-    def bit_type(self, c):
-        kw, width = c[0], c[1]
-        if width is None:
-            return A.BitType(1 if kw == "bit" else 0, kw == "int")
-        return A.BitType(_int(width)[0], kw == "int")
-
-    def direction(self, c):
-        return c[0]
-
-    def bool_type(self, c):
-        return A.BoolType()
-
-    def error_type(self, c):
-        return A.NamedType("error")
-
-    def void_type(self, c):
-        return A.VoidType()
-
-    def named_type(self, c):
-        return A.NamedType(str(c[0]), c[1] or ())
-
-    def stack_type(self, c):
-        return A.StackType(c[0], _int(c[1])[0])
-
-    def type_args(self, c):
-        return tuple(x for x in c if not isinstance(x, Token))
-
-    # -- statements
-    def block(self, c):
-        return A.Block(tuple(c), self._first_pos(c))
-
-    def assign(self, c):
-        return A.Assign(c[0], c[1], c[0].pos)
-
-    def call_stmt(self, c):
-        func, targs, args = c
-        return A.CallStmt(A.Call(func, args, targs or (), func.pos), func.pos)
-
-    def if_stmt(self, c):
-        cond, then, *other = c
-        return A.If(cond, then, other[0] if other else None, cond.pos)
-
-    def switch_stmt(self, c):
-        expr, *cases = c
-        return A.Switch(expr, tuple(cases), expr.pos)
-
-    def switch_case(self, c):
-        if len(c) == 2:     # `action_name: [block]`
-            return A.SwitchCase(str(c[0]), c[1], self._p(c[0]))
-        return A.SwitchCase("default", c[0])
-
-    def var_decl(self, c):
-        annots, typ, name, init = c
-        return A.VarDecl(typ, str(name), init, annots, self._p(name))
-
-    def exit_stmt(self, c):
-        return A.Exit()
-
-    def return_stmt(self, c):
-        return A.Return()
-
-    def empty_stmt(self, c):
-        return A.Empty()
-
-    # -- expressions
-    def name_expr(self, c):
-        return A.Name(str(c[0]), self._p(c[0]))
-
-    def member(self, c):
-        return A.Member(c[0], str(c[1]), c[0].pos)
-
-    def index(self, c):
-        return A.Index(c[0], c[1], c[0].pos)
-
-    def slice(self, c):
-        return A.Slice(c[0], c[1], c[2], c[0].pos)
-
-    def call(self, c):
-        return A.Call(c[0], c[1], (), c[0].pos)
-
-    def args(self, c):
-        return tuple(x for x in c if x is not None)
-
-    def expr_list(self, c):
-        return tuple(c)
-
-    def binop(self, c):
-        left, op, right = c
-        return A.Binary(str(op), left, right, left.pos)
-
-    def gt(self, c):
-        return A.Binary(">", c[0], c[1], c[0].pos)
-
-    def lt(self, c):
-        return A.Binary("<", c[0], c[1], c[0].pos)
-
-    def shr(self, c):
-        left, first, right = c[0], c[1], c[-1]
-        return A.Binary(">>", left, right, left.pos)
-
-    def unop(self, c):
-        return A.Unary(str(c[0]), c[1], self._p(c[0]))
-
-    def cast(self, c):
-        return A.Cast(c[0], c[1], c[1].pos)
-
-    def ternary(self, c):
-        return A.Ternary(c[0], c[1], c[2], c[0].pos)
-
-    def int_lit(self, c):
-        value, width, signed, base = _int(c[0])
-        return A.Const(value, width, signed, base, self._p(c[0]), str(c[0]))
-
-    def true_lit(self, c):
-        return A.BoolLit(True)
-
-    def false_lit(self, c):
-        return A.BoolLit(False)
-
-    def string_lit(self, c):
-        return A.StringLit(str(c[0])[1:-1], self._p(c[0]))
-
-    def type_member(self, c):
-        return A.Member(A.TypeName(str(c[0]), self._p(c[0])), str(c[1]), self._p(c[0]))
-
-    def error_member(self, c):
-        return A.Member(A.TypeName("error"), str(c[0]), self._p(c[0]))
-
-    def ctor_call(self, c):
-        return A.Call(A.TypeName(str(c[0]), self._p(c[0])), c[1], (), self._p(c[0]))
-
-    def list_expr(self, c):
-        return A.ListExpr(tuple(x for x in c if x is not None))
+def _returns_type_param(text: str, tok: Token, name: str) -> bool:
+    """Whether *name* is the return type of a generic function declared right after it."""
+    m = _GENERIC_AFTER.match(text, tok.end_pos)
+    return m is not None and name in re.split(r"\s*,\s*", m.group(1).strip())
+
+
+def _targs_ahead(text: str, pos: int, types: set[str]) -> bool:
+    """Whether a type argument list starts at *pos* (``f<bit<8>>(…)``), not a comparison."""
+    m = _TARGS_AHEAD.match(text, pos)
+    if m is None:
+        return False
+    return m.group(1) is not None or (m.group(2) in types and m.group(3) is None)
 
 
 # --- driver --------------------------------------------------------------------------------
@@ -551,7 +202,7 @@ def _grammar() -> str:
     return resources.files(__package__).joinpath("p4.lark").read_text()
 
 
-_BUILDER = _Builder()
+_BUILDER = Builder()
 
 
 @lru_cache(maxsize=1)
@@ -580,17 +231,16 @@ def _declared_types(prog: A.Program) -> set[str]:
     return out
 
 
-def _include_types(path: Path, stack: tuple[Path, ...]) -> frozenset[str]:
-    return _include_types_cached(path, path.stat().st_mtime_ns, stack + (path,))
-
-
-@lru_cache(maxsize=64)
-def _include_types_cached(path: Path, _mtime: int, stack: tuple[Path, ...]) -> frozenset[str]:
-    prog = _parse(path.read_text(), str(path), path.parent, stack)
-    types = _declared_types(prog)
-    for inc in prog.find(A.Include):
-        types |= _resolve(inc.path, inc.system, path.parent, stack, inc.pos)
-    return frozenset(types)
+def arch_types(name: str) -> frozenset[str]:
+    """The type names ``#include <name>`` declares: the file's and those of the files it
+    includes (p4c's ``v1model.p4`` includes ``core.p4``)."""
+    f = ARCH_FILES.get(Path(name).name)
+    if f is None:
+        return frozenset()
+    out = set(f.types)
+    for inc in f.includes:
+        out |= arch_types(inc)
+    return frozenset(out)
 
 
 def include_candidates(name: str, base: Path | None) -> list[Path]:
@@ -606,66 +256,86 @@ def include_file(name: str, base: Path | None) -> Path | None:
     return next((c for c in include_candidates(name, base) if c.is_file()), None)
 
 
-def _resolve(name: str, system: bool, base: Path | None, stack: tuple[Path, ...],
-             pos: A.Pos | None) -> set[str]:
-    if system:
-        return set(BUILTIN_TYPES.get(Path(name).name, ()))
-    where = dict(line=pos.line if pos else 0, column=pos.column if pos else 0,
-                 source=pos.file if pos else "")
-    if "\x00" in name:
-        raise P4SyntaxError("the included file's name holds a NUL character", **where,
-                            hint='write the name of a .p4 file: #include "headers.p4"')
-    try:
-        cand = include_file(name, base)
-    except (OSError, ValueError) as e:             # a name too long for the file system …
-        raise P4SyntaxError(f"cannot read the included file {name[:60]!r}: "
-                            f"{getattr(e, 'strerror', None) or e}", **where,
-                            hint='write the name of a .p4 file: #include "headers.p4"') from None
-    if cand is not None:
-        return set() if cand in stack else set(_include_types(cand, stack))
-    cands = include_candidates(name, base)
-    raise P4SyntaxError(f"cannot find the included file {name!r}", **where,
-                        hint=f"looked in {', '.join(str(c.parent) for c in cands)}")
+#: Included files already parsed: (their text's key, the types before) -> (decls, types after).
+_SEGMENTS: OrderedDict[tuple, tuple[tuple, frozenset[str]]] = OrderedDict()
+_SEGMENTS_MAX = 128
 
 
-def _parse(text: str, source: str, base: Path | None, stack: tuple[Path, ...] = (),
-           types: Iterable[str] = ()) -> A.Program:
-    types = set(types)
+def _segment_key(seg: Preprocessed) -> tuple:
+    return (seg.text, seg.path, tuple((k, _segment_key(v)) for k, v in sorted(seg.segments.items())))
+
+
+def _segment(seg: Preprocessed, types: frozenset[str], consts: dict[str, int]
+             ) -> tuple[tuple, frozenset[str], dict[str, int]]:
+    """An included file's declarations, the types and integer constants known after it
+    (parsed once per text, types and constants known before it)."""
+    key = (_segment_key(seg), types, frozenset(consts.items()))
+    hit = _SEGMENTS.get(key)
+    if hit is not None:
+        _SEGMENTS.move_to_end(key)
+        return hit
+    after_consts = dict(consts)
+    prog, after = _parse_pp(seg, set(types), after_consts)
+    out = (prog.decls, frozenset(after), after_consts)
+    _SEGMENTS[key] = out
+    while len(_SEGMENTS) > _SEGMENTS_MAX:
+        _SEGMENTS.popitem(last=False)
+    return out
+
+
+def _parse(text: str, source: str, base: Path | None, types: Iterable[str] = (), *,
+           include_dirs: Iterable[str | Path] = (), defines: Mapping[str, object] = {}
+           ) -> A.Program:
     too_long(text, P4SyntaxError, source=source)
+    pp = preprocess(text, source=source, base=base, include_dirs=include_dirs, defines=defines,
+                    library=library_dir())
+    return _parse_pp(pp, set(types), {})[0]
 
-    def resolve(tok: Token) -> set[str]:
+
+def _parse_pp(pp: Preprocessed, types: set[str], consts: dict[str, int]
+              ) -> tuple[A.Program, set[str]]:
+    """Parse preprocessed text; the types known afterwards come back with the program
+    (*consts*, the integer constants known, is updated too)."""
+    included: dict[int, tuple] = {}
+
+    def resolve(tok: Token, known: set[str]) -> set[str]:
+        seg = pp.segments.get(tok.line)
+        if seg is not None:
+            decls, after, after_consts = _segment(seg, frozenset(known), consts)
+            included[tok.line] = decls
+            consts.update(after_consts)
+            return set(after)
         raw = str(tok)
         body = raw[raw.index("include") + len("include"):].strip()
-        return _resolve(body[1:-1], body.startswith("<"), base, stack,
-                        A.Pos(source, tok.line, tok.column))
+        return set(arch_types(body[1:-1]))
 
     with _LOCK:
-        saved = _BUILDER.source, getattr(_POSTLEX._local, "types", None), \
+        saved = _BUILDER.state(), getattr(_POSTLEX._local, "types", None), \
             getattr(_POSTLEX._local, "resolve", None)
         _POSTLEX.start(types, resolve)
-        _BUILDER.source = source
+        _BUILDER.begin(pp, included, consts)
         try:
-            decls = _parser().parse(text)
+            decls = _parser().parse(pp.text)
         except VisitError as e:
             if isinstance(e.orig_exc, P4Error):
-                raise _with_text(e.orig_exc, text, source) from None
+                raise _with_text(e.orig_exc, pp) from None
             raise
         except P4Error as e:
-            raise _with_text(e, text, source) from None
+            raise _with_text(e, pp) from None
         except UnexpectedInput as e:
-            raise _syntax_error(e, text, source) from None
+            raise _syntax_error(e, pp) from None
         finally:   # an #include parses another file in the middle of this one
-            _BUILDER.source = saved[0]
+            _BUILDER.restore(saved[0])
             if saved[1] is not None:
                 _POSTLEX.start(saved[1], saved[2])
-    return A.Program(tuple(decls), source)
+    return A.Program(tuple(decls), pp.path), types
 
 
-def _with_text(err: P4Error, text: str, source: str) -> P4Error:
-    if not err.text:
-        err.text = text
+def _with_text(err: P4Error, pp: Preprocessed) -> P4Error:
     if not err.source:
-        err.source = source
+        err.source = pp.path
+    if not err.text:
+        err.text = pp.files.get(err.source, "")
     return err
 
 
@@ -676,7 +346,16 @@ _EXPECT_NAMES = {"IDENT": "a name", "TYPE_IDENT": "a type", "INT": "a number", "
                  "EQUAL": "'='", "STRING": "a string", "COMMA": "','"}
 
 
-def _syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
+def _syntax_error(e: UnexpectedInput, pp: Preprocessed) -> P4Error:
+    """The error lark found, at the place in the user's file it came from."""
+    err = _raw_syntax_error(e, pp.text, pp.path)
+    if err.line:
+        err.source, err.line = pp.where(err.line)
+        err.text = pp.files.get(err.source, "")
+    return err
+
+
+def _raw_syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
     line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
@@ -697,7 +376,7 @@ def _syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
     tok = e.token
     word = str(tok)
     if word in UNSUPPORTED_WORDS:
-        return UnsupportedP4Error(f"'{word}' is outside the P4 subset sfclab reads",
+        return UnsupportedP4Error(f"'{word}' is P4_16 that sfclab does not read yet",
                                   line=line, column=col, source=source, text=text, width=len(word))
     if tok.type == "$END":
         lines = text.splitlines() or [""]
@@ -714,7 +393,7 @@ def _syntax_error(e: UnexpectedInput, text: str, source: str) -> P4Error:
     hint = "expected " + (", ".join(expected[:6]) + (" …" if len(expected) > 6 else ""))
     if tok.type == "IDENT" and "a type" in expected and "a name" not in expected:
         hint = f"'{word}' is not a declared type: declare it (or #include the file that does)"
-        arch = [a for a in ("v1model.p4", "tna.p4") if word in BUILTIN_TYPES[a]]
+        arch = [a for a in ("v1model.p4", "tna.p4") if word in ARCH_FILES[a].types]
         if arch:
             hint = (f"'{word}' is declared by {arch[0]}; an NF keeps state through sfclab's "
                     f"portable API instead (SfcRegister, SfcCounter, SfcMeter, SfcHash, SfcDigest)")
@@ -730,10 +409,15 @@ def _literal(terminal: str) -> str:
 
 
 def parse_p4(text: str, *, source: str = "<string>", base: str | Path | None = None,
-             types: Iterable[str] = ()) -> A.Program:
-    """Parse P4_16 *text* (``#include``-d files are looked up next to *base*, then in
-    the NF library's ``include/``); *types* are type names known beforehand."""
-    return _parse(text, source, Path(base) if base is not None else None, types=types)
+             types: Iterable[str] = (), include_dirs: Iterable[str | Path] = (),
+             defines: Mapping[str, object] = {}) -> A.Program:
+    """Parse P4_16 *text* after running the C preprocessor on it as p4c does
+    (:mod:`.preprocess`): ``#include "file"`` is looked up next to *base*, then in
+    *include_dirs* (p4c's ``-I``), then in the NF library's ``include/``; *defines*
+    are p4c's ``-D`` (``{"NAME": value}``, None for 1); *types* are type names
+    known beforehand."""
+    return _parse(text, source, Path(base) if base is not None else None, types=types,
+                  include_dirs=include_dirs, defines=defines)
 
 
 def include_types(*names: str) -> frozenset[str]:
@@ -741,16 +425,31 @@ def include_types(*names: str) -> frozenset[str]:
     (``"core.p4"`` and the architectures are built in; others come from the library)."""
     out: set[str] = set()
     for name in names:
-        out |= _resolve(name, name in BUILTIN_TYPES, None, (), None)
+        if Path(name).name in ARCH_FILES:
+            out |= arch_types(name)
+            continue
+        path = include_file(name, None)
+        if path is None:
+            cands = include_candidates(name, None)
+            raise P4SyntaxError(f"cannot find the included file {name!r}",
+                                hint=f"looked in {', '.join(str(c.parent) for c in cands)}")
+        out |= _file_types(path, path.stat().st_mtime_ns)
     return frozenset(out)
 
 
-def parse_p4_file(path: str | Path, *, types: Iterable[str] = ()) -> A.Program:
-    """Parse a ``.p4`` file."""
+@lru_cache(maxsize=64)
+def _file_types(path: Path, _mtime: int) -> frozenset[str]:
+    pp = preprocess(path.read_text(), source=str(path), base=path.parent, library=library_dir())
+    return frozenset(_parse_pp(pp, set(), {})[1])
+
+
+def parse_p4_file(path: str | Path, *, types: Iterable[str] = (),
+                  include_dirs: Iterable[str | Path] = (),
+                  defines: Mapping[str, object] = {}) -> A.Program:
+    """Parse a ``.p4`` file (*include_dirs*, *defines*, *types*: as for :func:`parse_p4`)."""
     p = Path(path)
     try:
         text = p.read_text()
-    except OSError as e:
-        raise P4SyntaxError(f"cannot read {p}: {e.strerror}") from None
-    return _parse(text, str(p), p.parent, (p.resolve(),), types)
-
+    except (OSError, UnicodeDecodeError) as e:
+        raise P4SyntaxError(f"cannot read {p}: {getattr(e, 'strerror', None) or e}") from None
+    return _parse(text, str(p), p.parent, types, include_dirs=include_dirs, defines=defines)

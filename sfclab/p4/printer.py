@@ -64,6 +64,10 @@ def type_p4(t: A.Node) -> str:
         return t.name
     if isinstance(t, A.StackType):
         return f"{type_p4(t.elem)}[{t.size}]"
+    if isinstance(t, A.VarbitType):
+        return f"varbit<{t.width}>"
+    if isinstance(t, A.TupleType):
+        return f"tuple<{', '.join(type_p4(e) for e in t.elems)}>"
     raise TypeError(f"not a P4 type: {t!r}")
 
 
@@ -133,6 +137,13 @@ def expr_p4(e: A.Node) -> str:
         return "default"
     if isinstance(e, A.DontCare):
         return "_"
+    if isinstance(e, A.StructExpr):
+        rest = ", ..." if e.rest else ""
+        return "{" + ", ".join(f"{n} = {expr_p4(v)}" for n, v in e.items) + rest + "}"
+    if isinstance(e, A.InvalidExpr):
+        return "{#}"
+    if isinstance(e, A.NamedArg):
+        return f"{e.name} = {expr_p4(e.value)}"
     raise TypeError(f"not a P4 expression: {e!r}")
 
 
@@ -231,7 +242,36 @@ def _(n: A.Exit, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.Return, ind: str) -> list[str]:
-    return [f"{ind}return;"]
+    return [f"{ind}return {expr_p4(n.value)};" if n.value is not None else f"{ind}return;"]
+
+
+@_lines.register
+def _(n: A.Break, ind: str) -> list[str]:
+    return [f"{ind}break;"]
+
+
+@_lines.register
+def _(n: A.Continue, ind: str) -> list[str]:
+    return [f"{ind}continue;"]
+
+
+def _simple(s: A.Node) -> str:
+    """A statement of a ``for`` head, without its ``;``."""
+    return "".join(_lines(s, "")).rstrip(";")
+
+
+@_lines.register
+def _(n: A.For, ind: str) -> list[str]:
+    head = (f"for ({', '.join(_simple(s) for s in n.init)}; "
+            f"{expr_p4(n.cond) if n.cond is not None else ''}; "
+            f"{', '.join(_simple(s) for s in n.update)}) ")
+    return _block(_as_block(n.body), ind, head)
+
+
+@_lines.register
+def _(n: A.ForIn, ind: str) -> list[str]:
+    head = f"for ({type_p4(n.var.type)} {n.var.name} in {expr_p4(n.iterable)}) "
+    return _block(_as_block(n.body), ind, head)
 
 
 @_lines.register
@@ -262,7 +302,8 @@ def _(n: A.ConstDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.Typedef, ind: str) -> list[str]:
-    return [f"{ind}{_annots(n.annotations)}typedef {type_p4(n.type)} {n.name};"]
+    kw = "type" if n.new else "typedef"
+    return [f"{ind}{_annots(n.annotations)}{kw} {type_p4(n.type)} {n.name};"]
 
 
 def _fields(kw: str, n: A.HeaderDecl | A.StructDecl, ind: str) -> list[str]:
@@ -280,6 +321,17 @@ def _(n: A.HeaderDecl, ind: str) -> list[str]:
 @_lines.register
 def _(n: A.StructDecl, ind: str) -> list[str]:
     return _fields("struct", n, ind)
+
+
+@_lines.register
+def _(n: A.HeaderUnionDecl, ind: str) -> list[str]:
+    return _fields("header_union", n, ind)
+
+
+@_lines.register
+def _(n: A.BlockTypeDecl, ind: str) -> list[str]:
+    return [f"{ind}{_annots(n.annotations)}{n.kind} {n.name}{_tparams(n.type_params)}"
+            f"({_params(n.params)});"]
 
 
 @_lines.register
@@ -320,7 +372,8 @@ def _(n: A.ExternDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.FunctionDecl, ind: str) -> list[str]:
-    return _block(n.body, ind, f"{type_p4(n.ret)} {n.name}({_params(n.params)}) ")
+    return _block(n.body, ind, f"{_annots(n.annotations)}{type_p4(n.ret)} {n.name}"
+                               f"{_tparams(n.type_params)}({_params(n.params)}) ")
 
 
 @_lines.register
@@ -370,7 +423,9 @@ def _(n: A.TableDecl, ind: str) -> list[str]:
         out.append(f"{i2}{'const ' if n.entries_const else ''}entries = {{")
         for e in n.entries:
             prio = f"priority={e.priority}: " if e.priority is not None else ""
-            out.append(f"{i3}{prio}{_keyset(e.keys)} : {_action_ref(e.action)};")
+            const = "const " if e.const else ""
+            annots = (" " + _annots(e.annotations).strip()) if e.annotations else ""
+            out.append(f"{i3}{const}{prio}{_keyset(e.keys)} : {_action_ref(e.action)}{annots};")
         out.append(f"{i2}}}")
     out.append(f"{ind}}}")
     return out
@@ -378,8 +433,9 @@ def _(n: A.TableDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.ControlDecl, ind: str) -> list[str]:
+    ctor = f"({_params(n.ctor_params)})" if n.ctor_params else ""
     out = [f"{ind}{_annots(n.annotations)}control {n.name}{_tparams(n.type_params)}"
-           f"({_params(n.params)}) {{"]
+           f"({_params(n.params)}){ctor} {{"]
     prev = None
     for d in n.locals:
         if prev is not None and _spaced(prev, d):
@@ -395,7 +451,8 @@ def _(n: A.ControlDecl, ind: str) -> list[str]:
 
 @_lines.register
 def _(n: A.ParserDecl, ind: str) -> list[str]:
-    out = [f"{ind}{_annots(n.annotations)}parser {n.name}({_params(n.params)}) {{"]
+    out = [f"{ind}{_annots(n.annotations)}parser {n.name}{_tparams(n.type_params)}"
+           f"({_params(n.params)}) {{"]
     for d in n.locals:
         out += _lines(d, ind + INDENT)
     i2, i3 = ind + INDENT, ind + 2 * INDENT
@@ -442,7 +499,8 @@ def _spaced(prev: A.Node, d: A.Node) -> bool:
 
 def to_p4(node: A.Node) -> str:
     """P4 text of a program, a declaration, a statement or an expression."""
-    if isinstance(node, (A.BitType, A.BoolType, A.VoidType, A.NamedType, A.StackType)):
+    if isinstance(node, (A.BitType, A.BoolType, A.VoidType, A.NamedType, A.StackType,
+                         A.VarbitType, A.TupleType)):
         return type_p4(node)
     try:
         return "\n".join(_lines(node, "")) + "\n"

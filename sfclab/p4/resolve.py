@@ -93,9 +93,14 @@ class Checker:
             self.local(d)
         elif isinstance(d, A.MethodDecl):
             self.declare(d.name, d)
+        elif isinstance(d, A.FunctionDecl):
+            self.declare(d.name, d)               # visible in its own body (p4c refuses the
+            self._nested(d.params)                # recursion later)
+            self.block(d.body, scoped=False)
+            self.scopes.pop()
 
     def control(self, c: A.ControlDecl) -> None:
-        self._block_decl(c.params, c.locals, lambda: self.block(c.apply))
+        self._block_decl(c.params + c.ctor_params, c.locals, lambda: self.block(c.apply))
 
     def parser(self, p: A.ParserDecl) -> None:
         self._block_decl(p.params, p.locals, lambda: [self.state(st) for st in p.states])
@@ -252,11 +257,32 @@ class Checker:
             for c in s.cases:
                 if c.body is not None:
                     self.block(c.body)
+        elif isinstance(s, A.Return) and s.value is not None:
+            self.expr(s.value)
+        elif isinstance(s, A.For):
+            for x in s.init:                      # p4c scopes them in the enclosing block
+                self.stmt(x)
+            self._nested()
+            if s.cond is not None:
+                self.expr(s.cond)
+            self.stmt(s.body)
+            for x in s.update:
+                self.stmt(x)
+            self.scopes.pop()
+        elif isinstance(s, A.ForIn):
+            self.expr(s.iterable)
+            self._nested()
+            self.declare(s.var.name, s.var)
+            self.stmt(s.body)
+            self.scopes.pop()
 
     # -- expressions ----------------------------------------------------------------------
     def expr(self, e: A.Node) -> None:
         if isinstance(e, A.Name):
             self.resolve(e)
+        elif isinstance(e, A.StructExpr):
+            for _, v in e.items:
+                self.expr(v)
         elif isinstance(e, A.Member) and isinstance(e.expr, A.TypeName):
             self.type_member(e)
         elif isinstance(e, A.Call):
@@ -285,9 +311,12 @@ class Checker:
             if (node is None or isinstance(node, A.MethodDecl)) and overloads:
                 self._type_args(e, f.name, overloads)
                 self.arguments(e, f.name, list(overloads), e.args, {}, what="function")
-            elif isinstance(node, A.ActionDecl):
-                self.arguments(e, f.name, [A.MethodDecl(A.VoidType(), node.name, node.params)],
-                               e.args, {}, what="action")
+            elif isinstance(node, (A.ActionDecl, A.FunctionDecl)):
+                ret = node.ret if isinstance(node, A.FunctionDecl) else A.VoidType()
+                what = "function" if isinstance(node, A.FunctionDecl) else "action"
+                self.arguments(e, f.name, [A.MethodDecl(ret, node.name, node.params,
+                                                        getattr(node, "type_params", ()))],
+                               e.args, {}, what=what)
             return
         if not isinstance(f, A.Member):
             self.expr(f)
@@ -326,6 +355,17 @@ class Checker:
     # -- arguments ------------------------------------------------------------------------
     def arguments(self, node: A.Node, label: str, overloads: list[A.MethodDecl],
                   args: tuple[A.Node, ...], binding: dict[str, A.Node], *, what: str) -> None:
+        named = [a for a in args if isinstance(a, A.NamedArg)]
+        if named:
+            if len(named) != len(args):
+                _err(named[0], f"{expr_p4(named[0])}: either all or none of the arguments of "
+                               f"a call must be named (p4c)", "name every argument, or none")
+            params = {p.name for m in overloads for p in m.params}
+            for a in named:
+                if a.name not in params:
+                    _err(a, f"{label}: no parameter {a.name!r}",
+                         f"its parameters: {', '.join(sorted(params)) or 'none'}")
+            return
         fits = [m for m in overloads if _required(m) <= len(args) <= len(m.params)]
         if not fits:
             sigs = "; ".join(_signature(m) for m in overloads) or "none"
@@ -428,6 +468,10 @@ class Checker:
             return self.type_of(e.then) or self.type_of(e.other)
         if isinstance(e, A.Call) and isinstance(e.func, A.Member):
             return self._returns(e)
+        if isinstance(e, A.Call) and isinstance(e.func, A.Name):
+            _, node = self.lookup(e.func.name)
+            if isinstance(node, A.FunctionDecl) and not node.type_params:
+                return self.norm(node.ret)
         return None
 
     def _returns(self, e: A.Call) -> A.Node | None:

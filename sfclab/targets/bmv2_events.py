@@ -389,6 +389,32 @@ class TraceBuilder:
             return None
         return st.verdict
 
+    def unfinished(self, packet_id: int, switch_id: int | None = None) -> str | None:
+        """Where a packet's events stop short of an end, in words (None: they end).
+
+        BMv2 logs each step as its threads take it (receive, ingress, egress), so a
+        switch descheduled mid-packet goes quiet with the packet half done.  The events
+        end when a ``PACKET_OUT`` came, or when the last one closes a pipeline whose last
+        deciding action dropped the packet or does not tell (:meth:`fate`); a pipeline
+        that forwarded it, or any other step, is followed by more.
+
+        >>> b = TraceBuilder(NameMap(), device_id=0)
+        >>> b.feed(pack_message(PACKET_IN, 1, packet_id=4))
+        >>> b.unfinished(4)
+        'its events stop at PACKET_IN'
+        >>> b.feed(pack_message(PACKET_OUT, 2, packet_id=4))
+        >>> b.unfinished(4) is None
+        True
+        """
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        if st is None or st.outs:
+            return None
+        if st.last_type == PIPELINE_DONE:
+            if self.fate(packet_id, switch_id) != "forward":
+                return None
+            return "its pipeline forwarded it, and its PACKET_OUT did not follow"
+        return f"its events stop at {MESSAGE_TYPES[st.last_type][0]}"
+
     def gaps(self, packet_id: int, switch_id: int | None = None) -> list[str]:
         """What the events of a packet show was lost (empty when its log is whole as far as
         its structure tells): steps BMv2 logs in pairs (parser, each pipeline, deparser)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -169,12 +170,28 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory):
             ctx.close()
 
 
+#: What Cytoscape says when it refuses a style or a mapping (issue 33.4).
+CYTOSCAPE_WARNING = re.compile(r"The style property `|Do not assign mappings|The selector `|"
+                               r"Skipping (?:parsing|property)|cytoscape", re.I)
+
+
+def front_end_warning(msg) -> bool:
+    """A console warning or error from sfclab's own front-end code: the editor's module
+    (anywidget loads it from a blob: URL; cytoscape is bundled in it) or Cytoscape's words."""
+    url = (msg.location or {}).get("url", "")
+    return msg.type in ("warning", "error") and (
+        url.startswith(("blob:", "data:")) or bool(CYTOSCAPE_WARNING.search(msg.text)))
+
+
 @pytest.fixture
 def page(browser_context, request: pytest.FixtureRequest):
     page = browser_context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
     page.js_errors = errors  # type: ignore[attr-defined]
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if front_end_warning(m) else None)
+    page.front_end_warnings = warnings  # type: ignore[attr-defined]
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
     if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:

@@ -166,6 +166,11 @@ def test_editor_renders_drags_connects_and_syncs_text(lab, page, artifacts: Path
     assert page.locator(".sfc-status").inner_text() == "valid chain ✓"
     assert "chain web: firewall -> nat" in wait_for_file(state, bool)
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-1-rendered.png"))
+    # labels in JupyterLab's UI font, resolved to names (Cytoscape takes no CSS variable)
+    drawn, lab_font = page.evaluate(f"""() => [{CY}.nodes()[0].style('font-family'),
+        getComputedStyle(document.querySelector('.sfc-editor')).getPropertyValue('--jp-ui-font-family')]""")
+    assert lab_font.strip() and "var(" not in drawn
+    assert drawn.split(",")[0].strip(' "') == lab_font.split(",")[0].strip(" '\""), (drawn, lab_font)
 
     # drag lb from the palette onto an empty spot of the canvas
     box = canvas.bounding_box()
@@ -279,9 +284,12 @@ def test_press_on_a_node_grabs_it_wherever_the_notebook_scrolled(server, request
 def assert_no_js_errors(page) -> None:
     """No uncaught error in the page, but for one of Notebook 7's own (7.6: its
     shortcuts plugin reads the schema of a plugin it has not loaded; it happens
-    with no sfclab extension installed at all)."""
+    with no sfclab extension installed at all), and no console warning of sfclab's
+    front end (conftest.front_end_warning)."""
     ours = [e for e in page.js_errors if not ("reading 'schema'" in e and "notebook_core" in e)]
     assert ours == [], "\n".join(ours)
+    # nor a warning of the editor's code or Cytoscape's (a font or a mapping it refused)
+    assert page.front_end_warnings == [], "\n".join(page.front_end_warnings)
 
 
 def _centre(b: dict) -> tuple[float, float]:
@@ -466,6 +474,16 @@ LABEL_PX_JS = f"""() => {{ const cy = {CY};
         parseFloat(e.style('font-size')) * cy.zoom())); }}"""
 
 
+# labelled edges whose label comes within 10 px (an arrowhead) of a node, in model coordinates
+LABELS_CLEAR_JS = f"""() => {{ const cy = {CY};
+    const box = {{includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false}};
+    return cy.edges().filter(e => e.data('label')).flatMap(e => {{
+        const l = e.boundingBox(box);
+        return cy.nodes().filter(n => {{ const b = n.boundingBox({{includeLabels: false, includeOverlays: false}});
+            return l.x1 < b.x2 + 10 && b.x1 - 10 < l.x2 && l.y1 < b.y2 && b.y1 < l.y2; }})
+            .map(n => `${{e.data('label')}} (${{e.id()}}) by ${{n.id()}}`); }}); }}"""
+
+
 def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, artifacts) -> None:
     page.goto(lab.notebook("handling.ipynb", [FILL, LONG, FILL]))
     run_all(page)
@@ -512,6 +530,8 @@ def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, arti
     assert page.evaluate(IN_VIEW_JS) == []
     assert page.evaluate(LABEL_PX_JS) >= 11 - 0.05, "edge labels shrank below 11 px"
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-tidy-fit.png"))
+    # and the edge labels ("verdict == 0") clear of the nodes and the arrowheads (issue 33.6)
+    assert page.evaluate(LABELS_CLEAR_JS) == []
 
     # Delete on a selected node deletes it; Backspace on a selected edge too
     page.mouse.click(*node_point(page, "monitor"))

@@ -62,9 +62,11 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     wait_graphs(page, view, [["input", "firewall", "nat", "monitor", "l3fwd", "output"]])
     # the toolbar says the drawing is newer than the %%chain cell that wrote web
     page.wait_for_function("s => s.textContent === 'in the Lab: web · web: newer than its "
-                           "%%chain cell' && s.title.includes('run it with --from-lab')",
+                           "%%chain cell (run it with --from-lab)' && "
+                           "s.title.includes('run it with --from-lab to copy the drawing')",
                            arg=status.element_handle())
     page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-newer-than-cell.png"))
+    _status_reads_whole(page, status, artifacts)
     assert page.locator(".sfc-status").inner_text() == "valid chain ✓"
 
     # Push: the switch runs the drawn chain (the cell's push ran the old one: an update)
@@ -139,6 +141,54 @@ def test_a_chain_drawn_in_the_bound_editor_goes_into_the_lab(lab, page, artifact
     assert new.startswith("%%chain\nchain web match") and "nat => monitor;" in new, new
     assert not [e for e in errors if "Error setting state" in e], errors
     assert_no_js_errors(page)
+
+
+STATUS_FIT_JS = """s => {
+    const r = s.getBoundingClientRect(), e = s.closest('.sfc-editor').getBoundingClientRect();
+    const v = s.closest('.sfc-toolbar').querySelector('.sfc-status').getBoundingClientRect();
+    const apart = r.right <= v.left || v.right <= r.left || r.bottom <= v.top || v.bottom <= r.top;
+    return {cut: s.scrollWidth > s.clientWidth + 1 || s.scrollHeight > s.clientHeight + 1,
+            inside: r.left >= e.left - 1 && r.right <= e.right + 1, apart,
+            lines: Math.round(r.height / parseFloat(getComputedStyle(s).lineHeight))}; }"""
+
+
+def _status_reads_whole(page, status, artifacts: Path) -> None:
+    """Issue 33.2: in a narrow notebook the Lab's status wraps between words and reads
+    whole, its advice (--from-lab) too; it was cut mid-word ("… its %%chain ce")."""
+    page.set_viewport_size({"width": 760, "height": 1000})
+    try:
+        page.locator(".sfc-editor").scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        fit = page.evaluate(STATUS_FIT_JS, status.element_handle())
+        page.locator(".sfc-toolbar").screenshot(path=str(artifacts / "editor-status-narrow.png"))
+        assert fit["lines"] >= 2 and {**fit, "lines": 2} == {
+            "cut": False, "inside": True, "apart": True, "lines": 2}, fit
+        assert status.inner_text().replace("\n", " ").endswith("(run it with --from-lab)")
+        _drawing_whole_when_narrow(page, artifacts)
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+NARROW_JS = f"""() => {{ const cy = {CY}, body = cy.container().closest('.sfc-body');
+    const e = cy.extent(), nodes = cy.nodes().filter(n => !n.hasClass('sfc-tmp'));
+    return {{canvas: cy.width(), body: body.clientWidth, height: cy.height(),
+             outside: nodes.filter(n => {{ const b = n.boundingBox({{includeLabels: false}});
+                 return b.x1 < e.x1 || b.x2 > e.x2 || b.y1 < e.y1 || b.y2 > e.y2; }}).map(n => n.id())}}; }}"""
+
+
+def _drawing_whole_when_narrow(page, artifacts: Path) -> None:
+    """A newcomer's narrow window: the palette goes above the canvas, which keeps the
+    editor's whole width (it was squeezed to a sliver beside the palette) and shows the
+    drawing whole after the resize (it showed the first two NFs)."""
+    page.wait_for_function(f"() => {{ const r = ({NARROW_JS})(); return !r.outside.length; }}",
+                           timeout=UI)
+    got = page.evaluate(NARROW_JS)
+    cut = page.evaluate("() => [...document.querySelectorAll('.sfc-palette .sfc-item')].filter(i => "
+                        "i.scrollWidth > i.clientWidth + 1 || i.getBoundingClientRect().right > "
+                        "i.closest('.sfc-palette').getBoundingClientRect().right + 1).map(i => i.dataset.nf)")
+    assert cut == [], f"palette entries cut at the editor's right: {cut}"
+    page.locator(".sfc-editor").screenshot(path=str(artifacts / "editor-narrow.png"))
+    assert got["canvas"] >= 0.95 * got["body"] and got["height"] >= 250 and not got["outside"], got
 
 
 def _around(page, locators) -> dict:

@@ -18,12 +18,14 @@ the naive placement and Dejavu's side by side or one above the other, with the r
 recirculations in red (two and one); the placement view of the demo's chains draws the
 pipes, the route of the path picked in its menu (picking another redraws it) and the
 throughput plot with the service paths marked.  Screenshots go to ``test-artifacts/``;
-``SFCLAB_DOCS_SCREENSHOTS=1`` also copies the placement view to ``docs/lab-placement.png``.
+``SFCLAB_DOCS_SCREENSHOTS=1`` also copies the placement view to ``docs/lab-placement.png`` and
+the labs' figures to ``docs/labs/figures/`` (the manual's lab pages show them).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -70,6 +72,43 @@ GRAPHS_JS = """(out) => [...out.querySelectorAll('.sfc-graph')]
               fonts: [...s.querySelectorAll('text')].map(t =>
                   parseFloat(getComputedStyle(t).fontSize) * r.width / w)};
     })"""
+
+
+# the labels of marks drawn over a mark's ring (its stroke and the label's halo included)
+MARK_LABELS_ON_RINGS_JS = """(out) => { const svg = out.querySelector('svg.sfc-plot-svg');
+    const rings = [...svg.querySelectorAll('.sfc-mark')].map(c => c.getBBox());
+    return [...svg.querySelectorAll('text[font-weight=bold]')].flatMap(t => { const r = t.getBBox();
+        return rings.filter(b => r.x < b.x + b.width + 3 && b.x - 3 < r.x + r.width
+            && r.y < b.y + b.height && b.y < r.y + r.height).map(() => t.textContent); }); }"""
+
+
+# the part of an output holding something (pictures, tables, tabs, text), in page pixels
+CONTENT_JS = """(el) => { const o = el.getBoundingClientRect();
+    let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+    const add = (r) => { if (!r.width || !r.height) return;
+        x1 = Math.min(x1, r.left); y1 = Math.min(y1, r.top);
+        x2 = Math.max(x2, r.right); y2 = Math.max(y2, r.bottom); };
+    const shown = (e) => e.checkVisibility() && !e.closest('.jp-OutputPrompt, .jp-OutputArea-prompt');
+    for (const e of el.querySelectorAll('svg, table, select, [role=tab]'))
+        if (!e.parentElement.closest('svg') && shown(e)) add(e.getBoundingClientRect());
+    const texts = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+        if (!t.textContent.trim() || t.parentElement.closest('svg') || !shown(t.parentElement)) continue;
+        const range = document.createRange(); range.selectNodeContents(t);
+        add(range.getBoundingClientRect()); }
+    const x = Math.max(o.left, x1 - 8), y = Math.max(o.top, y1 - 8);
+    return {x, y, width: Math.min(o.right, x2 + 8) - x, height: Math.min(o.bottom, y2 + 8) - y}; }"""
+
+
+def _lab_figure(page, out, name: str) -> None:
+    """``SFCLAB_DOCS_SCREENSHOTS=1``: what *out* shows, cropped to its content, as a figure of
+    its lab's page in the manual (docs/labs/figures/, placed by docs/_ext/lab_figures.py)."""
+    if os.environ.get("SFCLAB_DOCS_SCREENSHOTS"):
+        prompts = "(el, v) => el.querySelectorAll('.jp-OutputPrompt').forEach(p => p.style.visibility = v)"
+        out.evaluate(prompts, "hidden")          # "[7]:" is drawn over a plot's left margin
+        page.screenshot(path=str(ROOT / "docs" / "labs" / "figures" / name),
+                        clip=out.evaluate(CONTENT_JS))
+        out.evaluate(prompts, "")
 
 
 def pictures(out) -> list[dict]:
@@ -127,6 +166,7 @@ def test_lab_04_shows_its_plots_and_placement_views(lab, page, artifacts: Path) 
     assert "1 loopback port per external" in plot["text"] and plot["width"] >= 500
     readable(plot)
     first.screenshot(path=str(artifacts / "labs-04-throughput.png"))
+    _lab_figure(page, first, "04-throughput.png")
 
     # Dejavu Fig. 6: naive (2 recirculations) and Dejavu's placement (1), routes in red
     fig6 = output(page, code[2])
@@ -136,6 +176,7 @@ def test_lab_04_shows_its_plots_and_placement_views(lab, page, artifacts: Path) 
     assert "↻ 2" in naive["text"] and "↻ 1" in dejavu["text"]
     readable(pictures(fig6)[0])
     fig6.screenshot(path=str(artifacts / "labs-04-fig6.png"))
+    _lab_figure(page, fig6, "04-fig6.png")
 
     # the demo's placement view: the pipes and a route, the plot with the paths marked
     k = next(i for i in code if "live_view" in "".join(cells[i]["source"]))
@@ -240,6 +281,7 @@ def test_lab_02_shows_the_chains_the_merged_ir_and_its_plots(lab, page, artifact
     out.scroll_into_view_if_needed()
     readable_graph(ir)
     out.screenshot(path=str(artifacts / "labs-02-ir.png"))
+    _lab_figure(page, out, "02-ir.png")
 
     # the bar plot: LCS merge vs the parallelism method, 8 chain counts, log scale
     out = shown(page, cells, code, "bar_plot(")
@@ -249,6 +291,7 @@ def test_lab_02_shows_the_chains_the_merged_ir_and_its_plots(lab, page, artifact
         assert label in bars["text"], label
     readable(bars)
     out.screenshot(path=str(artifacts / "labs-02-bars.png"))
+    _lab_figure(page, out, "02-bars.png")
 
     # the exercise's plot: the share, P4SC's figure and the student's mean marked
     out = shown(page, cells, code, "line_plot(")
@@ -256,7 +299,9 @@ def test_lab_02_shows_the_chains_the_merged_ir_and_its_plots(lab, page, artifact
     assert share["lines"] == 1 and share["marks"] == 2, share
     assert "P4SC: 13.15 %" in share["text"] and "your mean: " in share["text"]
     readable(share)
+    assert out.evaluate(MARK_LABELS_ON_RINGS_JS) == []      # the "%" was under the ring
     out.screenshot(path=str(artifacts / "labs-02-share.png"))
+    _lab_figure(page, out, "02-share.png")
     no_widget_errors(page)
 
 
@@ -276,6 +321,7 @@ def test_lab_03_shows_pipelines_passes_and_a_packets_timeline(lab, page, artifac
     assert fsa["nodes"] and all(x.startswith("s") for x in fsa["nodes"]), fsa
     readable_graph(fsa)
     out.screenshot(path=str(artifacts / "labs-03-pipeline.png"))
+    _lab_figure(page, out, "03-pipeline.png")
 
     # the fsm tab: forward in one pass, reverse in two with a recirculation (red arrow)
     click_tab(view, "fsm")
@@ -296,6 +342,7 @@ def test_lab_03_shows_pipelines_passes_and_a_packets_timeline(lab, page, artifac
     assert [(r[2], r[3]) for r in rows] == [("forward/0", "1"), ("reverse/0", "2")], rows
     assert "on reverse/0" in text and "2 passes" in text and "pass 1" in text, text
     out.screenshot(path=str(artifacts / "labs-03-packets.png"))
+    _lab_figure(page, out, "03-packets.png")
 
     # the exercise: the MA-FSA pipeline runs both in one pass, no recirculation drawn
     out = shown(page, cells, code, 'mafsa.live_view(show="fsm")')
@@ -328,6 +375,7 @@ def test_lab_05_shows_the_chains_packets_update_timeline_and_offload(lab, page,
     assert [r[2] for r in rows] == ["web/0", "web/0"], rows
     assert "service paths covered: web/0" in out.inner_text()
     out.screenshot(path=str(artifacts / "labs-05-send.png"))
+    _lab_figure(page, out, "05-send.png")
 
     # the updates under traffic: a tick per packet, a span per update, none in the red row
     out = shown(page, cells, code, "timeline_plot(")
@@ -337,6 +385,7 @@ def test_lab_05_shows_the_chains_packets_update_timeline_and_offload(lab, page,
     assert "a mix, or lost" in tl["text"] and "#d62728" not in tl["events"]
     readable(tl)
     out.screenshot(path=str(artifacts / "labs-05-updates.png"))
+    _lab_figure(page, out, "05-updates.png")
 
     # the offload split: ips on the server, each NF once
     out = shown(page, cells, code, 'LiveView(compiled, show="offload")')
@@ -345,4 +394,5 @@ def test_lab_05_shows_the_chains_packets_update_timeline_and_offload(lab, page,
     row.first.wait_for(timeout=UI)
     assert row.nth(2).inner_text().strip() == "ips" and "firewall" in row.nth(1).inner_text()
     out.screenshot(path=str(artifacts / "labs-05-offload.png"))
+    _lab_figure(page, out, "05-offload.png")
     no_widget_errors(page)

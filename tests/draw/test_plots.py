@@ -55,6 +55,23 @@ def test_labels_of_marks_on_one_spot_do_not_overlap():
     assert len(ys) == 4 and all(b - a >= 14 for a, b in zip(ys, ys[1:]))
 
 
+def test_a_mark_s_label_keeps_clear_of_its_ring():
+    """Issue 33.6: lab 02's ring covered the "%" of "your mean: 12.1%" (the label ended
+    1.5 px from the ring, its halo on it).  At the right edge the label ends to the left."""
+    fig = line_plot([Series("s", ((0, 1.0), (128, 0.12)))], x_ticks=[0, 64, 128],
+                    marks=[Mark(128, 0.1315, "P4SC: 13.15 %"), Mark(128, 0.121, "your mean: 12.1%"),
+                           Mark(64, 0.5, "middle")])
+    rings = [tuple(map(float, m)) for m in re.findall(
+        r'class="sfc-mark" cx="([\d.]+)" cy="([\d.]+)" r="([\d.]+)"', fig.svg)]
+    ends = {t: (float(x), anchor) for x, anchor, t in re.findall(
+        r'<text x="([\d.-]+)" y="[\d.-]+" [^>]*text-anchor="(start|end)"[^>]*>([^<]*)</text>',
+        fig.svg)}
+    for (cx, _, r), label in zip(rings, ("P4SC: 13.15 %", "your mean: 12.1%", "middle")):
+        x, anchor = ends[label]
+        gap = cx - x if anchor == "end" else x - cx
+        assert gap >= r + 1.5 + 6, (label, gap)      # ring, its stroke, the halo and room
+
+
 def test_labels_are_readable_sizes():
     for fig in (throughput_figure(), bar_plot(["a"], [("x", [3])]),
                 timeline_plot([("r", "#000")], [(0.1, 0)])):

@@ -83,7 +83,7 @@ BAD = [
     ('chain a { input => nat => output; } }',
      ChainSyntaxError, 1, 37, 1, "unexpected '}'; expected a name, a quoted nam", 'this `}` closes nothing: is th'),  # [}]
     ('chain a { input => @ => output; }',
-     ChainSyntaxError, 1, 20, 1, "unexpected '@'; expected `(`, a name, a quote", 'see the chain language referen'),  # [@]
+     ChainSyntaxError, 1, 20, 1, "unexpected '@'; expected `(`, a name, a quote", 'see the chain language in the manual'),  # [@]
     ('{"NFs": [{"name": "f", "type": "Firewal"}], "Links": [], "Route": {}}',
      ChainValidationError, 1, 32, 9, "unknown NF 'Firewal'", "did you mean 'firewall'?"),  # ["Firewal"]
     ('{"NFs": [{"name": "f", "type": "Firewall"}], "Links": [["f", "g"]], "Route": {}}',

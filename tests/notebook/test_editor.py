@@ -566,3 +566,21 @@ def test_tidy_brings_columns_closer_to_fit_the_canvas_but_keeps_labels_clear():
     ed.tidy(width=500)
     xs = sorted({n["x"] for n in ed.nodes})
     assert xs[1] - xs[0] == 150
+
+
+def test_a_branch_label_keeps_clear_of_the_nodes_and_arrowheads_at_the_zoom_shown():
+    """Issue 33.6: "verdict == 0" ran into nat's arrowhead and box (columns 150 apart)."""
+    from sfclab.draw.layered import label_width
+    from sfclab.notebook.editor_layout import LABEL_PX
+
+    ed = ChainEditor.from_text("chain web {\n    input => firewall;\n"
+                               "    firewall => (nat : drop ? firewall.verdict == 0);\n"
+                               "    nat => lb => monitor => qos => l3fwd => output;\n}")
+    for width in (None, 900.0):
+        ed.tidy(width)
+        at = {n["id"]: n for n in ed.nodes}
+        xs = [n["x"] for n in ed.nodes]
+        span = max(xs) - min(xs) + max(n["width"] for n in ed.nodes) + 60
+        scale = max(1.0, LABEL_PX / 10 / min(1.2, width / span)) if width else 1.0
+        gap = (at["nat"]["x"] - at["nat"]["width"] / 2) - (at["firewall"]["x"] + at["firewall"]["width"] / 2)
+        assert gap >= label_width("verdict == 0") * scale + 2 * 10 + 2 * 8, (width, gap)

@@ -150,14 +150,17 @@ def test_integer_literals():
 
 BAD = [
     # (source, error class, line, what the message says)
-    ("header_union u_t { bit<8> a; }", UnsupportedP4Error, 1, "'header_union'"),
-    ("header h_t { varbit<32> opts; }", UnsupportedP4Error, 1, "'varbit'"),
-    ("struct s_t {\n    tuple<bit<8>, bit<8>> t;\n}", UnsupportedP4Error, 2, "'tuple'"),
-    ("#define X 1\nconst bit<8> Y = 2;", UnsupportedP4Error, 1, "#define"),
-    ("const bit<8> Y = 2;\n#ifdef FOO\n", UnsupportedP4Error, 2, "#ifdef"),
-    ("bit<8> f(in bit<8> x) {\n    return;\n}", UnsupportedP4Error, 1, "function declaration 'f'"),
-    ("value_set<bit<16>>(4) vs;", UnsupportedP4Error, 1, "'value_set'"),
-    ("package P();", UnsupportedP4Error, 1, "'package'"),
+    ("const bit<8> Y = 2;\n#ifdef FOO\n", P4SyntaxError, 2, "#ifdef at line 2 has no #endif"),
+    ("#if 1\n#else\n#else\n#endif", P4SyntaxError, 3, "#else after #else"),
+    ("#endif", P4SyntaxError, 1, "#endif without #if"),
+    ("#ifndef X\n#error X is needed\n#endif", P4SyntaxError, 2, "#error X is needed"),
+    ("#define F(a) a\nconst bit<8> Y = F(1, 2);", P4SyntaxError, 2,
+     "macro 'F' takes 1 argument(s), but 2 given"),
+    ("#if 1 +\n#endif", P4SyntaxError, 1, "#if: the expression ends too early"),
+    ("#frobnicate\n", P4SyntaxError, 1, "unknown preprocessor directive #frobnicate"),
+    ("const bit<8> Y = 2;\nheader h_t { bit<(Y + Z)> a; }", P4SyntaxError, 2,
+     "the width of bit<…> must be a compile-time constant, not 'Y + Z'"),
+    ("struct s_t { list<bit<8>> l; }", UnsupportedP4Error, 1, "'list' is P4_16 that sfclab does not read yet"),
     ("header h_t { bit<8> a }", P4SyntaxError, 1, "unexpected '}'"),
     ("header h_t {\n    bit<8> a;\n", P4SyntaxError, 2, "unexpected end of input"),
     ("control c(inout h_t h) { apply { } }", P4SyntaxError, 1, "unexpected 'h_t'"),
@@ -166,7 +169,7 @@ BAD = [
     ("header h_t { bit<8> a; }\ncontrol c(inout h_t h) { apply { h.a = 1 } }", P4SyntaxError, 2,
      "unexpected '}'"),
     ("header h_t { bit<8> a; }\ncontrol c(inout h_t h) {\n table t { actions = { } size = x; }\n"
-     " apply { } }", P4SyntaxError, 3, "size must be an integer literal"),
+     " apply { } }", P4SyntaxError, 3, "size must be a compile-time constant"),
     ("header h_t { bit<8> a; }\ncontrol c(inout h_t h) {\n table t { size = 1; size = 2; }\n"
      " apply { } }", P4SyntaxError, 3, "sets 'size' twice"),
     ("const bit<8> X = 3 $ 4;", P4SyntaxError, 1, "unexpected character '$'"),

@@ -10,7 +10,12 @@ packet's trace.  Once the switch has been quiet for a moment, each frame it
 received opens a record, the frames it sent after it are that record's outputs
 (frames sent with nothing received before them are packet-outs, from the CPU
 port), and the traces, in the event logger's packet order, are given to the
-records in turn.
+records in turn.  "Quiet" is not enough on a loaded machine: BMv2 logs a packet's steps
+as its threads take them, and a switch descheduled mid-packet goes quiet with the
+packet half done, so records also wait for every packet's events to reach an end (a
+``PACKET_OUT``, or a pipeline that dropped it); a packet whose events stay short is
+reported as such, never as dropped by the program (as it once was: a packet "dropped
+before any NF" that BMv2 in fact delivered).
 
 >>> records = assemble([(3, b"po", True, 0.9), (1, b"in", False, 1.0),
 ...                     (2, b"out", True, 1.1)], [], cpu_port=255, first_seq=1)
@@ -23,15 +28,18 @@ records in turn.
 from __future__ import annotations
 
 import collections
+import contextlib
+import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ...errors import TargetError
-from ..bmv2_events import EventSubscriber, NameMap, decode_events
+from ..bmv2_events import HEADER, EventSubscriber, NameMap, TraceBuilder
+from ..bmv2_sp import SpSocket
 from ..model.process import SwitchRecord
 from ..interfaces import InterfacePorts
 from ..packet_io import outputs_trace
-from ..trace import PacketTrace
+from ..trace import Event, PacketTrace
 from .emulator import netns
 
 __all__ = ["Bmv2Records", "assemble"]
@@ -41,11 +49,26 @@ _NO_EVENTS = ("no events from the switch (its event logger is off or unreadable)
 
 
 def assemble(frames: Sequence[tuple[int, bytes, bool, float]], traces: Sequence[PacketTrace],
-             *, cpu_port: int, first_seq: int) -> list[SwitchRecord]:
+             *, cpu_port: int, first_seq: int, cut: Mapping[int, str] | None = None
+             ) -> list[SwitchRecord]:
     """Records from the frames a switch received and sent (``(port, frame, outgoing,
     time)``, oldest first) and its traces (in packet order).  A frame sent goes to the
     oldest packet received before it whose trace still owes an output on that port; to
-    the last one received, when the switch gives no traces; else it is a packet-out."""
+    the last one received, when the switch gives no traces; else it is a packet-out.
+
+    *cut*: packet id -> where the events of a trace stop short (no more came): that
+    trace tells what the packet did up to there, not its fate; the record keeps the steps
+    and says so (out of the ports its frames were seen leaving by, else "not known"),
+    never "dropped by the program".
+
+    >>> from sfclab.targets.bmv2_events import TraceBuilder, NameMap, pack_message, PACKET_IN
+    >>> b = TraceBuilder(NameMap()); b.feed(pack_message(PACKET_IN, 1, packet_id=0))
+    >>> [r] = assemble([(1, b"in", False, 1.0)], b.finish(), cpu_port=255, first_seq=1,
+    ...                cut={0: "its events stop at PACKET_IN"})
+    >>> r.trace.dropped, r.trace.drop_reason.split(":")[0]
+    (True, 'its events stop at PACKET_IN and no more came')
+    """
+    cut = cut or {}
     records: list[SwitchRecord] = []
     owed: list[list[int] | None] = []              # per record: ports its trace sends to
     pending = list(traces)
@@ -55,7 +78,7 @@ def assemble(frames: Sequence[tuple[int, bytes, bool, float]], traces: Sequence[
             k = next((i for i, t in enumerate(pending) if t.ingress_port in (port, -1)), None)
             rec.trace = pending.pop(k) if k is not None else None
             records.append(rec)
-            owed.append(None if rec.trace is None else
+            owed.append(None if rec.trace is None or rec.trace.packet_id in cut else
                         [e.value for e in rec.trace.events
                          if e.kind == "packet_out" and e.value != cpu_port])
             continue
@@ -74,7 +97,28 @@ def assemble(frames: Sequence[tuple[int, bytes, bool, float]], traces: Sequence[
     for rec in records:
         if rec.trace is None:
             rec.trace = outputs_trace(rec.seq, rec.port, rec.outputs, _NO_EVENTS)
+        elif rec.trace.packet_id in cut:
+            rec.trace = _cut_short(rec.trace, cut[rec.trace.packet_id], rec.outputs)
     return records
+
+
+def _cut_short(trace: PacketTrace, why: str, outputs: Sequence[tuple[int, bytes]]
+               ) -> PacketTrace:
+    """*trace* (its events stop short: *why*) with the program's "drop" that
+    :meth:`~sfclab.targets.bmv2_events.TraceBuilder.finish` gave it taken back: out of
+    the ports its frames left by, or dropped for a reason that says the fate is not known."""
+    trace.events = [e for e in trace.events if e.kind != "drop"]
+    note = (f"{why} and no more came: the switch's event logger lost the rest, or the "
+            f"switch stalled")
+    trace.add(Event(kind="note", value=note))
+    for port, _ in outputs:
+        trace.add(Event(kind="packet_out", value=port))
+    if outputs:
+        trace.finish(egress_port=outputs[0][0])
+    else:
+        trace.finish(drop_reason=f"{note}; nothing came out of it, so what became of the "
+                                 f"packet is not known")
+    return trace
 
 
 class Bmv2Records:
@@ -100,11 +144,34 @@ class Bmv2Records:
         self._messages: list[bytes] = []
         self._last = 0.0
         self._seq = 1
+        #: BMv2 packet ids whose events stayed short past *lost_after* (reported so)
+        self._given_up: set[int] = set()
         if nanolog:
+            tcp = nanolog.startswith("tcp://")
             try:
-                self._events = EventSubscriber(nanolog, names, device_id=device_id)
+                self._events = EventSubscriber(nanolog, names, device_id=device_id,
+                                               connect=self._dial if tcp else None)
             except TargetError as e:
                 self.notes.append(f"no traces from the switch: {e.message}")
+            else:
+                if tcp and not self._events.wait_connected(5.0):
+                    self.notes.append(f"the switch's event logger ({nanolog} in its "
+                                      f"namespace) did not answer: traces may miss steps")
+
+    def _dial(self, host: str, port: int, *, rcvbuf: int = 0) -> socket.socket:
+        """A TCP connection to the event logger at *host*:*port* of the switch's namespace
+        (made there, with the receive buffer sfclab's reader asks for)."""
+        with netns(self.netns_pid) if self.netns_pid else contextlib.nullcontext():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                if rcvbuf:
+                    SpSocket._grow_rcvbuf(s)
+                s.settimeout(1.0)
+                s.connect((host, port))
+            except OSError:
+                s.close()
+                raise
+        return s
 
     @property
     def wires(self) -> InterfacePorts:
@@ -122,9 +189,12 @@ class Bmv2Records:
 
         Quiet is counted up to the start of this read (time sfclab itself spent elsewhere
         is not the switch's silence), and while the events say a packet went out of a port
-        whose frame has not been seen yet, or a received frame has no events yet, the
-        records wait for it, up to *lost_after* seconds of silence (a loaded machine may
-        take longer than *quiet* to forward; what is still missing then is lost)."""
+        whose frame has not been seen yet, a received frame has no events yet, or a
+        packet's events stop short of its end (a ``PACKET_OUT``, or a pipeline that
+        dropped it: :meth:`~sfclab.targets.bmv2_events.TraceBuilder.unfinished`), the
+        records wait for it, up to *lost_after* seconds of silence (a loaded machine
+        deschedules the switch mid-packet for longer than *quiet*; what is still missing
+        then is lost, and its record says so rather than "dropped")."""
         now = time.monotonic()
         got = self.wires.sniff(0.0)
         msgs = self._events.messages(quiet=0.0, timeout=0.0) if self._events else []
@@ -135,10 +205,19 @@ class Bmv2Records:
             return []
         if not self._frames or now - self._last < self.quiet:
             return []
-        traces = decode_events(self._messages, self.names, device_id=self.device_id)
-        if now - self._last < self.lost_after and self._owed(traces):
+        builder = TraceBuilder(self.names, device_id=self.device_id)
+        for m in self._messages:
+            if len(m) < HEADER.size or HEADER.unpack_from(m)[4] not in self._given_up:
+                builder.feed(m)
+        cut = {pid: why for pid in builder.packets()
+               if (why := builder.unfinished(pid)) is not None}
+        traces = builder.finish()
+        if now - self._last < self.lost_after and (cut or self._owed(traces)):
             return []
-        out = assemble(self._frames, traces, cpu_port=self.cpu_port, first_seq=self._seq)
+        # what stays short now is reported so; its late events are nobody's
+        self._given_up.update(cut)
+        out = assemble(self._frames, traces, cpu_port=self.cpu_port, first_seq=self._seq,
+                       cut=cut)
         self._seq += len(out)
         self._frames, self._messages = [], []
         return out

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
-from .expr import CE, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
-from .storage import HeaderRef, ScalarRef, StackRef, StructRef
-from .types import BOOL, BoolT
+from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
+from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value, scalars
+from .types import BOOL, Bits, BoolT
 
-__all__ = ["AssignCompiler", "seq"]
+__all__ = ["AssignCompiler", "seq", "header_bases"]
 
 
 class AssignCompiler:
@@ -98,7 +98,44 @@ class AssignCompiler:
             return sd
         if isinstance(lv, (HeaderRef, StructRef, StackRef)):
             return self._store_compound(lv, ce)
+        if isinstance(lv, DynHeader):
+            return self._store_dyn_header(lv, ce)
         raise self.error(f"cannot assign to {lv!r}")
+
+    def _store_dyn_header(self, dh: DynHeader, ce: CE) -> Callable:
+        """``s[i] = {…}`` / ``s[i] = h`` with *i* known per packet (out of range: no effect)."""
+        base, t = dh.base_fn(), dh.stack.type.elem
+        n = len(t.fields)
+        if isinstance(ce.ref, list):
+            names = [f for f, _ in t.fields if f != "$padding"]
+            if len(names) != len(ce.ref):
+                raise self.error("a list does not fit the assigned header")
+            parts = [(dh.field_index(f), wrap_fn(dh.field_type(f)) or (lambda x: x), c.fn)
+                     for f, c in zip(names, ce.ref)]
+
+            def set_list(p):
+                vals = [(fi, wr(f(p))) for fi, wr, f in parts]
+                b = base(p)
+                if b is not None:
+                    for fi, x in vals:
+                        p.v[b + fi] = x
+                    p.v[b] = True
+            return set_list
+        src = ce.ref
+        if not isinstance(src, HeaderRef) or src.type != t:
+            raise self.error(f"cannot assign {getattr(src, 'path', src)} to an element of "
+                             f"{dh.stack.path}")
+        sb = src.base
+
+        def copy(p):
+            b = base(p)
+            if b is not None:
+                v = p.v
+                if v[sb]:
+                    v[b:b + n + 1] = v[sb:sb + n + 1]
+                else:
+                    v[b] = False
+        return copy
 
     def _lv_reader(self, lv) -> Callable:
         if isinstance(lv, ScalarRef):
@@ -106,33 +143,39 @@ class AssignCompiler:
             return lambda p: p.v[s]
         if isinstance(lv, tuple) and isinstance(lv[0], DynHeader):
             return self._from_ref(lv, None).fn
-        raise self.error("nested slices are not supported")
+        if isinstance(lv, tuple) and lv[0] == "slice":          # x[7:4][1:0] = …
+            _, base, hi, lo = lv
+            rd, m = self._lv_reader(base), (1 << (hi - lo + 1)) - 1
+            return lambda p: (rd(p) >> lo) & m
+        raise self.error(f"cannot assign to a part of {lv!r}")
 
     def _store_compound(self, dst, ce: CE) -> Callable:
+        if ce.pre is not None:             # a function computes the value: call it first
+            pre = ce.pre
+            return seq([pre, self._store_compound(dst, CE(None, ce.t, ref=ce.ref))])
         src = ce.ref
-        if isinstance(src, list):               # {a, b, c}
-            subs = (list(dst.fields.values()) if isinstance(dst, HeaderRef)
-                    else list(dst.members.values()) if isinstance(dst, StructRef) else None)
-            if subs is None or len(subs) != len(src):
-                raise self.error("a list does not fit the assigned value")
-            fns = [self.store(d, s) if isinstance(d, ScalarRef) else self._store_compound(d, s)
-                   for d, s in zip(subs, src)]
-            if isinstance(dst, HeaderRef):
-                b = dst.base
+        if src is INVALID:                      # {#}
+            bases = header_bases(dst)
 
-                def mark(p):
-                    p.v[b] = True
-                fns.append(mark)
-            return seq(fns)
+            def invalid(p):
+                v = p.v
+                for b in bases:
+                    v[b] = False
+            return invalid
+        if isinstance(src, (list, dict)):       # {a, b, c} or {f = a, g = b}
+            return self._store_items(dst, src)
         if type(src) is not type(dst) or src.type != dst.type:
             raise self.error(f"cannot assign {getattr(src, 'path', src)} to {dst.path}")
         if isinstance(dst, HeaderRef):
             db, sb, n = dst.base, src.base, len(dst.fields) + 1
+            siblings = dst.siblings
 
             def copy_header(p):
                 v = p.v
                 if v[sb]:
                     v[db:db + n] = v[sb:sb + n]
+                    for s in siblings:          # the other members of its header_union
+                        v[s] = False
                 else:
                     v[db] = False
             return copy_header
@@ -152,6 +195,75 @@ class AssignCompiler:
                 fns.append(self._store_compound(d, CE(None, s.type, ref=s)))
         return seq(fns)
 
+    def _store_items(self, dst, src: list | dict) -> Callable:
+        """``dst = {a, b}`` / ``dst = {f = a}``: every item read before any is written;
+        a header becomes valid."""
+        if isinstance(dst, HeaderRef):
+            members = {n: f for n, f in dst.fields.items() if n != "$padding"}
+        elif isinstance(dst, StructRef):
+            members = dst.members
+        else:
+            raise self.error(f"a list cannot be assigned to {getattr(dst, 'path', dst)}")
+        if isinstance(src, dict):
+            rest = src.get(...) is True
+            named = {k: v for k, v in src.items() if k is not ...}
+            unknown = set(named) - set(members)
+            if unknown or (len(named) != len(members) and not rest):
+                raise self.error(f"{{…}} does not name the fields of {dst.path}: "
+                                 f"{', '.join(members)}")
+            pairs = [(m, named[n] if n in named else _default_of(m)) for n, m in members.items()]
+        else:
+            if len(src) != len(members):
+                raise self.error(f"a list of {len(src)} does not fit {dst.path}, which has "
+                                 f"{len(members)} fields")
+            pairs = list(zip(members.values(), src))
+        scal = [(d, c) for d, c in pairs if isinstance(d, ScalarRef)]
+        rest = [self._store_compound(d, c) for d, c in pairs if not isinstance(d, ScalarRef)]
+        reads = [self.cast(c, d.type).fn if isinstance(d.type, Bits) else c.fn for d, c in scal]
+        sets = [(d.slot, bool if isinstance(d.type, BoolT) else wrap_fn(d.type) or _same)
+                for d, _ in scal]
+        if isinstance(dst, HeaderRef):
+            b, siblings = dst.base, dst.siblings
+
+            def mark(p):
+                p.v[b] = True
+                for s in siblings:
+                    p.v[s] = False
+            rest.append(mark)
+        after = seq(rest)
+        if not sets:
+            return after
+
+        def assign(p):
+            vals = [r(p) for r in reads]
+            v = p.v
+            for (slot, conv), x in zip(sets, vals):
+                v[slot] = conv(x)
+            after(p)
+        return assign
+
+
+def _same(x):
+    return x
+
+
+def _default_of(ref) -> CE:
+    """The value a field ``...`` leaves out takes: 0, false, an invalid header."""
+    if isinstance(ref, ScalarRef):
+        v = default_value(ref.type)
+        return CE(lambda p: v, ref.type, const=v)
+    return CE(None, None, ref=INVALID)
+
+
+def header_bases(ref) -> list[int]:
+    """The validity slots of every header under *ref*."""
+    if isinstance(ref, HeaderRef):
+        return [ref.base]
+    if isinstance(ref, StackRef):
+        return [e.base for e in ref.elems]
+    if isinstance(ref, StructRef):
+        return [b for m in ref.members.values() for b in header_bases(m)]
+    return []
 
 
 def seq(fns: list[Callable]) -> Callable:

@@ -21,7 +21,7 @@ from ...p4.printer import expr_p4
 from .expr import NOCONST, CE, DynHeader, Scope
 from .externs import CounterArray, MeterArray, RegisterArray, hash_fn, pack_bits
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
-from .types import BoolT, Bits, EnumT, StructT, annotation
+from .types import BoolT, Bits, EnumT, StructT, VarbitT, annotation
 
 __all__ = ["ExternObj", "ExternCalls"]
 
@@ -42,6 +42,8 @@ def _width(t) -> int:
         return 1
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
+    if isinstance(t, VarbitT):
+        return None                     # as long as the packet made it: read per packet
     raise ValueError(f"no width for {t}")
 
 
@@ -58,7 +60,7 @@ class ExternCalls:
             return out
         r = self.path(e, sc)
         if isinstance(r, HeaderRef):
-            for f in r.fields.values():
+            for f in scalars(r):
                 s = f.slot
                 out.append((lambda p, s=s: p.v[s], _width(f.type), r.base))
             return out
@@ -90,7 +92,7 @@ class ExternCalls:
             s = r.slot
             return [(lambda p, s=s: p.v[s], _width(r.type), None)]
         if isinstance(r, HeaderRef):
-            return [(lambda p, s=f.slot: p.v[s], _width(f.type), r.base) for f in r.fields.values()]
+            return [(lambda p, s=f.slot: p.v[s], _width(f.type), r.base) for f in scalars(r)]
         subs = r.members.values() if isinstance(r, StructRef) else r.elems
         return [i for sub in subs for i in self._ref_items(sub)]
 
@@ -98,6 +100,20 @@ class ExternCalls:
     def bytes_of(items: list[tuple]):
         """A closure packing a field list into bytes (fields of invalid headers left out)."""
         valids = {valid for _, _, valid in items}
+        if any(w is None for _, w, _ in items):          # a varbit: its length varies
+
+            def build_varbit(p):
+                v = p.v
+                vals, widths = [], []
+                for read, w, valid in items:
+                    if valid is None or v[valid]:
+                        x = read(p)
+                        if w is None:
+                            w, x = x
+                        vals.append(x)
+                        widths.append(w)
+                return pack_bits(vals, widths)
+            return build_varbit
         if len(valids) == 1:            # one header (or none): one validity test
             valid = valids.pop()
             reads = [(read, w) for read, w, _ in items]
@@ -404,6 +420,8 @@ class ExternCalls:
             obj = MeterArray(qname, int(vals[0]), str(vals[1]))
         elif kind in ("direct_counter", "direct_meter"):
             obj = str(vals[0])
+        elif kind == "value_set":         # a parser value set: (value, mask) members
+            obj = []
         else:
             raise self.error(f"extern {kind} ({qname}) is not supported by the model", inst)
         ext = ExternObj(kind, qname, obj, tuple(targs))

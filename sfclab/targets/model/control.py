@@ -20,6 +20,10 @@ from ...p4.printer import expr_p4
 from ..trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
+from .functions import FunctionCalls, FunctionObj
+from .statements import LoopCompiler
+from .errors import ModelCompileError
+from .exits import ExitSignal, copy_out, exit_points, mark_exit
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
 from .table_compile import ActionObj, TableCompiler, TableObj
@@ -28,10 +32,6 @@ from .types import BOOL, Bits, BoolT, EnumT
 
 __all__ = ["Compiler", "ExitSignal", "ReturnSignal", "PacketIO", "TableObj", "ActionObj",
            "ControlInst", "seq"]
-
-
-class ExitSignal(Exception):
-    """``exit``: ends the current pipeline control."""
 
 
 class ReturnSignal(Exception):
@@ -48,12 +48,32 @@ class PacketIO:
 
 
 class ControlInst:
-    """A control instantiated inside another (``inner() slot0;``), compiled at its apply."""
+    """A control instantiated inside another (``inner() slot0;``), compiled at its apply.
 
-    __slots__ = ("decl", "path", "apply", "bound")
+    Applied with the same arguments everywhere, its parameters are those arguments;
+    applied with different ones (``copy``), it has parameters of its own, which each
+    apply copies the arguments into and out of (P4's copy-in/copy-out)."""
 
-    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...]) -> None:
+    __slots__ = ("decl", "path", "apply", "bound", "copy", "params", "ctor")
+
+    def __init__(self, decl: A.ControlDecl, path: tuple[str, ...], copy: bool = False,
+                 ctor: dict | None = None) -> None:
         self.decl, self.path, self.apply, self.bound = decl, path, None, None
+        self.copy, self.params = copy, None
+        #: constructor parameter -> its value (a constant, an instance)
+        self.ctor = ctor or {}
+
+
+def _apply_sites(decl: A.Node) -> dict[str, set[str]]:
+    """Instance name -> the distinct argument lists ``inst.apply(…)`` is called with."""
+    from ...p4.ast import walk
+
+    out: dict[str, set[str]] = {}
+    for n in walk(decl):
+        if (isinstance(n, A.Call) and isinstance(n.func, A.Member) and n.func.name == "apply"
+                and isinstance(n.func.expr, A.Name)):
+            out.setdefault(n.func.expr.name, set()).add(", ".join(map(expr_p4, n.args)))
+    return out
 
 
 def _has(node: A.Node, kind: type) -> bool:
@@ -61,16 +81,25 @@ def _has(node: A.Node, kind: type) -> bool:
     return any(isinstance(n, kind) for n in walk(node))
 
 
-class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
+def _packet_io(prm: A.Param) -> bool:
+    return isinstance(prm.type, A.NamedType) and prm.type.name in ("packet_in", "packet_out")
+
+
+class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCompiler,
+               ExprCompiler):
     """Compiles a whole program's controls for one :class:`~.switch.ModelSwitch`."""
 
     def __init__(self, sw, env, layout, prog: A.Program) -> None:
         super().__init__(env)
         self.sw = sw
+        #: the exit points of the action being compiled (:mod:`.exits`)
+        self._exit_keep: dict[int, frozenset] = {}
         self.layout = layout
         self.qnames = {(o.path, id(o.decl)): o.name for o in qualified_objects(prog)}
         self.global_scope = Scope()
         self._tmp = 0
+        self._sites: dict[str, set[str]] = {}     # control instances' apply arguments
+        self._path: tuple[str, ...] = ()          # the control being compiled
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts, sc: Scope, where: str) -> Callable:
@@ -87,7 +116,9 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         if isinstance(s, A.If):
             return self._if(s, sc, where)
         if isinstance(s, A.CallStmt):
-            return self.call_stmt(s.call, sc, where)
+            f = self.call_stmt(s.call, sc, where)
+            keep = self._exit_keep.get(id(s))
+            return f if keep is None else mark_exit(f, keep)
         if isinstance(s, A.Switch):
             return self._switch(s, sc, where)
         if isinstance(s, A.VarDecl):
@@ -97,15 +128,23 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             sc.names[s.name] = ConstVal(self.const_value(s.value, sc, t), t)
             return None
         if isinstance(s, A.Exit):
+            keep = self._exit_keep.get(id(s))
+
             def do_exit(p):
-                raise ExitSignal()
+                sig = ExitSignal()
+                sig.keep = keep
+                raise sig
             return do_exit
+        if isinstance(s, A.Return) and self.in_function():
+            return self.function_return(s, sc)
         if isinstance(s, A.Return):
             def do_return(p):
                 raise ReturnSignal()
             return do_return
         if isinstance(s, A.Empty):
             return None
+        if isinstance(s, (A.For, A.ForIn, A.Break, A.Continue)):
+            return self.loop_stmt(s, sc, where)
         raise self.error(f"unsupported statement {type(s).__name__}", s)
 
     def const_value(self, e: A.Node, sc: Scope, t):
@@ -149,7 +188,7 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
     def _switch(self, s: A.Switch, sc: Scope, where: str) -> Callable:
         e = s.expr
         if not (isinstance(e, A.Member) and e.name == "action_run" and isinstance(e.expr, A.Call)):
-            raise self.error("the model supports switch on t.apply().action_run only", s)
+            return self.value_switch(s, sc, where)
         tobj = self._table_of(e.expr, sc)
         apply = tobj.apply
         cases: dict[str, Callable] = {}
@@ -186,6 +225,9 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         raise self.error(f"{expr_p4(call)} is not a table application", call)
 
     def call_value(self, e: A.Node, sc: Scope) -> CE:
+        f = self.user_function(e, sc)
+        if f is not None:
+            return self.function_value(f, e, sc)
         if isinstance(e, A.Member) and e.name in ("hit", "miss") and isinstance(e.expr, A.Call):
             apply = self._table_of(e.expr, sc).apply
             if e.name == "hit":
@@ -195,7 +237,30 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             base = self.path(e.func.expr, sc)
             if isinstance(base, PacketIO) and e.func.name == "lookahead":
                 return self.lookahead(e)
+        if isinstance(e, A.Member) and isinstance(e.expr, A.Call):
+            return self._member_of_result(e, sc)
         raise self.error(f"cannot use {expr_p4(e)} as a value", e)
+
+    def _member_of_result(self, e: A.Member, sc: Scope) -> CE:
+        """``f(x).field``: a field of the header or struct a call gives."""
+        whole = self.expr(e.expr, sc)
+        ref = whole.ref
+        sub = (ref.fields.get(e.name) if isinstance(ref, HeaderRef) else
+               ref.members.get(e.name) if isinstance(ref, StructRef) else None)
+        if sub is None:
+            raise self.error(f"cannot use {expr_p4(e)} as a value", e)
+        part = self._from_ref(sub, e)
+        pre = whole.pre
+        if pre is None:
+            return part
+        if part.fn is None:
+            return CE(None, part.t, ref=part.ref, pre=pre)
+        f = part.fn
+
+        def value(p):
+            pre(p)
+            return f(p)
+        return CE(value, part.t)
 
     def lookahead(self, e: A.Call) -> CE:
         raise self.error("lookahead is only supported in parsers", e)
@@ -215,6 +280,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 return lambda p: apply(p)
             if isinstance(base, ControlInst) and m == "apply":
                 return self.instance_apply(base, e, sc)
+            if isinstance(f.expr, A.TypeName) and m == "apply":
+                return self.type_apply(e, sc, where)
             if isinstance(base, ExternObj):
                 return self.method_call(base, m, e, sc)
             if isinstance(base, PacketIO):
@@ -224,6 +291,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             target = sc.get(f.name)
             if isinstance(target, ActionObj):
                 return self.action_call(target, e, sc)
+            if isinstance(target, FunctionObj):
+                return self.function_call(target, e, sc)[0]
             if f.name == "verify":
                 return self.verify(e, sc)
             return self.extern_call(f.name, e, sc, where)
@@ -245,11 +314,14 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             t = h.type
         n, nbytes = len(t.fields), t.nbytes
         zeros = [default_value(ft) for _, ft in t.fields]
+        siblings = h.siblings if isinstance(h, HeaderRef) else ()
         if m == "setValid":
             def set_valid(p):
                 b = base_fn(p)
                 if b is not None:
                     v = p.v
+                    for s in siblings:         # the other members of its header_union
+                        v[s] = False
                     if not v[b]:
                         v[b + 1:b + 1 + n] = zeros
                         v[b] = True
@@ -269,26 +341,26 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
     def _stack_method(self, st: StackRef, m: str, e: A.Call, sc: Scope) -> Callable:
         count = self.const_int(e.args[0], sc) if e.args else 1
         size, stride, b0, nb = st.type.size, st.stride, st.base + 1, st.base
-        if m == "push_front":
+        if m == "push_front":       # as BMv2 does it: swaps, then the first `count` invalid
             def push(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[size - k:] + chunks[:size - k]
+                for i in range(size - 1, k - 1, -1):
+                    a, b = b0 + i * stride, b0 + (i - k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(k):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = min(size, v[nb] + count)
             return push
-        if m == "pop_front":
+        if m == "pop_front":        # swaps, then the last `count` invalid
             def pop(p):
                 v = p.v
                 k = min(count, size)
-                chunks = [v[b0 + i * stride:b0 + (i + 1) * stride] for i in range(size)]
-                chunks = chunks[k:] + chunks[:k]
+                for i in range(size - k):
+                    a, b = b0 + i * stride, b0 + (i + k) * stride
+                    v[a:a + stride], v[b:b + stride] = v[b:b + stride], v[a:a + stride]
                 for i in range(size - k, size):
-                    chunks[i][0] = False
-                v[b0:b0 + size * stride] = [x for c in chunks for x in c]
+                    v[b0 + i * stride] = False
                 v[nb] = max(0, v[nb] - count)
             return pop
         raise self.error(f"header stacks have no method {m}", e)
@@ -297,8 +369,14 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         decl, fn, info = a.decl, a.info.fn, a.info
         if len(e.args) != len(decl.params):
             raise self.error(f"action {info.local} takes {len(decl.params)} argument(s)", e)
-        ins, outs = [], []
+        ins, outs, before = [], [], []
         for prm, arg, slot in zip(decl.params, e.args, a.slots):
+            if not isinstance(slot, ScalarRef):          # a header or struct: copied
+                ins.append(CE(lambda p: None, None, const=None))
+                back: list = []
+                self.copy_argument(prm, arg, slot, sc, before, back)
+                outs += [(prm.name, f) for f in back]
+                continue
             if prm.direction in ("", "in"):
                 ins.append(self.expr(arg, sc, slot.type if isinstance(slot.type, Bits) else None))
             else:
@@ -306,22 +384,44 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                     ins.append(self.expr(arg, sc, slot.type))
                 else:
                     ins.append(CE(lambda p, s=slot.slot: p.v[s], slot.type))
-                outs.append(self.store(self.lvalue(arg, sc), self._from_ref(slot, arg)))
-        wraps = [wrap_fn(s.type) or (lambda x: x) for s in a.slots]
+                outs.append((prm.name, self.store(self.lvalue(arg, sc), self._from_ref(slot, arg))))
+        wraps = [(wrap_fn(s.type) if isinstance(s, ScalarRef) else None) or (lambda x: x)
+                 for s in a.slots]
         readers = [c.fn for c in ins]
+        copy_in = seq(before) if any(f is not None for f in before) else None
         if all(c.const is not NOCONST for c in ins):
             args = tuple(w(c.const) for w, c in zip(wraps, ins))
 
             def call_const(p):
                 p.tr.append(("action", info, args))
                 fn(p, args)
-            return seq([call_const] + outs)
+            call = call_const
+        else:
+            def call(p):
+                args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
+                p.tr.append(("action", info, args))
+                fn(p, args)
+        if copy_in is not None:
+            return seq([copy_in, copy_out(call, outs)])
+        return copy_out(call, outs)
 
-        def call(p):
-            args = tuple([w(r(p)) for w, r in zip(wraps, readers)])
-            p.tr.append(("action", info, args))
-            fn(p, args)
-        return seq([call] + outs)
+    def _may_exit(self, call: A.Call, sc: Scope, seen: frozenset = frozenset()) -> bool:
+        """Whether *call* calls an action whose body has an ``exit`` (or calls one that does)."""
+        a = sc.get(call.func.name) if isinstance(call.func, A.Name) else None
+        if not isinstance(a, ActionObj) or a.decl.name in seen:
+            return False
+        seen = seen | {a.decl.name}
+        return any(isinstance(n, A.Exit) or (isinstance(n, A.CallStmt) and
+                                              self._may_exit(n.call, sc, seen))
+                   for n in A.walk(a.decl.body))
+
+    def _const_cond(self, e: A.Node):
+        """A condition's value when it is a compile-time constant, else None."""
+        try:
+            c = self.expr(e, self.global_scope)
+        except ModelCompileError:
+            return None
+        return bool(c.const) if c.const is not NOCONST else None
 
     # -- declarations --------------------------------------------------------------------
     def compile_action(self, d: A.ActionDecl, sc: Scope, qname: str) -> ActionObj:
@@ -331,14 +431,22 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         for prm in d.params:
             t = self.env.resolve(prm.type)
             ref = self.layout.build(t, f"{qname}.{prm.name}")
-            if not isinstance(ref, ScalarRef):
-                raise self.error(f"action parameter {prm.name} must be a scalar", prm)
+            if not isinstance(ref, ScalarRef) and not prm.direction:
+                raise self.error(f"action parameter {prm.name} must be a scalar: the control "
+                                 f"plane gives a directionless parameter's value", prm)
             inner.names[prm.name] = ref
             slots.append(ref)
             w = t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else \
                 t.underlying.width if isinstance(t, EnumT) and t.underlying else 32
             params.append((prm.name, w))
-        body = self.block(d.body.stmts, inner, f"action {qname}")
+        outs = [q.name for q in d.params if q.direction in ("out", "inout")]
+        outer, self._exit_keep = self._exit_keep, exit_points(
+            d.body.stmts, outs, self._const_cond, lambda call: self._may_exit(call, sc)
+        ) if outs else {}
+        try:
+            body = self.block(d.body.stmts, inner, f"action {qname}")
+        finally:
+            self._exit_keep = outer
         if _has(d.body, A.Return):
             raw = body
 
@@ -347,6 +455,19 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                     raw(p)
                 except ReturnSignal:
                     pass
+        scalar = [isinstance(r, ScalarRef) for r in slots]
+        if not all(scalar):           # a header or struct argument is copied in by the call
+            idx = [i for i, k in enumerate(scalar) if k]
+            ss = [slots[i].slot for i in idx]
+            bools = [isinstance(slots[i].type, BoolT) for i in idx]
+            run = body
+
+            def fn(p, args):
+                v = p.v
+                for s, i, b in zip(ss, idx, bools):
+                    v[s] = bool(args[i]) if b else args[i]
+                run(p)
+            return ActionObj(ActionInfo(qname, d.name, params, fn), d, slots)
         ss = [r.slot for r in slots]
         bools = [isinstance(r.type, BoolT) for r in slots]
         if not ss:
@@ -370,6 +491,7 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         """Bind a control's local declarations in *sc*; returns the initialisers."""
         inits = []
         controls = {c.name: c for c in self.sw.program.controls()}
+        controls.update((q.name, q) for q in self.sw.program.find(A.ParserDecl))
         for d in decls:
             if isinstance(d, A.ConstDecl):
                 t = self.env.resolve(d.type)
@@ -381,7 +503,10 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
             elif isinstance(d, A.Instance):
                 tname = d.type.name if isinstance(d.type, A.NamedType) else ""
                 if tname in controls:
-                    sc.names[d.name] = ControlInst(controls[tname], (*path, d.name))
+                    multi = len(self._sites.get(d.name, ())) > 1
+                    decl = controls[tname]
+                    sc.names[d.name] = ControlInst(decl, (*path, d.name), multi,
+                                                   self._ctor_args(decl, d.args, sc, d))
                 else:
                     qn = self.qnames.get((path, id(d)), ".".join((*path, local_name(d))))
                     sc.names[d.name] = self.make_extern(d, qn)
@@ -398,8 +523,13 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
     def control_body(self, decl: A.ControlDecl, path: tuple[str, ...], bindings: dict) -> Callable:
         """A control's apply block (locals initialised first) as one closure."""
         sc = Scope(self.global_scope, dict(bindings))
-        inits = self.compile_locals(decl.locals, sc, path)
-        body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
+        self._sites = _apply_sites(decl)
+        outer, self._path = self._path, path
+        try:
+            inits = self.compile_locals(decl.locals, sc, path)
+            body = seq(inits + [self.block(decl.apply.stmts, sc, f"control {'.'.join(path)}")])
+        finally:
+            self._path = outer
         if _has(decl.apply, A.Return):
             raw = body
 
@@ -414,6 +544,8 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
         params = inst.decl.params
         if len(e.args) != len(params):
             raise self.error(f"{inst.decl.name}.apply takes {len(params)} argument(s)", e)
+        if inst.copy:
+            return self._apply_copying(inst, e, sc)
         bindings, copies = {}, []
         for prm, arg in zip(params, e.args):
             r = self.path(arg, sc)
@@ -426,16 +558,76 @@ class Compiler(ExternCalls, TableCompiler, AssignCompiler, ExprCompiler):
                 copies.append(self.store(ref, self.expr(arg, sc, t if isinstance(t, Bits) else None)))
         key = tuple(sorted((k, id(v)) for k, v in bindings.items()))
         if inst.apply is None:
-            inst.apply, inst.bound = self.control_body(inst.decl, inst.path, bindings), key
+            inst.apply, inst.bound = self.instance_body(inst, bindings), key
         elif inst.bound != key:
             raise self.error(f"control instance {'.'.join(inst.path)} is applied with different "
                              f"arguments in two places; the model supports one binding", e)
+        return seq(copies + [self._traced(inst)])
+
+    def _traced(self, inst: ControlInst) -> Callable:
         body = inst.apply
         nf = nf_of(inst.path[-1])
-        if nf is not None:
-            def run_nf(p):
-                p.tr.append(("nf", nf))
-                body(p)
-            return seq(copies + [run_nf])
-        return seq(copies + [body])
+        if nf is None:
+            return body
+
+        def run_nf(p):
+            p.tr.append(("nf", nf))
+            body(p)
+        return run_nf
+
+    def _apply_copying(self, inst: ControlInst, e: A.Call, sc: Scope) -> Callable:
+        """``inst.apply(args)`` of an instance applied with different arguments elsewhere."""
+        if inst.params is None:
+            inst.params = {}
+            for prm in inst.decl.params:
+                t = self.env.resolve(prm.type) if not _packet_io(prm) else None
+                inst.params[prm.name] = (None if t is None else
+                                         self.layout.build(t, f"{'.'.join(inst.path)}.{prm.name}"))
+        before, after, bindings = [], [], {}
+        for prm, arg in zip(inst.decl.params, e.args):
+            ref = inst.params[prm.name]
+            if ref is None:                          # packet_in / packet_out: passed on
+                bindings[prm.name] = self.path(arg, sc)
+                continue
+            bindings[prm.name] = ref
+            self.copy_argument(prm, arg, ref, sc, before, after)
+        if inst.apply is None:
+            inst.apply = self.instance_body(inst, bindings)
+        return seq(before + [self._traced(inst)] + after)
+
+    def instance_body(self, inst: ControlInst, bindings: dict) -> Callable:
+        """The body an instance's apply runs (a control's; a parser's in parsers)."""
+        if not isinstance(inst.decl, A.ControlDecl):
+            raise self.error(f"{inst.decl.name} is a parser: it is applied in parser states",
+                             inst.decl)
+        return self.control_body(inst.decl, inst.path, {**inst.ctor, **bindings})
+
+    def _ctor_args(self, decl, args: tuple[A.Node, ...], sc: Scope, where: A.Node) -> dict:
+        """A control's constructor parameters bound to the instance's arguments: an instance
+        (``C2(c1) c2;``) or a compile-time constant."""
+        params = getattr(decl, "ctor_params", ())
+        if len(args) != len(params):
+            raise self.error(f"{decl.name} takes {len(params)} constructor argument(s), "
+                             f"got {len(args)}", where)
+        out: dict = {}
+        for prm, arg in zip(params, args):
+            obj = sc.get(arg.name) if isinstance(arg, A.Name) else None
+            if isinstance(obj, (ControlInst, ExternObj)):
+                out[prm.name] = obj
+                continue
+            t = self.env.resolve(prm.type)
+            out[prm.name] = ConstVal(self.const_value(arg, sc, t), t)
+        return out
+
+    def type_apply(self, e: A.Call, sc: Scope, where: str) -> Callable:
+        """``C.apply(args)``: a control (or parser) applied by its type, as if instantiated
+        right there without constructor arguments."""
+        name = e.func.expr.name  # type: ignore[union-attr]
+        decl = next((c for c in self.sw.program.controls() if c.name == name), None) or \
+            next((q for q in self.sw.program.find(A.ParserDecl) if q.name == name), None)
+        if decl is None:
+            raise self.error(f"{name} is neither a control nor a parser", e)
+        self._tmp += 1
+        inst = ControlInst(decl, (*self._path, name), True)
+        return self.instance_apply(inst, e, sc)
 

@@ -19,9 +19,9 @@ from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .errors import ModelCompileError
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
-from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type
+from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type, UnionT
 
-__all__ = ["CE", "NOCONST", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
+__all__ = ["CE", "NOCONST", "INVALID", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
            "to_unsigned"]
 
 NOCONST = object()
@@ -30,10 +30,12 @@ NOCONST = object()
 class CE:
     """A compiled expression: ``fn(p)``, its type, and what it is when simple."""
 
-    __slots__ = ("fn", "t", "slot", "const", "ref")
+    __slots__ = ("fn", "t", "slot", "const", "ref", "pre")
 
-    def __init__(self, fn, t, slot=None, const=NOCONST, ref=None) -> None:
+    def __init__(self, fn, t, slot=None, const=NOCONST, ref=None, pre=None) -> None:
         self.fn, self.t, self.slot, self.const, self.ref = fn, t, slot, const, ref
+        #: for a compound value a call computes (a function returning a header): the call
+        self.pre = pre
 
 
 class ConstVal:
@@ -76,6 +78,21 @@ class DynHeader:
 
     def base_fn(self) -> Callable:
         b0, stride, size, idx = self.stack.base + 1, self.stack.stride, self.stack.type.size, self.idx
+        if self.what == "index":
+            path = self.stack.path
+
+            def checked(p):
+                i = idx(p)
+                if 0 <= i < size:
+                    return b0 + i * stride
+                # P4_16: an out-of-range read is undefined, a write does nothing.  BMv2
+                # (1.15) stops with std::out_of_range where p4c leaves such an access in
+                # the program; it often removes it (a copy-in and copy-out of the same
+                # field), and the programs BMv2 passes never reach one
+                p.tr.append(("note", f"{path}[{i}] is out of the stack's bounds (size "
+                                     f"{size}): read as 0, not written"))
+                return None
+            return checked
 
         def base(p):
             i = idx(p)
@@ -110,6 +127,11 @@ def wrap_fn(t: Type) -> Callable[[int], int] | None:
 def _const(value, t) -> CE:
     return CE(lambda p: value, t, const=value)
 
+
+#: ``{#}``: the value of an invalid header or header union.
+INVALID = object()
+#: The size methods of a header (constants: a varbit field counts 0 in min, its most in max).
+_SIZES = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 
 _ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_,
           "|": operator.or_, "^": operator.xor}
@@ -281,6 +303,8 @@ class ExprCompiler:
             return x
         if isinstance(t, EnumT) and t.underlying is not None:
             t = t.underlying
+        if isinstance(t, Bits) and not t.width:        # to `int`: the value as it is
+            return CE(x.fn, INT, x.slot, x.const, x.ref)
         if isinstance(t, BoolT):
             if isinstance(src, Bits):
                 f = x.fn
@@ -315,7 +339,7 @@ class ExprCompiler:
         return out
 
     def _e_Unary(self, e: A.Unary, sc, want):
-        x = self.expr(e.expr, sc, want)
+        x = self.expr(e.expr, sc)
         f = x.fn
         if e.op == "!":
             return self._fold(CE(lambda p: not f(p), BOOL), x)
@@ -326,6 +350,8 @@ class ExprCompiler:
                 return self._fold(CE(lambda p: f(p) ^ m, t), x)
             wr = wrap_fn(t) or (lambda v: v)
             return self._fold(CE(lambda p: wr(~f(p)), t), x)
+        if e.op == "+":
+            return x
         if e.op == "-":
             wr = wrap_fn(t)
             if wr is None:
@@ -345,9 +371,12 @@ class ExprCompiler:
         op = e.op
         if op in ("&&", "||"):
             return self._logic(e, sc)
-        a = self.expr(e.left, sc, want if op not in _CMP else None)
+        # the operands' own types (p4c's): an untyped literal takes the other operand's
+        # type; untyped constants compute in infinite precision, and take the type the
+        # context wants only at the end (expr)
+        a = self.expr(e.left, sc)
         b = self.expr(e.right, sc, None if op in ("<<", ">>", "++") else
-                      (a.t if isinstance(a.t, Bits) and a.t.width else want))
+                      (a.t if isinstance(a.t, Bits) and a.t.width else None))
         if op == "++":
             return self._concat(a, b)
         if op in ("<<", ">>"):
@@ -391,8 +420,23 @@ class ExprCompiler:
         va = [a.ref.base] if isinstance(a.ref, HeaderRef) else []
         vb = [b.ref.base] if isinstance(b.ref, HeaderRef) else []
         neg = op == "!="
+        pres = [c.pre for c in (a, b) if c.pre is not None]
+        if va and vb:                  # headers: equal when both invalid, or valid and alike
+            ia, ib = va[0], vb[0]
+
+            def cmp(p):
+                for f in pres:
+                    f(p)
+                v = p.v
+                if v[ia] != v[ib]:
+                    return neg
+                eq = not v[ia] or [v[i] for i in sa] == [v[i] for i in sb]
+                return eq != neg
+            return CE(cmp, BOOL)
 
         def cmp(p):
+            for f in pres:
+                f(p)
             v = p.v
             eq = [v[i] for i in va + sa] == [v[i] for i in vb + sb]
             return eq != neg
@@ -492,15 +536,26 @@ class ExprCompiler:
 
     def _e_Ternary(self, e: A.Ternary, sc, want):
         c = self.expr(e.cond, sc)
-        a = self.expr(e.then, sc, want)
-        b = self.expr(e.other, sc, a.t if isinstance(a.t, Bits) and a.t.width else want)
+        a = self.expr(e.then, sc)                   # (c ? 2 : 3w1) is a bit<3>
+        b = self.expr(e.other, sc, a.t if isinstance(a.t, Bits) and a.t.width else None)
         a, b, t = self._unify(a, b)
         fc, fa, fb = c.fn, a.fn, b.fn
         return self._fold(CE(lambda p: fa(p) if fc(p) else fb(p), t), c, a, b)
 
     def _e_Call(self, e: A.Call, sc, want):
+        if isinstance(e.func, A.Member) and e.func.name in _SIZES and not e.args:
+            r = self.path(e.func.expr, sc)
+            t = r.type if isinstance(r, HeaderRef) else r.stack.type.elem \
+                if isinstance(r, DynHeader) else None
+            if t is not None:
+                bits = t.nbits if e.func.name.startswith("min") else t.max_bits
+                return _const(bits if e.func.name.endswith("Bits") else (bits + 7) // 8,
+                              Bits(32))
         if isinstance(e.func, A.Member) and e.func.name == "isValid" and not e.args:
             r = self.path(e.func.expr, sc)
+            if isinstance(r, StructRef) and isinstance(r.type, UnionT):   # a header_union
+                bases = [m.base for m in r.members.values()]
+                return CE(lambda p: any(p.v[b] for b in bases), BOOL)
             if isinstance(r, HeaderRef):
                 b = r.base
                 return CE(lambda p: p.v[b], BOOL, slot=b)
@@ -516,6 +571,15 @@ class ExprCompiler:
     def _e_ListExpr(self, e: A.ListExpr, sc, want):
         items = [self.expr(x, sc) for x in e.items]
         return CE(None, None, ref=items)
+
+    def _e_StructExpr(self, e: A.StructExpr, sc, want):
+        items = {n: self.expr(x, sc) for n, x in e.items}
+        if e.rest:
+            items[...] = True               # `...`: the fields not named take their defaults
+        return CE(None, None, ref=items)
+
+    def _e_InvalidExpr(self, e: A.InvalidExpr, sc, want):
+        return CE(None, None, ref=INVALID)
 
     def _e_TypeName(self, e, sc, want):
         raise self.error(f"type {e.name} used as a value", e)

@@ -15,15 +15,20 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
-from .control import Compiler, PacketIO, seq
+from .control import Compiler, PacketIO, _apply_sites, seq
 from .expr import CE, NOCONST, DynHeader, Scope
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef
-from .types import Bits, BoolT, EnumT, HeaderT
+from .types import Bits, BoolT, EnumT, HeaderT, UnionT
+from .varbit import VarbitError, varbit_codec
 
 __all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES"]
 
 #: States a parser may visit for one packet before ``ParserTimeout``.
 MAX_PARSER_STATES = 1000
+
+
+class ParserReject(Exception):
+    """``transition reject`` in a sub-parser: the whole parse ends there."""
 
 
 class ParserError(Exception):
@@ -68,39 +73,59 @@ class PipelineCompiler(Compiler):
 
     # -- parser ----------------------------------------------------------------------------
     def compile_parser(self, decl: A.ParserDecl, bindings: dict) -> Callable:
-        sc = Scope(self.global_scope, dict(bindings))
-        inits = self.compile_locals(decl.locals, sc, (decl.name,))
-        states: dict[str, Callable] = {}
-        for st in decl.states:
-            states[st.name] = self._state(st, sc)
-        if "start" not in states:
-            raise self.error(f"parser {decl.name} has no start state", decl)
-        init = seq(inits)
+        run = self._parser_run(decl, (decl.name,), bindings)
         name = decl.name
         on_reject, on_error = self.parser_outcomes()
 
         def parse(p):
             tr = p.tr
             tr.append(("parser_start", name))
-            init(p)
-            state = "start"
-            n = 0
             try:
-                while True:
-                    n += 1
-                    if n > MAX_PARSER_STATES:
-                        raise ParserError("ParserTimeout")
-                    state = states[state](p)
-                    if state == "accept":
-                        break
-                    if state == "reject":
-                        on_reject(tr)
-                        break
+                if run(p) == "reject":
+                    raise ParserReject()
+            except ParserReject:
+                on_reject(tr)
             except ParserError as e:
                 p.parser_error = e.code
                 tr.append(("note", on_error(e.code)))
             tr.append(("parser_done", name, p.parser_error))
         return parse
+
+    def _parser_run(self, decl: A.ParserDecl, path: tuple[str, ...], bindings: dict) -> Callable:
+        """``run(p) -> "accept" | "reject"``: the parser's locals and states (errors raise
+        :class:`ParserError`)."""
+        sc = Scope(self.global_scope, dict(bindings))
+        self._sites = _apply_sites(decl)
+        init = seq(self.compile_locals(decl.locals, sc, path))
+        states: dict[str, Callable] = {}
+        for st in decl.states:
+            states[st.name] = self._state(st, sc)
+        if "start" not in states:
+            raise self.error(f"parser {decl.name} has no start state", decl)
+
+        def run(p):
+            init(p)
+            state = "start"
+            n = 0
+            while state != "accept" and state != "reject":
+                n += 1
+                if n > MAX_PARSER_STATES:
+                    raise ParserError("ParserTimeout")
+                state = states[state](p)
+            return state
+        return run
+
+    def instance_body(self, inst, bindings: dict) -> Callable:
+        if not isinstance(inst.decl, A.ParserDecl):
+            return super().instance_body(inst, bindings)
+        run = self._parser_run(inst.decl, inst.path, bindings)
+        name = ".".join(inst.path)
+
+        def subparser(p):                # p4c inlines it: a reject rejects the whole parse
+            p.tr.append(("parser_state", f"{name} (sub-parser)"))
+            if run(p) == "reject":
+                raise ParserReject()
+        return subparser
 
     def parser_outcomes(self) -> tuple[Callable, Callable]:
         """``(on_reject(tr), on_error(code) -> note)`` for the parser being compiled:
@@ -154,6 +179,8 @@ class PipelineCompiler(Compiler):
                     tests.append((0, self.const_int(ks.value, sc) & m, m))
                 elif isinstance(ks, A.Range):
                     tests.append((1, self.const_int(ks.lo, sc), self.const_int(ks.hi, sc)))
+                elif isinstance(ks, A.Name) and getattr(sc.get(ks.name), "kind", "") == "value_set":
+                    tests.append((2, sc.get(ks.name).state, None))   # its members, as set now
                 else:
                     v = self.expr(ks, sc, k.t if isinstance(k.t, Bits) else None)
                     if v.const is NOCONST:
@@ -195,6 +222,9 @@ class PipelineCompiler(Compiler):
                                 break
                         elif x != t[1]:
                             break
+                    elif t[0] == 2:
+                        if not any(x & m == v for v, m in t[1]):
+                            break
                     elif not t[1] <= x <= t[2]:
                         break
                 else:
@@ -213,9 +243,10 @@ class PipelineCompiler(Compiler):
 
     def packet_method(self, io: PacketIO, m: str, e: A.Call, sc: Scope) -> Callable:
         if io.kind == "in" and m == "extract":
-            if len(e.args) != 1:
-                raise self.error("extract with a variable-length field is not supported", e)
-            return self._extract(self.path(e.args[0], sc), e)
+            if isinstance(e.args[0], A.DontCare):
+                return self._skip(e)
+            nbits = self.expr(e.args[1], sc).fn if len(e.args) == 2 else None
+            return self._extract(self.path(e.args[0], sc), e, nbits)
         if io.kind == "in" and m == "advance":
             n = self.expr(e.args[0], sc).fn
 
@@ -229,13 +260,78 @@ class PipelineCompiler(Compiler):
             return self._emit(self.path(e.args[0], sc), e)
         raise self.error(f"packet.{m} is not supported by the model", e)
 
-    def _extract(self, r, e: A.Call) -> Callable:
+    def _skip(self, e: A.Call) -> Callable:
+        """``extract<T>(_)``: the bytes of a T, read and thrown away."""
+        if not e.type_args:
+            raise self.error("extract(_) needs the header type: extract<T>(_)", e)
+        t = self.env.resolve(e.type_args[0])
+        if not isinstance(t, HeaderT) or t.nbits % 8 or t.varbit is not None:
+            raise self.error(f"extract<{expr_p4(e.type_args[0])}>(_) needs a header of whole "
+                             f"bytes", e)
+        nb = t.nbytes
+
+        def skip(p):
+            if len(p.data) - p.pos < nb:
+                raise ParserError("PacketTooShort")
+            p.pos += nb
+            p.tr.append(("extract", f"_ ({t.name})"))
+        return skip
+
+    def _extract_union_next(self, dh: DynHeader, member: str, e: A.Call) -> Callable:
+        """``extract(stack.next.member)`` on a stack of header unions."""
+        st = dh.stack
+        union = st.type.elem
+        offsets, off = {}, 0
+        for name, h in union.fields:
+            offsets[name] = (off, h)
+            off += len(h.fields) + 1
+        if member not in offsets:
+            raise self.error(f"{union.name} has no member {member!r}", e)
+        moff, t = offsets[member]
+        others = [o for n, (o, _) in offsets.items() if n != member]
+        if t.nbits % 8 or t.varbit is not None:
+            raise self.error(f"header {t.name} is not a whole number of bytes", e)
+        unpack, _ = _field_codec(t)
+        nb, k = t.nbytes, len(t.fields)
+        nslot, size, stride, first = st.base, st.type.size, st.stride, st.base + 1
+        short = st.path.split(".", 1)[-1]
+
+        def extract_union(p):
+            v = p.v
+            i = v[nslot]
+            if i >= size:
+                raise ParserError("StackOutOfBounds")
+            pos, data = p.pos, p.data
+            if len(data) - pos < nb:
+                raise ParserError("PacketTooShort")
+            b = first + i * stride
+            v[b + moff + 1:b + moff + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+            v[b + moff] = True
+            for o in others:
+                v[b + o] = False
+            v[nslot] = i + 1
+            p.pos = pos + nb
+            p.tr.append(("extract", f"{short}[{i}].{member}"))
+        return extract_union
+
+    def _extract(self, r, e: A.Call, nbits=None) -> Callable:
+        if (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], DynHeader)
+                and r[0].what == "next" and isinstance(r[0].stack.type.elem, UnionT)):
+            return self._extract_union_next(r[0], r[1], e)
         if isinstance(r, HeaderRef):
             t, b0, path, dyn = r.type, r.base, r.path, None
         elif isinstance(r, DynHeader) and r.what == "next":
             t, b0, path, dyn = r.stack.type.elem, None, r.stack.path, r.stack
         else:
             raise self.error(f"cannot extract into {expr_p4(e.args[0])}", e)
+        if (t.varbit is None) != (nbits is None):
+            raise self.error(f"extract({expr_p4(e.args[0])}) takes "
+                             + ("the varbit field's length in bits as its second argument"
+                                if nbits is None else "one argument: the header has no varbit "
+                                                      "field"), e)
+        if nbits is not None:
+            return self._extract_varbit(r, t, nbits, path, dyn)
+        siblings = r.siblings if isinstance(r, HeaderRef) else ()
         if t.nbits % 8:
             raise self.error(f"header {t.name} is {t.nbits} bits, not a whole number of bytes", e)
         nb, k = t.nbytes, len(t.fields)
@@ -250,6 +346,8 @@ class PipelineCompiler(Compiler):
                 v = p.v
                 v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
                 v[b0] = True
+                for s in siblings:
+                    v[s] = False
                 p.pos = pos + nb
                 p.tr.append(("extract", short))
             return extract
@@ -272,12 +370,46 @@ class PipelineCompiler(Compiler):
             p.tr.append(("extract", f"{short}[{i}]"))
         return extract_next
 
+    def _extract_varbit(self, r, t: HeaderT, nbits, path: str, dyn) -> Callable:
+        read, _ = varbit_codec(t)
+        k = len(t.fields)
+        short = path.split(".", 1)[-1]
+        siblings = r.siblings if isinstance(r, HeaderRef) else ()
+
+        def into(p, b, label):
+            try:
+                values, used = read(p.data, p.pos, nbits(p))
+            except VarbitError as err:
+                raise ParserError(err.code) from None
+            v = p.v
+            v[b + 1:b + 1 + k] = values
+            v[b] = True
+            for s in siblings:
+                v[s] = False
+            p.pos += used
+            p.tr.append(("extract", label))
+        if dyn is None:
+            b0 = r.base
+            return lambda p: into(p, b0, short)
+        nslot, size, stride, first = dyn.base, dyn.type.size, dyn.stride, dyn.base + 1
+
+        def extract_next(p):
+            i = p.v[nslot]
+            if i >= size:
+                raise ParserError("StackOutOfBounds")
+            into(p, first + i * stride, f"{short}[{i}]")
+            p.v[nslot] = i + 1
+        return extract_next
+
     def lookahead(self, e: A.Call) -> CE:
         if not e.type_args:
             raise self.error("lookahead needs a type argument", e)
         t = self.env.resolve(e.type_args[0])
+        if isinstance(t, HeaderT) and t.varbit is None and not t.nbits % 8:
+            return self._lookahead_header(t)
         if not isinstance(t, Bits):
-            raise self.error("the model supports lookahead<bit<W>>() only", e)
+            raise self.error("the model supports lookahead<T>() of a bit<W> or of a header "
+                             "of whole bytes", e)
         w = t.width
         nb = (w + 7) // 8
         shift = nb * 8 - w
@@ -289,6 +421,21 @@ class PipelineCompiler(Compiler):
             return (int.from_bytes(p.data[p.pos:p.pos + nb], "big") >> shift) & m
         return CE(look, t)
 
+    def _lookahead_header(self, t: HeaderT) -> CE:
+        """``lookahead<H>()``: the next bytes as a valid header H (the parser stays put)."""
+        self._tmp += 1
+        ref = self.layout.build(t, f"$lookahead#{self._tmp}")
+        unpack, _ = _field_codec(t)
+        nb, k, b0 = t.nbytes, len(t.fields), ref.base
+
+        def fill(p):
+            if len(p.data) - p.pos < nb:
+                raise ParserError("PacketTooShort")
+            v = p.v
+            v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(p.data[p.pos:p.pos + nb], "big"))
+            v[b0] = True
+        return CE(None, t, ref=ref, pre=fill)
+
     def call_value(self, e, sc):
         if isinstance(e, A.Call) and isinstance(e.func, A.Member) and e.func.name == "lookahead":
             base = self.path(e.func.expr, sc)
@@ -298,6 +445,17 @@ class PipelineCompiler(Compiler):
 
     # -- deparser --------------------------------------------------------------------------
     def _emit(self, r, e: A.Call) -> Callable:
+        if isinstance(r, HeaderRef) and r.type.varbit is not None:
+            _, write = varbit_codec(r.type)
+            b0, k = r.base, len(r.type.fields)
+            short = r.path.split(".", 1)[-1]
+
+            def emit_varbit(p):
+                v = p.v
+                if v[b0]:
+                    p.emitted.append(write(v[b0 + 1:b0 + 1 + k]))
+                    p.tr.append(("deparser_emit", short))
+            return emit_varbit
         if isinstance(r, HeaderRef):
             t, b0 = r.type, r.base
             if t.nbits % 8:
@@ -318,3 +476,4 @@ class PipelineCompiler(Compiler):
             return seq([self._emit(x, e) for x in r.members.values()
                         if not isinstance(x, ScalarRef)])
         raise self.error(f"cannot emit {expr_p4(e.args[0])}", e)
+

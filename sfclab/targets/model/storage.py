@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .types import BoolT, EnumT, ErrorT, HeaderT, StackT, StringT, StructT, Type
+from .types import BoolT, EnumT, ErrorT, HeaderT, StackT, StringT, StructT, Type, UnionT, VarbitT
 
 __all__ = ["ScalarRef", "HeaderRef", "StackRef", "StructRef", "Ref", "Layout", "Pkt",
            "scalars", "default_value"]
@@ -32,6 +32,8 @@ class HeaderRef:
     type: HeaderT
     path: str
     fields: dict[str, ScalarRef] = field(default_factory=dict)
+    #: the validity slots of the other members of the header_union it is in
+    siblings: tuple[int, ...] = ()
 
 
 @dataclass(eq=False, slots=True)
@@ -43,7 +45,11 @@ class StackRef:
 
     @property
     def stride(self) -> int:
-        return len(self.type.elem.fields) + 1
+        """Slots per element: a header's validity and fields; a header_union's members'."""
+        elem = self.type.elem
+        if isinstance(elem, UnionT):
+            return sum(len(h.fields) + 1 for _, h in elem.fields)
+        return len(elem.fields) + 1
 
 
 @dataclass(eq=False, slots=True)
@@ -65,6 +71,8 @@ def default_value(t: Type):
         return t.members[0][1] if t.underlying is None else 0
     if isinstance(t, StringT):
         return ""
+    if isinstance(t, VarbitT):
+        return (0, 0)
     return 0
 
 
@@ -97,6 +105,10 @@ class Layout:
             s = StructRef(t, path)
             for fname, ft in t.fields:
                 s.members[fname] = self.build(ft, f"{path}.{fname}")
+            if isinstance(t, UnionT):        # setting one member valid invalidates the others
+                bases = [m.base for m in s.members.values()]
+                for m in s.members.values():
+                    m.siblings = tuple(b for b in bases if b != m.base)
             return s
         return ScalarRef(self.alloc(default_value(t), path), t, path)
 
@@ -106,7 +118,7 @@ def scalars(ref: Ref) -> list[ScalarRef]:
     if isinstance(ref, ScalarRef):
         return [ref]
     if isinstance(ref, HeaderRef):
-        return list(ref.fields.values())
+        return [f for n, f in ref.fields.items() if n != "$padding"]
     if isinstance(ref, StackRef):
         return [s for e in ref.elems for s in scalars(e)]
     return [s for m in ref.members.values() for s in scalars(m)]

@@ -23,8 +23,7 @@ unless a field list preserves it (BMv2 resets all metadata).
 
 Not modelled (a :class:`~.errors.ModelCompileError` names the construct when
 a program uses it): ``action_profile`` / ``action_selector`` tables,
-``value_set``, ``varbit`` extracts, header unions, ``lookahead`` of a header
-type, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
+a ``value_set``'s entries, sfclab's portable ``Sfc*`` externs before lowering, the ``crc16_custom``
 / ``crc32_custom`` / ``random`` hash algorithms, queueing metadata other than
 timestamps (queue depths are 0), priority queues, and BMv2's parallel threads
 (copies leave in a fixed order: egress clones after the packet that made them).
@@ -40,9 +39,11 @@ from pathlib import Path
 
 from ...p4 import ast as A
 from ...p4.parser import parse_p4, parse_p4_file
+from ...p4.preprocess import BMV2_DEFINES
 from .control import ActionObj, ExitSignal, PacketIO
 from .errors import InvalidValueError, ModelCompileError, UnknownNameError
 from .expr import ConstVal, Scope
+from .functions import FunctionObj
 from .parser_rt import PipelineCompiler, _field_codec
 from .result import Digest, PacketIn, ProcessResult
 from .runtime import ControlPlane
@@ -58,14 +59,37 @@ DROP_PORT = 511
 CPU_PORT = 255
 
 
+def _header_fields(ref) -> list[tuple[int, int]]:
+    """The slot ranges ``(start, end)`` of the header fields under *ref* (a header's
+    fields follow its validity slot; validity bits and stack indexes are not in them)."""
+    if isinstance(ref, HeaderRef):
+        slots = [f.slot for f in ref.fields.values()]
+        return [(min(slots), max(slots) + 1)] if slots else []
+    subs = getattr(ref, "elems", None) or getattr(ref, "members", {}).values()
+    return [r for sub in subs for r in _header_fields(sub)]
+
+
+def _stale_span(ranges: list[tuple[int, int]], template: list) -> tuple[int, int, list]:
+    """*ranges* as one span ``(lo, hi)`` and the slots inside it that are no header field
+    (validity, stack indexes) with their fresh values, to put back after copying the span."""
+    if not ranges:
+        return 0, 0, []
+    lo, hi = min(a for a, _ in ranges), max(b for _, b in ranges)
+    inside = set()
+    for a, b in ranges:
+        inside.update(range(a, b))
+    return lo, hi, [(s, template[s]) for s in range(lo, hi) if s not in inside]
+
+
 def _load(program) -> A.Program:
+    """*program* parsed as p4c-bm2-ss reads it (``__TARGET_BMV2__`` defined)."""
     if isinstance(program, A.Program):
         return program
     if isinstance(program, Path) or (isinstance(program, str) and "\n" not in program
                                      and program.endswith(".p4")):
-        return parse_p4_file(program)
+        return parse_p4_file(program, defines=BMV2_DEFINES)
     if isinstance(program, str):
-        return parse_p4(program)
+        return parse_p4(program, defines=BMV2_DEFINES)
     raise TypeError(f"expected a Program, P4 text or a .p4 path, got {type(program).__name__}")
 
 
@@ -148,6 +172,8 @@ class ModelSwitch(ControlPlane):
         self._deparse = c.control_body(controls[names[4]], (names[4],),
                                        bind(controls[names[4]], [pout, hdr]))
         self.template = list(layout.template)
+        self._stale = _stale_span(_header_fields(self.hdr_ref), self.template)
+        self._last_v: list | None = None
         self._token = self._sfc_token()
         self._controller = {k: self._controller_header(k) for k in ("packet_in", "packet_out")}
 
@@ -160,6 +186,8 @@ class ModelSwitch(ControlPlane):
 
     def _globals(self, c: PipelineCompiler) -> None:
         sc: Scope = c.global_scope
+        for d in self.program.find(A.FunctionDecl):
+            sc.names[d.name] = FunctionObj(d)
         for d in self.program.decls:
             if isinstance(d, A.ConstDecl):
                 t = self.env.resolve(d.type)
@@ -232,7 +260,20 @@ class ModelSwitch(ControlPlane):
                 self._egress_pass(eq.popleft(), now, tr, ingress_q, eq, res, drops, passes)
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
+        self._keep_fields()
         return res
+
+    def _keep_fields(self) -> None:
+        """BMv2 reuses a packet's header storage for the next packet and resets only the
+        headers' validity: the next packet reads an invalid header's fields as this one
+        left them (extract or setValid overwrite them; metadata starts at 0)."""
+        v, t = self._last_v, self.template
+        if v is not None:
+            lo, hi, gaps = self._stale
+            t[lo:hi] = v[lo:hi]             # one copy of the span, then its other slots back
+            for s, x in gaps:
+                t[s] = x
+            self._last_v = None
 
     def packet_out(self, payload, **metadata) -> ProcessResult:
         """Send *payload* from the controller: the ``@controller_header("packet_out")``
@@ -266,7 +307,7 @@ class ModelSwitch(ControlPlane):
 
     def _ingress_pass(self, task, pass_no, now, tr, ingress_q, res, drops) -> list:
         data, port, itype, preserved, _ = task
-        v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
+        v = self._last_v = self._fresh(port if itype == 0 else 0, len(data), itype, now)
         if preserved:
             for s, x in preserved:
                 v[s] = x
@@ -346,6 +387,7 @@ class ModelSwitch(ControlPlane):
 
     def _egress_pass(self, task, now, tr, ingress_q, eq, res, drops, passes) -> None:
         v, payload, eport, recirc, trunc, plen, ilen = task
+        self._last_v = v
         sm = self._sm
         v[sm["egress_port"]] = eport
         v[sm["egress_spec"]] = 0

@@ -79,6 +79,9 @@ class ActionInfo:
     fn: Callable                            # fn(p, args)
     default_only: bool = False
     table_only: bool = False
+    #: arguments bound in the table's action list (``actions = { a(hdr.x); }``): the
+    #: first ``bound`` parameters of the action, not in ``params``
+    bound: int = 0
 
     def check_args(self, args, where: str) -> tuple:
         if args is None:

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...p4 import ast as A
+from ...p4.printer import type_p4
 from ...p4.parser import library_dir, parse_p4_file
 from .errors import ModelCompileError
 
 __all__ = ["Bits", "BoolT", "HeaderT", "StructT", "StackT", "EnumT", "ErrorT", "StringT",
+           "VarbitT", "UnionT", "TupleT",
            "BOOL", "INT", "ERROR", "STRING", "Type", "TypeEnv", "flatten",
            "STANDARD_METADATA", "CORE_ERRORS", "V1_ENUMS", "annotation"]
 
@@ -39,6 +41,13 @@ class Bits:
 @dataclass(frozen=True, slots=True)
 class BoolT:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class VarbitT:
+    """``varbit<W>``: held as ``(length in bits, value)``; at most ``width`` bits."""
+
+    width: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +83,22 @@ class HeaderT:
 
     @property
     def nbits(self) -> int:
-        return sum(_width(t) for _, t in self.fields)
+        """The fixed fields' bits (a ``varbit`` field counts 0: ``minSizeInBits``)."""
+        return sum(_width(t) for _, t in self.fields if not isinstance(t, VarbitT))
 
     @property
     def nbytes(self) -> int:
         return (self.nbits + 7) // 8
+
+    @property
+    def varbit(self) -> int | None:
+        """The index of the header's ``varbit`` field, if it has one."""
+        return next((i for i, (_, t) in enumerate(self.fields) if isinstance(t, VarbitT)), None)
+
+    @property
+    def max_bits(self) -> int:
+        """``maxSizeInBits``: the fixed fields and the longest ``varbit``."""
+        return self.nbits + sum(t.width for _, t in self.fields if isinstance(t, VarbitT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +110,22 @@ class StructT:
 
 
 @dataclass(frozen=True, slots=True)
+class UnionT(StructT):
+    """A ``header_union``: its members are headers, at most one of them valid."""
+
+
+@dataclass(frozen=True, slots=True)
+class TupleT(StructT):
+    """``tuple<T1, T2>``: a struct whose fields are called ``0``, ``1`` …"""
+
+
+@dataclass(frozen=True, slots=True)
 class StackT:
     elem: HeaderT
     size: int
 
 
-Type = Bits | BoolT | StringT | ErrorT | EnumT | HeaderT | StructT | StackT
+Type = Bits | BoolT | StringT | ErrorT | EnumT | HeaderT | StructT | StackT | VarbitT
 BOOL = BoolT()
 INT = Bits(0)
 ERROR = ErrorT()
@@ -109,6 +139,8 @@ def _width(t: Type) -> int:
         return 1
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
+    if isinstance(t, VarbitT):
+        return t.width
     raise ModelCompileError(f"a header field cannot have type {t}")
 
 
@@ -158,7 +190,9 @@ def flatten(prog: A.Program) -> A.Program:
     def expand(p: A.Program, where: Path | None) -> list:
         out = []
         for d in p.decls:
-            if isinstance(d, A.Include) and not d.system:
+            if isinstance(d, A.Include) and d.decls:            # a user file, read in place
+                out.extend(expand(A.Program(d.decls, d.pos.file if d.pos else ""), where))
+            elif isinstance(d, A.Include) and not d.system:
                 path = _find(d.path, where)
                 if path in seen:
                     continue
@@ -194,7 +228,7 @@ class TypeEnv:
                                         for n, ms in V1_ENUMS.items()}
         self._cache: dict[str, Type] = {"standard_metadata_t": STANDARD_METADATA}
         for d in prog.decls:
-            if isinstance(d, (A.HeaderDecl, A.StructDecl, A.Typedef)):
+            if isinstance(d, (A.HeaderDecl, A.StructDecl, A.Typedef, A.HeaderUnionDecl)):
                 self.decls[d.name] = d
             elif isinstance(d, A.EnumDecl):
                 self.decls[d.name] = d
@@ -202,25 +236,35 @@ class TypeEnv:
                 self.errors += [m for m in d.members if m not in self.errors]
         #: set by the compiler: evaluates a constant expression (for enum values).
         self.const_eval = None
+        #: the type parameters bound while a generic function's call is compiled
+        self.type_vars: dict[str, Type] = {}
 
     def resolve(self, t: A.Node) -> Type:
         """The model type of AST type *t*."""
         if isinstance(t, A.BitType):
-            return Bits(t.width, t.signed)
+            return Bits(t.width, t.signed) if t.width else INT      # `int`: no width
         if isinstance(t, A.BoolType):
             return BOOL
         if isinstance(t, A.StackType):
             elem = self.resolve(t.elem)
-            if not isinstance(elem, HeaderT):
-                raise ModelCompileError(f"a stack of {t.elem} is not supported")
+            if not isinstance(elem, (HeaderT, UnionT)):
+                raise ModelCompileError(f"a stack of {type_p4(t.elem)}: a stack holds headers "
+                                        f"or header unions")
             return StackT(elem, t.size)
         if isinstance(t, A.NamedType):
             return self.named(t.name)
+        if isinstance(t, A.VarbitType):
+            return VarbitT(t.width)
+        if isinstance(t, A.TupleType):
+            name = type_p4(t)
+            return TupleT(name, tuple((str(i), self.resolve(x)) for i, x in enumerate(t.elems)))
         if isinstance(t, A.VoidType):
             raise ModelCompileError("void is not a value type")
         raise ModelCompileError(f"unsupported type {t!r}")
 
     def named(self, name: str) -> Type:
+        if name in self.type_vars:                   # a generic function's type parameter
+            return self.type_vars[name]
         if name in self._cache:
             return self._cache[name]
         if name == "error":
@@ -233,13 +277,21 @@ class TypeEnv:
         if isinstance(d, A.Typedef):
             t = self.resolve(d.type)
         elif isinstance(d, A.HeaderDecl):
-            t = HeaderT(d.name, tuple((f.name, self.resolve(f.type)) for f in d.fields),
+            fields = tuple((f.name, self.resolve(f.type)) for f in d.fields)
+            pad = -sum(_width(ft) for _, ft in fields if not isinstance(ft, VarbitT)) % 8
+            # p4c-bm2-ss pads a header to whole bytes with a last field of its own
+            # (`_padding`): extracted and emitted with the header, and invisible to P4
+            t = HeaderT(d.name, fields + ((("$padding", Bits(pad)),) if pad else ()),
                         d.annotations)
-            for fname, ft in t.fields:
-                _width(ft)
         elif isinstance(d, A.StructDecl):
             t = StructT(d.name, tuple((f.name, self.resolve(f.type)) for f in d.fields),
                         {f.name: f.annotations for f in d.fields})
+        elif isinstance(d, A.HeaderUnionDecl):
+            t = UnionT(d.name, tuple((f.name, self.resolve(f.type)) for f in d.fields))
+            for fname, ft in t.fields:
+                if not isinstance(ft, HeaderT):
+                    raise ModelCompileError(f"header_union {d.name}: member {fname} is not a "
+                                            f"header")
         elif isinstance(d, A.EnumDecl):
             t = self._enum(d)
         else:  # pragma: no cover - decls only holds the kinds above
