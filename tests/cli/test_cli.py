@@ -198,7 +198,7 @@ def test_compile_prints_the_warnings_too(tmp_path, capsys):
 
 
 def test_compile_tna_refuses_chains_the_tofino_cannot_hold_and_pipes_makes_room(tmp_path, capsys):
-    """every_nf.sfc's 18 NFs need 53 stages (the catalogue's measured estimates, branch and checksum-condition stages); one pipe
+    """every_nf.sfc's 18 NFs need 54 stages (the catalogue's measured estimates, branch and checksum-condition stages); one pipe
     offers 21 after sfclab's lean core: a located error that says what to do, no files; the
     default 2 pipes fit them (the NFs no path shares sit side by side); `--pipes` takes
     1, 2 or 4 (Tofino 1's); v1model has no stage limit."""
@@ -206,7 +206,7 @@ def test_compile_tna_refuses_chains_the_tofino_cannot_hold_and_pipes_makes_room(
     assert main(["compile", "--arch", "tna", "--pipes", "1", "-o", str(tmp_path / "o"),
                  every]) == 1
     err = capsys.readouterr().err
-    assert f"{every}:3:7: chain 'web': the NFs need 53 stages (stateful_firewall 6," in err
+    assert f"{every}:3:7: chain 'web': the NFs need 54 stages (stateful_firewall 6," in err
     assert "after sfclab's core (2 of each ingress pipelet's 12 stages, 1 of each" in err
     assert "hint: compile for more pipes (2 would do: `--pipes 2`" in err
     assert not (tmp_path / "o").exists()
@@ -236,5 +236,5 @@ def test_compile_tna_plan_says_where_each_slot_runs_and_the_stages_by_the_estima
     assert "warning" not in capsys.readouterr().err
     plan = (tmp_path / "o" / "plan.txt").read_text()
     assert "tna: 2 pipe(s), 3 NF slots on their pipelets" in plan
-    assert "stages by the estimates (sfclab's core + the NF slots): I0 11" in plan
+    assert "stages by the estimates (sfclab's core + the NF slots): I0 12" in plan
     assert "0 weighted recirculations" in plan

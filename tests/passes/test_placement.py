@@ -128,7 +128,7 @@ def test_tna_placement_error_is_located_and_says_what_to_do():
     chains = parse_file(every)
     with pytest.raises(CompileError) as e:
         sfclab.compile(chains, arch="tna", pipes=1)
-    assert e.value.message.startswith(f"{every}:3:7: chain 'web': the NFs need 53 stages")
+    assert e.value.message.startswith(f"{every}:3:7: chain 'web': the NFs need 54 stages")
     assert "--pipes 2" in e.value.hint and "fewer NFs" in e.value.hint
     assert sfclab.compile(chains, arch="tna").placement.pipes == 2    # side by side, lean core
     assert sfclab.compile(chains).placement is None           # v1model: no placement, no limit

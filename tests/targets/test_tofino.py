@@ -345,8 +345,9 @@ def _assert_compiles(builds, programs: dict[str, object]) -> None:
 
 @needs_tofino_compiler
 def test_every_library_nf_alone_and_mid_chain_compiles_for_tofino(tofino_builds):
-    """All 18 library NFs, alone and between a firewall and l3fwd (before issue 24 lb, nat,
-    qos, monitor, heavy_hitter and stateful_firewall were refused)."""
+    """All 18 library NFs, alone and between a firewall and l3fwd, on one pipe (``--pipes 1``:
+    the tighter plan; the examples run the default 2), fit a Tofino 1 (before issue 24 lb,
+    nat, qos, monitor, heavy_hitter and stateful_firewall were refused)."""
     programs = all_nf_programs()
     assert len(programs) == 2 * len(NFS) >= 36
     _assert_compiles(tofino_builds, programs)
