@@ -1,6 +1,7 @@
 """The embedded Tofino model against the embedded v1model model: ``sfclab diff-targets
-FILE --a model --b "model?arch=tna"`` on every example, in every pipeline mode, and the
-target URLs that reach the TNA model.
+FILE --a model --b "model?arch=tna"`` on examples in pipeline modes (CI: the part
+``tna_diff_support.CI_SWEEP`` names, every library NF in it; ``SFCLAB_FULL_SWEEP=1``:
+every example in every mode), and the target URLs that reach the TNA model.
 
 Across the two architectures diff-targets compares each packet's outcome (egress ports,
 the CPU port standing for the CPU port), its output bytes and the NFs it ran, in order;
@@ -15,7 +16,7 @@ import concurrent.futures
 import multiprocessing
 
 import pytest
-from tna_diff_support import EXAMPLES, example_files, sweep_file
+from tna_diff_support import CI_SWEEP, EXAMPLES, PIPELINES, full_sweep, sweep_file, sweep_plan
 
 import sfclab
 from sfclab.cli import main
@@ -31,17 +32,23 @@ KNOWN: dict[tuple[str, str], str] = {}
 
 @pytest.fixture(scope="module")
 def sweep() -> list[dict]:
-    """Every example file's rows, the files spread over two worker processes (each one
+    """The planned examples' rows, the files spread over two worker processes (each one
     compiles, generates and runs its files' programs; every_nf.sfc, the longest, first)."""
-    files = sorted(example_files(), key=lambda f: (f != "every_nf.sfc", f))
+    plan = sweep_plan()
+    files = sorted(plan, key=lambda f: (f != "every_nf.sfc", f))
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
-        return [row for rows in pool.map(sweep_file, files) for row in rows]
+        return [row for rows in pool.map(sweep_file, files, [plan[f] for f in files])
+                for row in rows]
 
 
-def test_every_example_in_every_mode_runs_the_same_on_v1model_and_tna(sweep):
-    assert {r["file"] for r in sweep} == set(example_files())
-    assert {m for r in sweep for m in r["modes"]} == {"auto", "mafsa", "optimal", "naive"}
+def test_examples_run_the_same_on_v1model_and_tna(sweep):
+    plan = sweep_plan()
+    assert {r["file"] for r in sweep} == set(plan)
+    for f, modes in plan.items():
+        assert sorted(m for r in sweep if r["file"] == f for m in r["modes"]) == sorted(modes)
+    if full_sweep():
+        assert {m for r in sweep for m in r["modes"]} == set(PIPELINES)
     for r in sweep:
         known = {KNOWN[(r["file"], m)] for m in r["modes"] if (r["file"], m) in KNOWN}
         where = f"{r['file']} --pipeline {'/'.join(r['modes'])}"
@@ -61,6 +68,7 @@ def test_recirculations_in_tna_traces_follow_the_plan(sweep):
 
 
 def test_the_sweep_runs_every_library_nf():
+    assert "every_nf.sfc" in CI_SWEEP                    # in CI's part too
     cat = load_default()
     switch_nfs = {n for n in cat.names() if cat.definition(n).has_p4}
     used = {nf for c in sfclab.parse((EXAMPLES / "every_nf.sfc").read_text())

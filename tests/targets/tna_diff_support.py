@@ -1,6 +1,10 @@
-"""The sweep of ``test_diff_tna.py``: every example chain set, in every pipeline mode, on
-the embedded v1model model and the embedded Tofino model (``model?arch=tna``), packet by
+"""The sweep of ``test_diff_tna.py``: example chain sets, in pipeline modes, on the
+embedded v1model model and the embedded Tofino model (``model?arch=tna``), packet by
 packet; and, per packet, the recirculations its TNA trace shows against the plan.
+
+CI runs :data:`CI_SWEEP`, a part of it that still holds every library NF, a path that
+goes round three times, a server detour and run-time bindings; ``SFCLAB_FULL_SWEEP=1``
+runs every example in every pipeline mode (:func:`sweep_plan`).
 
 :func:`sweep_file` runs in a worker process (the test spreads the files over two), so it
 imports what it needs and returns plain data.
@@ -8,6 +12,7 @@ imports what it needs and returns plain data.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -16,6 +21,23 @@ PIPELINES = ("auto", "mafsa", "optimal", "naive")
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
 #: Pipes a chain set's placement needs (every_nf.sfc's 18 NFs do not place on 2).
 PIPES = {"every_nf.sfc": 4}
+#: The sweep CI runs, example -> pipeline modes: every library NF (every_nf.sfc, whose
+#: `segments` path goes round three times), p4sc_table3.sfc's reverse-order paths (one
+#: goes round three times), p4sfc_mixed.sfc's two TNA programs (the pipeline modes give
+#: two; a path detours to a server) and flexmesh_fig9.sfc's run-time bindings.  The rest
+#: (every example in every mode) runs with ``SFCLAB_FULL_SWEEP=1``.
+CI_SWEEP = {"every_nf.sfc": ("auto",), "p4sc_table3.sfc": ("naive",),
+            "p4sfc_mixed.sfc": ("auto", "optimal"), "flexmesh_fig9.sfc": ("mafsa",)}
+
+
+def full_sweep() -> bool:
+    """Whether ``SFCLAB_FULL_SWEEP`` asks for every example in every pipeline mode."""
+    return os.environ.get("SFCLAB_FULL_SWEEP", "") not in ("", "0")
+
+
+def sweep_plan() -> dict[str, tuple[str, ...]]:
+    """Example -> the pipeline modes the sweep runs it in (CI's part, or all)."""
+    return {f: PIPELINES for f in example_files()} if full_sweep() else dict(CI_SWEEP)
 
 
 def example_files() -> list[str]:
@@ -39,10 +61,10 @@ def planned_recirculations(compiled, gen, path: str) -> int | None:
     return compiled.fsm.path(path).passes - 1
 
 
-def sweep_file(name: str, packets: int = 2) -> list[dict]:
-    """Every pipeline mode of example *name*: one row per distinct TNA program (modes
-    that give the same program share a row), with the divergences diff-targets found
-    and the packets whose recirculations differ from the FSM plan's passes."""
+def sweep_file(name: str, modes: tuple[str, ...] = PIPELINES, packets: int = 2) -> list[dict]:
+    """Example *name* in pipeline *modes*: one row per distinct TNA program (modes that
+    give the same program share a row), with the divergences diff-targets found and the
+    packets whose recirculations differ from the plan."""
     import sfclab
     from sfclab.codegen import CodegenOptions, generate
     from sfclab.lang import parse_file
@@ -52,7 +74,7 @@ def sweep_file(name: str, packets: int = 2) -> list[dict]:
     chains = parse_file(EXAMPLES / name)
     pipes = PIPES.get(name, 2)
     rows: dict[str, dict] = {}
-    for mode in PIPELINES:
+    for mode in modes:
         compiled = sfclab.compile(chains, arch="tna", pipeline=mode, pipes=pipes)
         gen = generate(compiled, options=CodegenOptions(bindings=BINDINGS.get(name, {})))
         if gen.program.text in rows:
