@@ -147,15 +147,18 @@ class PipelineCompiler(Compiler):
         if isinstance(st.transition, str):
             nxt = st.transition
 
+            event = ("parser_state", name)
+
             def state(p):
-                p.tr.append(("parser_state", name))
+                p.tr.append(event)
                 ops(p)
                 return nxt
             return state
         sel = self._select(st.transition, inner)
+        event = ("parser_state", name)
 
         def state_sel(p):
-            p.tr.append(("parser_state", name))
+            p.tr.append(event)
             ops(p)
             return sel(p)
         return state_sel
@@ -338,19 +341,34 @@ class PipelineCompiler(Compiler):
         unpack, _ = _field_codec(t)
         short = path.split(".", 1)[-1]
         if dyn is None:
-            def extract(p):
+            lo, hi, event = b0 + 1, b0 + 1 + k, ("extract", short)
+            if not siblings:
+                def extract(p):
+                    pos = p.pos
+                    end = pos + nb
+                    data = p.data
+                    if len(data) < end:
+                        raise ParserError("PacketTooShort")
+                    v = p.v
+                    v[lo:hi] = unpack(int.from_bytes(data[pos:end], "big"))
+                    v[b0] = True
+                    p.pos = end
+                    p.tr.append(event)
+                return extract
+
+            def extract_member(p):                  # a header union's member
                 pos = p.pos
                 data = p.data
                 if len(data) - pos < nb:
                     raise ParserError("PacketTooShort")
                 v = p.v
-                v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+                v[lo:hi] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
                 v[b0] = True
                 for s in siblings:
                     v[s] = False
                 p.pos = pos + nb
-                p.tr.append(("extract", short))
-            return extract
+                p.tr.append(event)
+            return extract_member
         nslot, size, stride, first = dyn.base, dyn.type.size, dyn.stride, dyn.base + 1
 
         def extract_next(p):

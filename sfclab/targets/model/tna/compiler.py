@@ -49,7 +49,7 @@ from ..control import PacketIO
 from ..parser_rt import ParserError, PipelineCompiler, _field_codec
 from ..storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from ..types import BOOL, Bits, BoolT, HeaderT, StructT
-from .externs import PerPipe, ones_sum, sum16, tna_hash
+from .externs import PerPipe, sum16, tna_hash
 
 __all__ = ["TnaCompiler", "RegisterActionObj", "PARSER_ERR_FLAGS", "TNA_EXTERNS", "reads_parser_err"]
 
@@ -519,10 +519,12 @@ class TnaCompiler(PipelineCompiler):
         slot = obj.state
         bits = self.bits_of(e.args[0], sc)
 
-        def add(p):
-            w = sum16(*bits(p))
+        flip = 0 if sign > 0 else 0xFFFF
+
+        def add(p):                      # ones_sum((v[slot], word)), inline
             v = p.v
-            v[slot] = ones_sum((v[slot], w if sign > 0 else w ^ 0xFFFF))
+            s = v[slot] + (sum16(*bits(p)) ^ flip)
+            v[slot] = (s & 0xFFFF) + (s >> 16)  # two 16-bit words: one carry folds it
         return add
 
     def _call_Checksum_subtract(self, obj, e, sc):

@@ -23,9 +23,8 @@ from ....p4 import ast as A
 from ..control import PacketIO
 from ..errors import ModelCompileError
 from ..expr import ConstVal, Scope
-from ..parser_rt import _field_codec
 from ..storage import HeaderRef, Layout, StructRef
-from ..types import HeaderT, StructT, TypeEnv
+from ..types import Bits, HeaderT, StructT, TypeEnv
 from .compiler import TnaCompiler, reads_parser_err
 from .prelude import INTRINSIC_TYPES
 
@@ -226,17 +225,18 @@ def _sfc_token(hdr: StructRef) -> Callable | None:
 
 def _eg_prefix(t: HeaderT) -> Callable[[int, int, int, int], bytes]:
     """``prefix(port, rid, length, ns)``: the egress intrinsic metadata in front of a
-    packet entering an egress parser (27 bytes on Tofino 1; queue depths 0)."""
-    _, pack = _field_codec(t)
-    names = [n for n, _ in t.fields]
+    packet entering an egress parser (27 bytes on Tofino 1; queue depths 0): the four
+    fields the traffic manager sets, shifted into place, every other field 0."""
+    off, at = t.nbits, {}
+    for n, ft in t.fields:
+        w = ft.width if isinstance(ft, Bits) else ft.underlying.width
+        off -= w
+        at[n] = (off, (1 << w) - 1)
+    (sp, mp), (sr, mr), (sl, ml), (st, mt) = (at[n] for n in (
+        "egress_port", "egress_rid", "pkt_length", "enq_tstamp"))
     nbytes = t.nbytes
-    at = {n: i for i, n in enumerate(names)}
 
     def prefix(port: int, rid: int, length: int, ns: int) -> bytes:
-        vals = [0] * len(names)
-        vals[at["egress_port"]] = port
-        vals[at["egress_rid"]] = rid
-        vals[at["pkt_length"]] = length & 0xFFFF
-        vals[at["enq_tstamp"]] = ns & 0x3FFFF
-        return pack(vals).to_bytes(nbytes, "big")
+        return ((port & mp) << sp | (rid & mr) << sr | (length & ml) << sl
+                | (ns & mt) << st).to_bytes(nbytes, "big")
     return prefix
