@@ -319,15 +319,20 @@ class TnaCompiler(PipelineCompiler):
         for r in hdrs:
             _, pack = _field_codec(r.type)
             items.append((r.base, r.base + 1 + len(r.fields), pack, r.type.nbytes,
-                          r.path.split(".", 1)[-1]))
+                          ("deparser_emit", r.path.split(".", 1)[-1])))
         items = tuple(items)
 
         def emit_all(p):
-            v, out, tr = p.v, p.emitted, p.tr
-            for b0, end, pack, nb, short in items:
+            v, out, tr, ext = p.v, p.emitted, p.tr, p.ext
+            for b0, end, pack, nb, event in items:
                 if v[b0]:
-                    out.append(pack(v[b0 + 1:end]).to_bytes(nb, "big"))
-                    tr.append(("deparser_emit", short))
+                    cur = v[b0 + 1:end]
+                    e = ext.get(b0) if ext is not None else None
+                    # the bytes the parser extracted while the values are those (packing
+                    # them again gives the same bytes)
+                    out.append(e[1] if e is not None and e[0] == cur
+                               else pack(cur).to_bytes(nb, "big"))
+                    tr.append(event)
         return emit_all
 
     # -- field lists ---------------------------------------------------------------------------

@@ -63,9 +63,11 @@ __all__ = ["TnaSwitch", "TnaPkt", "is_tna", "switch_pipelines"]
 
 
 class TnaPkt(Pkt):
-    """A packet in one pipelet: :class:`~..storage.Pkt` and the pipe it runs in."""
+    """A packet in one pipelet: :class:`~..storage.Pkt`, the pipe it runs in, and the
+    header bytes its parsers and deparsers remember: ``memo`` for the whole packet (every
+    pass and copy: each gress parses the same headers again), ``ext`` for this gress."""
 
-    __slots__ = ("pipe",)
+    __slots__ = ("pipe", "memo", "ext")
 
 
 def is_tna(prog: A.Program) -> bool:
@@ -132,6 +134,7 @@ class TnaSwitch(ControlPlane):
         self._packet_id = 0
         self._t0 = time.monotonic()
         self._spare = None            # the last ingress pass's values, for its first egress
+        self._memo: dict = {}          # the packet's header bytes -> values (TnaPkt.memo)
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -252,6 +255,7 @@ class TnaSwitch(ControlPlane):
                 hint=f"send on a port of pipes 0..{self.ports.pipes - 1} (pipe = port >> 7)")
         data = bytes(data)
         self._packet_id += 1
+        self._memo = {}                  # header bytes -> values, for this packet only
         now = int((time.monotonic() - self._t0) * 1e6) if now_us is None else now_us
         tr: list = []
         res = ProcessResult([], packet_id=self._packet_id, ingress_port=port, _raw=tr)
@@ -304,7 +308,7 @@ class TnaSwitch(ControlPlane):
         v = list(cp.template)
         v[s["ig_tstamp"]] = ns & 0xFFFFFFFFFFFF
         p = TnaPkt(v, head + data, tr, now)
-        p.pipe = pipe
+        p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         out = self._run(cp.ingress, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
         if out is None:
@@ -434,7 +438,7 @@ class TnaSwitch(ControlPlane):
         v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
         p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns) + data, tr, now)
-        p.pipe = pipe
+        p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         p.in_egress = True
         out = self._run(cp.egress, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
