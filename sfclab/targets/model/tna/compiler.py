@@ -74,6 +74,17 @@ _V1MODEL_FUNCTIONS = {"mark_to_drop": "set ig_dprsr_md.drop_ctl = 1 (or eg_dprsr
                       "verify_checksum": "use a Checksum in the parser"}
 
 
+def word(p, bits: tuple[int, int]) -> int:
+    """``sum16(*bits)``, remembered for the packet (``p.memo``): every gress sums the same
+    field lists again (the parsers' checksum subtracts, the deparsers' updates)."""
+    memo = p.memo
+    if memo is None:
+        return sum16(*bits)
+    w = memo.get(bits)
+    if w is None:
+        w = memo[bits] = sum16(*bits)
+    return w
+
 class RegisterActionObj:
     """A ``RegisterAction``: its register, the slots of ``value`` and ``rv``, and its body."""
 
@@ -528,7 +539,7 @@ class TnaCompiler(PipelineCompiler):
 
         def add(p):                      # ones_sum((v[slot], word)), inline
             v = p.v
-            s = v[slot] + (sum16(*bits(p)) ^ flip)
+            s = v[slot] + (word(p, bits(p)) ^ flip)
             v[slot] = (s & 0xFFFF) + (s >> 16)  # two 16-bit words: one carry folds it
         return add
 
@@ -554,7 +565,7 @@ class TnaCompiler(PipelineCompiler):
         ones = self.expr(e.args[1], sc).fn if len(e.args) > 1 else None
 
         def update(p):
-            c = ~sum16(*bits(p)) & 0xFFFF
+            c = ~word(p, bits(p)) & 0xFFFF
             if c == 0 and ones is not None and ones(p):
                 return 0xFFFF
             return c
