@@ -74,7 +74,7 @@ _V1MODEL_FUNCTIONS = {"mark_to_drop": "set ig_dprsr_md.drop_ctl = 1 (or eg_dprsr
                       "verify_checksum": "use a Checksum in the parser"}
 
 
-def word(p, bits: tuple[int, int]) -> int:
+def _packet_sum16(p, bits: tuple[int, int]) -> int:
     """``sum16(*bits)``, remembered for the packet (``p.memo``): every gress sums the same
     field lists again (the parsers' checksum subtracts, the deparsers' updates)."""
     memo = p.memo
@@ -539,7 +539,7 @@ class TnaCompiler(PipelineCompiler):
 
         def add(p):                      # ones_sum((v[slot], word)), inline
             v = p.v
-            s = v[slot] + (word(p, bits(p)) ^ flip)
+            s = v[slot] + (_packet_sum16(p, bits(p)) ^ flip)
             v[slot] = (s & 0xFFFF) + (s >> 16)  # two 16-bit words: one carry folds it
         return add
 
@@ -565,7 +565,7 @@ class TnaCompiler(PipelineCompiler):
         ones = self.expr(e.args[1], sc).fn if len(e.args) > 1 else None
 
         def update(p):
-            c = ~word(p, bits(p)) & 0xFFFF
+            c = ~_packet_sum16(p, bits(p)) & 0xFFFF
             if c == 0 and ones is not None and ones(p):
                 return 0xFFFF
             return c
