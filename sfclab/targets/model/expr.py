@@ -389,11 +389,37 @@ class ExprCompiler:
         return self._arith(op, a, b, t, e)
 
     def _logic(self, e: A.Binary, sc) -> CE:
-        a, b = self.expr(e.left, sc), self.expr(e.right, sc)
-        fa, fb = a.fn, b.fn
+        """``a && b && …`` (or ``||``) as one closure over its operands, left to right,
+        stopping at the first that decides."""
+        parts: list[CE] = []
+
+        def operands(x: A.Node) -> None:
+            if isinstance(x, A.Binary) and x.op == e.op:
+                operands(x.left)
+                operands(x.right)
+            else:
+                parts.append(self.expr(x, sc))
+        operands(e)
+        fns = tuple(c.fn for c in parts)
+        if len(fns) == 2:
+            fa, fb = fns
+            if e.op == "&&":
+                return self._fold(CE(lambda p: bool(fa(p)) and bool(fb(p)), BOOL), *parts)
+            return self._fold(CE(lambda p: bool(fa(p)) or bool(fb(p)), BOOL), *parts)
         if e.op == "&&":
-            return self._fold(CE(lambda p: bool(fa(p)) and bool(fb(p)), BOOL), a, b)
-        return self._fold(CE(lambda p: bool(fa(p)) or bool(fb(p)), BOOL), a, b)
+            def all_(p):
+                for f in fns:
+                    if not f(p):
+                        return False
+                return True
+            return self._fold(CE(all_, BOOL), *parts)
+
+        def any_(p):
+            for f in fns:
+                if f(p):
+                    return True
+            return False
+        return self._fold(CE(any_, BOOL), *parts)
 
     def _compare(self, op: str, a: CE, b: CE) -> CE:
         if a.fn is None or b.fn is None:
