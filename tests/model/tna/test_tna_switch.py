@@ -317,3 +317,17 @@ def test_what_the_model_does_not_run_is_refused_with_the_line(tmp_path, locals_,
     f.write_text(program(locals_, apply_))
     with pytest.raises(ModelCompileError, match=match):
         TnaSwitch(f)
+
+
+def test_the_egress_prefix_remembers_what_its_bytes_unpack_to(fwd):
+    """The egress parser takes the values the prefix's bytes unpack to from the packet's
+    memo: they must be exactly what unpacking the bytes gives."""
+    from sfclab.targets.model.parser_rt import _field_codec
+
+    t = fwd.env.named("egress_intrinsic_metadata_t")
+    unpack, _ = _field_codec(t)
+    for port, rid, length, ns in ((6, 0, 64, 0), (511, 0xFFFF, 70000, 2**40 + 12345), (68, 3, 0, 7)):
+        memo: dict = {}
+        raw = fwd.by_pipe[0].eg_prefix(port, rid, length, ns, memo)
+        assert len(raw) == 27
+        assert memo == {(t.name, raw): unpack(int.from_bytes(raw, "big"))}

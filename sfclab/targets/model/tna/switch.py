@@ -437,7 +437,7 @@ class TnaSwitch(ControlPlane):
         spare, self._spare = self._spare, None
         v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns) + data, tr, now)
+        p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns, self._memo) + data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         p.in_egress = True
