@@ -52,16 +52,17 @@ MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
 @lru_cache(maxsize=None)
-def imports(path: Path) -> list[tuple[int, str]]:
+def imports(path: Path, typing: bool = False) -> list[tuple[int, str]]:
     """(line, module) of every sfclab module *path* imports when it runs: at the top and
-    inside functions, not under ``if TYPE_CHECKING:``."""
+    inside functions, not under ``if TYPE_CHECKING:`` (with *typing*, those too)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[tuple[int, str]] = []
 
     def walk(nodes):
         for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            if (not typing and isinstance(node, ast.If)
+                    and "TYPE_CHECKING" in ast.unparse(node.test)):
                 walk(node.orelse)
                 continue
             if isinstance(node, ast.ImportFrom):
@@ -120,13 +121,31 @@ def test_nothing_imports_upwards():
     assert used == allowed, f"docs/design.md allows imports no module makes: {allowed - used}"
 
 
-def test_no_import_circles():
+def _circles(typing: bool = False) -> list[list[str]]:
     graph = nx.DiGraph()
     for module, path in MODULES.items():
         graph.add_node(module)
-        for line, target in imports(path):
+        for line, target in imports(path, typing):
             if target != module:
                 graph.add_edge(module, target, line=line)
-    circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+
+
+def test_no_import_circles():
+    circles = _circles()
     assert not circles, "modules importing one another in a circle:\n" + "\n".join(
         " <-> ".join(c) for c in circles)
+
+
+#: Circles closed only by an import under ``if TYPE_CHECKING:`` (for a type hint), left
+#: to their packages' owners; this list may only shrink.  codegen's (detour <-> generated
+#: <-> network) went with issue 31: its data classes are in codegen/journeys.py.
+TYPE_ONLY_CIRCLES = [["sfclab.api.lab", "sfclab.api.traffic"],
+                     ["sfclab.ir.model", "sfclab.ir.paths"]]
+
+
+def test_no_new_import_circles_through_type_hints():
+    circles = sorted(_circles(typing=True))
+    assert circles == TYPE_ONLY_CIRCLES, (
+        "modules importing one another in a circle (an import under TYPE_CHECKING "
+        f"included): {circles}; known: {TYPE_ONLY_CIRCLES}")

@@ -38,8 +38,6 @@ server behind port 8: service path 1, next NF 2: run ips, back with next NF 3
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..errors import CompileError
 from ..ir.model import ServicePath
@@ -49,8 +47,8 @@ from ..passes.offload import OffloadSplit, split_paths
 from .generated import Generated, emitter_for
 from .compose import CodegenOptions
 from .entries import parse_value
-from .network import (Segment, ServerTask, build_switch, part_headers, route_path,
-                      service_path_ids)
+from .journeys import SERVER, SWITCH, Segment, ServerDetour, ServerTask
+from .network import build_switch, part_headers, route_path, service_path_ids
 
 __all__ = ["ServerDetour", "generate_detour", "needs_server", "ports_in_use", "choose_server_port",
            "DATA_PORTS", "SWITCH", "SERVER"]
@@ -58,44 +56,8 @@ __all__ = ["ServerDetour", "generate_detour", "needs_server", "ports_in_use", "c
 #: The data ports every sfclab target has (the model's and BMv2's 1..8,
 #: ``runtime.replication.DEFAULT_PORTS``): the default server port is the highest free one.
 DATA_PORTS = tuple(range(1, 9))
-#: The node names of the one-switch network: the switch, and the server behind its server port.
-SWITCH, SERVER = "switch", "server"
 #: TNA's recirculation port (``CodegenOptions.recirc_port``) is in use on TNA.
 _ARCH_PORTS = {"tna": "TNA's recirculation port (CodegenOptions.recirc_port)"}
-
-
-@dataclass(frozen=True, slots=True)
-class ServerDetour:
-    """What a one-switch program with server NFs needs besides its P4: the port its
-    server is behind, what the server does per (spi, si) (:class:`ServerTask`), and
-    how the switch's service paths map to the chain set's."""
-
-    port: int
-    tasks: tuple[ServerTask, ...]
-    #: The chain set as compiled (its paths, with the server NFs, are the user's).
-    source: object
-    #: The switch's path id (``web@3/0``) -> the chain set's (``web/0``).
-    paths: Mapping[str, str]
-    #: The chain set's path id -> its segments (switch, server, switch).
-    journeys: Mapping[str, tuple[Segment, ...]]
-    spis: Mapping[str, int]
-    #: The chain set's path id -> passes through the switch's pipeline, detour included.
-    passes: Mapping[str, int]
-
-    def path_name(self, switch_path: str) -> str:
-        """The chain set's path that the switch's path *switch_path* belongs to."""
-        return self.paths.get(switch_path, switch_path)
-
-    def server_paths(self) -> tuple[str, ...]:
-        """The chain set's paths whose packets go to the server."""
-        return tuple(p for p, segs in self.journeys.items()
-                     if any(s.kind == "server" for s in segs))
-
-    def text(self) -> str:
-        """What the server does, a line per task (``servers.txt``)."""
-        return "\n".join(f"{SERVER} behind port {self.port}: service path {t.spi}, next NF "
-                         f"{t.si}: run {', '.join(t.nfs)}, back with next NF {t.next_si}"
-                         for t in self.tasks)
 
 
 def needs_server(compiled) -> bool:

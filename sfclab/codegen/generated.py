@@ -6,16 +6,13 @@ and the server detour (:mod:`.detour`), which both build it, and :mod:`.p4c`, wh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..errors import CompileError, did_you_mean
 from .compose import Composition
 from .emitter import EmittedProgram, P4Emitter
 from .entries import TableEntry, canonical, groups, p4info_fields
+from .journeys import ServerDetour
 from .v1model import V1ModelEmitter
-
-if TYPE_CHECKING:
-    from .detour import ServerDetour
 
 __all__ = ["Generated", "EMITTERS", "emitter_for", "write_outputs"]
 

@@ -72,6 +72,7 @@ from ..passes.pipeline import pipeline_pass
 from .generated import Generated, emitter_for
 from .compose import CodegenOptions, compose, headers_of
 from .entries import Exact, Lpm, Range, TableEntry, Ternary, network_entries, nf_entries
+from .journeys import Segment, ServerTask
 
 __all__ = ["Segment", "ServerTask", "SwitchProgram", "NetworkProgram", "generate_network",
            "route_path", "build_switch", "part_headers", "service_path_ids",
@@ -83,39 +84,6 @@ MAX_SPI = (1 << 16) - 1
 MAX_SI = (1 << 8) - 1
 #: The highest network port: NFs read ``sfc.ingress_port`` as a 9-bit port.
 MAX_NETWORK_PORT = (1 << 9) - 1
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """What one service path does on one node: the NF instances ``nodes`` (from
-    index ``start`` of the path) on a switch or a server, then ``exit``:
-    ``("forward", node, port)``, ``("deliver", port)``, ``("end", terminal)`` (drop
-    or cpu on that switch) or ``("return", port)`` (a server sends it back)."""
-
-    path: str
-    kind: str
-    node: str
-    position: int
-    start: int
-    nodes: tuple[str, ...]
-    nfs: tuple[str, ...]
-    exit: tuple
-    part: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerTask:
-    """What a server does with a packet of service path ``spi`` whose next NF is
-    ``si``: run ``nfs`` (NF types; instances ``nodes``), set the index to
-    ``next_si`` and send it back out of ``port`` (its link to the switch)."""
-
-    spi: int
-    si: int
-    nodes: tuple[str, ...]
-    nfs: tuple[str, ...]
-    next_si: int
-    port: int
-    path: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,10 @@ take as few stages as possible and to share them with the NFs' tables:
   comes back from a recirculation runs its first NF in stage 0;
 * the ingress of the entry pipe classifies new packets (``initializer``, stage 0; on a
   network also ``arrival`` for packets from another switch); other pipes take only
-  packets that carry the SFC header;
+  packets that carry the SFC header; where that ingress holds no NF slot, the
+  classifier's action also ends the first visit (the rewinder's work, see
+  :mod:`.tna_entries`) and the rewinder runs only for packets that come back, beside
+  it in stage 0: the core's two stages, not three;
 * the ``rewinder`` (keyed on path and state) writes only what the *next* visit reads —
   the SFC header's state, bitmap and loop counter — and the verdict of this one, so it
   shares stages with the NFs; a branch table that moves a packet to another path sets
@@ -38,7 +41,7 @@ from ..errors import CompileError
 from ..p4 import ast as A
 from ..passes.placement import Pipelet, asks_port
 from .compose import (BRANCH_KEY_WIDTHS, SAVED_WIDTH, Composition, Slot, saved_field)
-from .tna_entries import TERM_VIA
+from .tna_entries import TERM_VIA, VERDICT_PARAMS, bare_entry
 
 __all__ = ["ingress_control", "egress_control", "uses_ether_type", "token_copy",
            "TOKEN_FIELDS", "TERM_VIA"]
@@ -180,9 +183,18 @@ def _slot_tables(comp: Composition, slots: Sequence[Slot], gress: str) -> list[s
 
 # --- the ingress ----------------------------------------------------------------------------------
 
+_VERDICT_LINES = "".join(f"\n        {line}" for line in (
+    "meta.ctl.terminal = terminal;", "meta.ctl.out_port = port;", "hdr.sfc.state = state;",
+    "hdr.sfc.bitmap = next_bitmap;", "hdr.sfc.counter = loops;"))
+
+
 def _entry_tables(comp: Composition, restore: bool) -> list[str]:
-    """The initializer (and, on a network, arrival) of the entry pipe's ingress."""
+    """The initializer (and, on a network, arrival) of the entry pipe's ingress; with no
+    NF slot there, their actions end the first visit too."""
     sizes = comp.sizes()
+    bare = bare_entry(comp)
+    vparams = "".join(f", {t} {n}" for n, t in VERDICT_PARAMS) if bare else ""
+    vlines = _VERDICT_LINES if bare else ""
     keys = "".join(f"\n            {k.expr} : {comp.key_kind(k.kind, k.width)} @name(\"{k.name}\");"
                    for k in comp.init_keys)
     network_in = comp.options.network and comp.options.network_ingress
@@ -195,7 +207,7 @@ def _entry_tables(comp: Composition, restore: bool) -> list[str]:
     saved = "".join(f"\n        hdr.sfc.{saved_field(k)} = 0;" for k in range(comp.saved))
     out = [f"""
     /* Initializer: the chain classifiers give a new packet its token. */
-    action set_token(bit<16> path_id, bit<32> bitmap{param}) {{
+    action set_token(bit<16> path_id, bit<32> bitmap{param}{vparams}) {{
         hdr.sfc.setValid();
         hdr.sfc.path_id = path_id;
         hdr.sfc.metadata = 0;
@@ -214,7 +226,7 @@ def _entry_tables(comp: Composition, restore: bool) -> list[str]:
         meta.sfc.egress_valid = 0;
         meta.sfc.egress_port = 0;
         meta.sfc.mcast_grp = 0;
-        meta.sfc.ingress_port = {port9};
+        meta.sfc.ingress_port = {port9};{vlines}
     }}
 
     action unclassified() {{
@@ -236,7 +248,7 @@ def _entry_tables(comp: Composition, restore: bool) -> list[str]:
     /* Arrival: a packet from another switch (or a server) carries its service path (spi)
      * and the index of its next NF (si, in hdr.sfc.state): this switch's token for what
      * is left.  NFs keep seeing the port it entered the network on. */
-    action enter(bit<16> path_id, bit<32> bitmap) {{
+    action enter(bit<16> path_id, bit<32> bitmap{vparams}) {{
         meta.sfc.path_id = path_id;
         hdr.sfc.path_id = path_id;
         meta.tok.state = 0;
@@ -245,7 +257,7 @@ def _entry_tables(comp: Composition, restore: bool) -> list[str]:
         meta.sfc.counter = 0;
         meta.sfc.egress_valid = 0;
         meta.sfc.egress_port = 0;
-        meta.sfc.mcast_grp = 0;
+        meta.sfc.mcast_grp = 0;{vlines}
     }}
 
     action unknown_path() {{
@@ -401,7 +413,13 @@ def ingress_control(comp: Composition, pipe: int, extra_args: Mapping[int, str],
     arrive = (["    if (hdr.sfc.flags[2:2] == 1) {", "        arrival.apply();", "    }"]
               if entry and comp.options.network else [])
     restore_lines = ["    hdr.ethernet.ether_type = hdr.sfc.next_proto;"] if restore else []
-    if entry:
+    bare = entry and bare_entry(comp)
+    if bare:                # the rewinder only for packets that come back: beside the others
+        start += ["if (!hdr.sfc.isValid()) {", "    initializer.apply();",
+                  *(["} else if (hdr.sfc.flags[2:2] == 1) {", "    arrival.apply();"]
+                    if comp.options.network else []),
+                  "} else {", "    rewinder.apply();", "}"]
+    elif entry:
         start += ["if (!hdr.sfc.isValid()) {", "    initializer.apply();",
                   *(["} else {", *restore_lines, *arrive] if restore_lines or arrive else []),
                   "}"]
@@ -419,8 +437,8 @@ def ingress_control(comp: Composition, pipe: int, extra_args: Mapping[int, str],
     if restore:
         end += ["hdr.sfc.next_proto = hdr.ethernet.ether_type;",
                 "hdr.ethernet.ether_type = ETHERTYPE_SFC;"]
-    body = [*start, "rewinder.apply();", *_slot_runs(comp, slots, extra_args), *end,
-            "pass_end.apply();"]
+    body = [*start, *([] if bare else ["rewinder.apply();"]),
+            *_slot_runs(comp, slots, extra_args), *end, "pass_end.apply();"]
     return f"""{_PRAGMA}
 control SfcIngress{pipe}({_INGRESS_PARAMS}) {{
 {chr(10).join(locals_)}

@@ -25,8 +25,8 @@ the path's FSM (:func:`~.fsm.build_fsm` with this walk): its bitmap holds the pa
 slots that visit runs, so the rewinder entries, branch, save and loop entries and the
 initializer come out as on one pipeline, a state per visit.
 
->>> import sfclab          # l3fwd picks the port: an ingress pipelet's; 4 + 5 stages free
->>> c = sfclab.compile("chain c: firewall -> nat -> l3fwd", arch="tna", pipes=1, stages=6)
+>>> import sfclab          # l3fwd picks the port: an ingress pipelet's; 5 + 6 stages free
+>>> c = sfclab.compile("chain c: firewall -> nat -> l3fwd", arch="tna", pipes=1, stages=7)
 >>> plan = plan_pipelets(layout_of(c.placement), c.paths)
 >>> [str(s) for s in plan.layout.slots]
 ['slot0_firewall@I0', 'slot1_l3fwd@I0', 'slot2_nat@E0']

@@ -362,6 +362,12 @@ def _pack(order: Sequence[str], route: Sequence[Pipelet], sw: _Switch, cost_of) 
     return cells
 
 
+def _hard_first(nfs, sw: _Switch, cost_of) -> list[str]:
+    """*nfs* in the order first-fit packs best: those an ingress must hold first (they
+    have half the pipelets to go to), then the larger first."""
+    return sorted(nfs, key=lambda n: (n not in sw.ingress_only, -cost_of[n]))
+
+
 def _report(method: str, cells, sw: _Switch, paths, ratio: float) -> Placement:
     w = _layout(cells)
     rec = tuple((p.id, sw.path_cost(p.nfs, w, p.terminal)) for p in paths)
@@ -430,7 +436,7 @@ def _pipes_needed(nfs, cost_of, sw: _Switch) -> int | None:
         bigger = _Switch(pipes, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
                          sw.ingress_only, sw.together)
         if need <= sum(bigger.free.values()) and _pack(
-                sorted(nfs, key=lambda n: -cost_of[n]), [], bigger, cost_of) is not None:
+                _hard_first(nfs, bigger, cost_of), [], bigger, cost_of) is not None:
             return pipes
     return None
 
@@ -444,7 +450,7 @@ def _chains_that_fit(paths, cost_of, sw: _Switch) -> list[str]:
         big = _Switch(TOFINO_MAX_PIPES, sw.stages, sw.entry.pipe, sw.exit, sw.reserved,
                       sw.ingress_only, co_occurring(mine) if sw.together is not None else None)
         nfs = first_seen(mine)
-        if _pack(sorted(nfs, key=lambda n: -cost_of[n]), [], big, cost_of) is not None:
+        if _pack(_hard_first(nfs, big, cost_of), [], big, cost_of) is not None:
             kept.append(c)
     return kept
 
@@ -477,7 +483,7 @@ def naive_placement(paths: Sequence[ServicePath], catalog: NFCatalog | None = No
     route = sorted(sw.pipelets, key=lambda pl: (pl.pipe != entry_pipe, pl.pipe, pl.gress != "ingress"))
     cells = _pack(nfs, route, sw, cost_of)
     if cells is None:            # enough stages in all, but not in whole pipelets
-        cells = _pack(sorted(nfs, key=lambda n: -cost_of[n]), route, sw, cost_of)
+        cells = _pack(_hard_first(nfs, sw, cost_of), route, sw, cost_of)
     if cells is None:
         _unpacked(nfs, cost_of, sw, where, paths)
     return _report("naive", cells, sw, paths, loopback_ratio)

@@ -12,10 +12,14 @@ import pytest
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.codegen.p4info import build_p4info
+from sfclab.codegen.tna_entries import TERM_VIA, bare_entry
 from sfclab.errors import CompileError
 from sfclab.lang import parse_file
 from sfclab.p4 import ast as A
 from sfclab.passes.pipelets import recirculation_port
+from sfclab.targets.connect import open_target
+from sfclab.targets.coverage import all_class_traffic
+from sfclab.targets.packet_io import send_many
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))
@@ -40,12 +44,16 @@ def entry_recirculations(gen) -> dict[int, int]:
         if e.table.endswith(".rewinder"):
             m = dict(e.match)
             rew[m[pid].value, m[st].value] = e
+        elif e.action.rsplit(".", 1)[-1] in ("set_token", "enter") and "terminal" in dict(e.params):
+            rew[dict(e.params)["path_id"], 0] = e     # a bare entry's classifier ends visit 0
     out: dict[int, int] = {}
     for num in sorted({n for n, _ in rew}):
         state, count, port = 0, 0, None
         while (num, state) in rew:
             e = rew[num, state]
             act, params = e.action.rsplit(".", 1)[1], dict(e.params)
+            if act in ("set_token", "enter"):
+                act = "next_pipelet" if params["terminal"] == TERM_VIA else "finish"
             egress = ".SfcEgress" in e.table
             if egress:
                 pipe = int(e.table.split(".")[0].removeprefix("pipe"))
@@ -127,3 +135,46 @@ def test_side_by_side_slots_share_a_gate_chain():
     text = gen.program.text
     assert (f"}} else if (meta.sfc.drop == 0 && meta.sfc.to_cpu == 0 && meta.tok.bitmap & "
             f"32w0x{1 << max(slots['firewall'].index, slots['qos'].index):X} != 0) {{") in text
+
+
+#: Two chains on a Tofino whose pipelets hold 3 stages: every NF goes to an egress, the
+#: entry ingress holds none; chain a comes back into it after its first NF (on E0).
+TWO_WAYS = ("chain a match udp.dport == 8080 { input => classifier => firewall => output; }\n"
+            "chain b match udp.dport == 9090 { input => firewall => classifier => output; }\n")
+
+
+def test_a_bare_entry_ingress_ends_the_first_visit_in_its_classifier_and_runs_as_v1model():
+    """Issue 31: an entry ingress with no NF slot took 3 core stages (initializer, rewinder,
+    pass_end, each reading what the one before wrote).  Its classifier's ``set_token`` now
+    ends the first visit itself, the rewinder there (beside the initializer, for packets
+    that come back) ends the later ones; packets leave as from the v1model program and
+    recirculate as placement planned."""
+    v1 = generate(sfclab.compile(TWO_WAYS))
+    gen = generate(sfclab.compile(TWO_WAYS, arch="tna", pipes=2, stages=3))
+    comp = gen.composition
+    assert bare_entry(comp) and all(s.pipelet.gress == "egress" for s in comp.slots)
+    heads = [dict(e.params) for e in gen.entries if e.action.endswith(".set_token")]
+    assert {h["path_id"] for h in heads} == {1, 2} and all("terminal" in h for h in heads)
+    back = [dict(e.match)[comp.token_keys[1]].value for e in gen.entries
+            if e.table == "pipe0.SfcIngress0.rewinder"]
+    assert back and 0 not in back           # only the visits of packets that come back
+    ingress = gen.program.text.split("control SfcIngress0(")[1].split("control ")[0]
+    assert "} else {\n                rewinder.apply();\n            }\n            pass_end.apply();" \
+        in ingress
+    plan, outs, wrong = comp.pipelets, {}, []
+    for url, g in (("model", v1), ("model?arch=tna", gen)):
+        t = open_target(url)
+        try:
+            t.push(g)
+            for traffic in all_class_traffic(v1, 2).values():
+                pairs = [(cp.port, cp.packet) for cp in traffic.packets]
+                for k, (path, r) in enumerate(zip(traffic.expected, send_many(t, pairs))):
+                    outs.setdefault((path, k), []).append(r.outputs)
+                    got = sum(1 for e in r.trace.events if e.kind == "recirculate")
+                    if url != "model" and got != plan.recirculations(path):
+                        wrong.append((path, got, plan.recirculations(path)))
+        finally:
+            t.close()
+    assert {p for p, _ in outs} == {"a/0", "b/0"} and not wrong, wrong
+    assert all(a == b and a for a, b in outs.values()), outs
+    assert {plan.recirculations("a/0"), plan.recirculations("b/0")} == {2, 1}

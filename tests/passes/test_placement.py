@@ -151,3 +151,17 @@ def test_what_does_not_fit_four_pipes_is_refused_saying_which_chains_fit():
     assert e.value.message.startswith("x.sfc:1:1: the NFs need 108 stages")
     assert "--pipes" not in e.value.hint
     assert "these chains fit together: c0, c1, c2, c3" in e.value.hint
+
+
+def test_an_ingress_only_nf_is_packed_before_the_ingress_fills():
+    """firewall -> nat -> l3fwd on one pipe of 8 stages (6 free in I0, 7 in E0): first fit
+    in the chain's order filled I0 with firewall and nat, then found no ingress for l3fwd
+    (it picks the port), and refused a chain that fits; the NFs an ingress must hold now
+    go first."""
+    import sfclab
+
+    r = sfclab.compile("chain c: firewall -> nat -> l3fwd", arch="tna", pipes=1,
+                       stages=8).placement
+    for placed in (r.naive, r.best):
+        where = {nf: pl for pl, nfs in placed.pipelets for nf in nfs}
+        assert where["l3fwd"] == Pipelet(0, "ingress"), placed

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from targets_support import write_exe
-from tofino_programs import (EXAMPLE_FILES, EXAMPLES, NETWORKS, NFS, P4C_BAREFOOT,
-                             all_nf_programs, example_programs, needs_tofino_compiler,
-                             network_programs)
+from tofino_programs import (CI_NF_PROGRAMS, EXAMPLE_FILES, EXAMPLES, FULL, FULL_COMMAND, NFS,
+                             P4C_BAREFOOT, PIPELINES, needs_tofino_compiler, network_programs,
+                             swept_example_programs, swept_networks, swept_nf_programs)
 
 import sfclab
 from sfclab.codegen import generate
@@ -310,10 +310,9 @@ def test_sde_env():
 # p4c-barefoot (p4c's open Tofino back end) enforces Tofino's hardware rules (PHV, table
 # placement, stateful ALUs, one-stage actions, gateways).  Each distinct program is compiled
 # once per session (keyed by its text's hash), two at a time, the longest first
-# (tofino_programs.py); the tests skip without the compiler.  benchmarks/bench_tofino.py
-# times the same sweep.
-
-
+# (tofino_programs.py); the tests skip without the compiler.  By default they compile CI's
+# sweep (every example in the auto mode, the NFs of the risky kinds); with
+# SFCLAB_TOFINO_SWEEP=full every program (benchmarks/bench_tofino.py times the full sweep).
 
 
 def _assert_compiles(builds, programs: dict[str, object]) -> None:
@@ -345,35 +344,39 @@ def _assert_compiles(builds, programs: dict[str, object]) -> None:
 
 @needs_tofino_compiler
 def test_every_library_nf_alone_and_mid_chain_compiles_for_tofino(tofino_builds):
-    """All 18 library NFs, alone and between a firewall and l3fwd, on one pipe (``--pipes 1``:
+    """The library NFs, alone and between a firewall and l3fwd, on one pipe (``--pipes 1``:
     the tighter plan; the examples run the default 2), fit a Tofino 1 (before issue 24 lb,
-    nat, qos, monitor, heavy_hitter and stateful_firewall were refused)."""
-    programs = all_nf_programs()
-    assert len(programs) == 2 * len(NFS) >= 36
+    nat, qos, monitor, heavy_hitter and stateful_firewall were refused).  The full sweep
+    (``SFCLAB_TOFINO_SWEEP=full``) compiles all 18 both ways; CI the risky kinds."""
+    programs = swept_nf_programs()
+    assert len(programs) == (2 * len(NFS) if FULL else len(CI_NF_PROGRAMS)) >= 6
     _assert_compiles(tofino_builds, programs)
 
 
 @needs_tofino_compiler
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
 def test_every_example_compiles_for_tofino(path, tofino_builds):
-    """Each example's TNA program in every pipeline mode (auto, mafsa, optimal, naive; modes
-    that give the same text are compiled once).  Before issue 24's range keys were fixed,
+    """Each example's TNA program in the auto mode on 2 pipes (CI); with
+    ``SFCLAB_TOFINO_SWEEP=full`` in every pipeline mode (auto, mafsa, optimal, naive; modes
+    that give the same text are compiled once) and on 1 and 4 pipes where placement takes
+    it.  Before issue 24's range keys were fixed,
     flexmesh_fig9, p4sc_table3, p4sfc_mixed and web were refused (their branch tables
     range-matched the 32-bit NF value; Tofino's range keys are at most 20 bits; now that
     key is ternary on TNA); every_nf.sfc --pipeline naive crashed p4c-barefoot 9.13.4
     ("Compiler Bug: Metadata initialization analysis incorrect") until the packet-out
     branch's field was kept out of shared PHV containers."""
-    programs = example_programs(path)
-    assert {w.rsplit(" ", 1)[1] for w in programs if "--pipeline" in w} == {
-        "auto", "mafsa", "optimal", "naive"}
+    programs = swept_example_programs(path)
+    assert {w.rsplit(" ", 1)[1] for w in programs if "--pipeline" in w} == (
+        set(PIPELINES) if FULL else {"auto"}), f"the full sweep: {FULL_COMMAND}"
     _assert_compiles(tofino_builds, programs)
 
 
 @needs_tofino_compiler
-@pytest.mark.parametrize("network", NETWORKS, ids=lambda n: f"{n[1]} on {n[0]}")
+@pytest.mark.parametrize("network", swept_networks(), ids=lambda n: f"{n[1]} on {n[0]}")
 def test_every_network_tofino_switch_compiles_for_tofino(network, tofino_builds):
     """The Tofino switches' programs of the examples placed on campus.topo, as
-    ``sfclab compile --topology`` writes them.  (every_nf.sfc on campus.topo crashed
+    ``sfclab compile --topology`` writes them (CI: p4sfc_mixed.sfc's; the full sweep: also
+    p4sc_table3.sfc's and web.sfc's).  (every_nf.sfc on campus.topo crashed
     p4c-barefoot 9.13.4 before the packet-out field's @pa_no_overlay; with the measured
     stage estimates its NFs no longer fit campus's switches, and placement refuses it:
     the same crash is covered by every_nf.sfc --pipeline naive above.)"""
