@@ -1,6 +1,6 @@
 """The embedded Tofino model against the embedded v1model model: ``sfclab diff-targets
 FILE --a model --b "model?arch=tna"`` on examples in pipeline modes (CI: the part
-``tna_diff_support.CI_SWEEP`` names, every library NF in it; ``SFCLAB_FULL_SWEEP=1``:
+``tna_diff_support.CI_SWEEP`` names, every library NF in it; ``SFCLAB_TOFINO_SWEEP=full``:
 every example in every mode), and the target URLs that reach the TNA model.
 
 Across the two architectures diff-targets compares each packet's outcome (egress ports,

@@ -3,8 +3,9 @@ embedded v1model model and the embedded Tofino model (``model?arch=tna``), packe
 packet; and, per packet, the recirculations its TNA trace shows against the plan.
 
 CI runs :data:`CI_SWEEP`, a part of it that still holds every library NF, a path that
-goes round three times, a server detour and run-time bindings; ``SFCLAB_FULL_SWEEP=1``
-runs every example in every pipeline mode (:func:`sweep_plan`).
+goes round three times, a server detour and run-time bindings; the Tofino sweep's
+switch, ``SFCLAB_TOFINO_SWEEP=full``, runs every example in every pipeline mode
+(:func:`sweep_plan`).
 
 :func:`sweep_file` runs in a worker process (the test spreads the files over two), so it
 imports what it needs and returns plain data.
@@ -25,14 +26,15 @@ PIPES = {"every_nf.sfc": 4}
 #: `segments` path goes round three times), p4sc_table3.sfc's reverse-order paths (one
 #: goes round three times), p4sfc_mixed.sfc's two TNA programs (the pipeline modes give
 #: two; a path detours to a server) and flexmesh_fig9.sfc's run-time bindings.  The rest
-#: (every example in every mode) runs with ``SFCLAB_FULL_SWEEP=1``.
+#: (every example in every mode) runs with ``SFCLAB_TOFINO_SWEEP=full``.
 CI_SWEEP = {"every_nf.sfc": ("auto",), "p4sc_table3.sfc": ("naive",),
             "p4sfc_mixed.sfc": ("auto", "optimal"), "flexmesh_fig9.sfc": ("mafsa",)}
 
 
 def full_sweep() -> bool:
-    """Whether ``SFCLAB_FULL_SWEEP`` asks for every example in every pipeline mode."""
-    return os.environ.get("SFCLAB_FULL_SWEEP", "") not in ("", "0")
+    """Whether ``SFCLAB_TOFINO_SWEEP=full`` (the Tofino compile sweep's switch, see
+    ``tofino_programs.py``) asks for every example in every pipeline mode."""
+    return os.environ.get("SFCLAB_TOFINO_SWEEP", "") == "full"
 
 
 def sweep_plan() -> dict[str, tuple[str, ...]]:
