@@ -343,6 +343,8 @@ class Lab:
         view = self._views.get(key)
         if view is None or view.comm is None:       # never made, or closed
             view = fe.live_view(key, self.installed)
+            if hasattr(view, "follow_packets"):     # it shows what packets did (TNA model)
+                view.follow_packets(self.ran_paths)
             view.update(self._compiled, self._generate, network=self.network_state)
             self._views[key] = view
             self._parse_nfs_between_cells()
@@ -590,7 +592,24 @@ class Lab:
             e.result.drift = said
             raise
         out.drift = said
+        self._packets_sent()
         return out
+
+    def _packets_sent(self) -> None:
+        """Packets ran: the views showing what they did (the placement tab) refresh."""
+        for view in self._views.values():
+            if view.comm is not None and hasattr(view, "sent"):
+                view.sent()
+
+    def ran_paths(self, last: int = 500):
+        """What the last *last* packets did on a TNA model, per service path (their
+        recirculations and the pipelets they ran in, beside the placement's plan):
+        ``{path: RanPath}`` (:mod:`sfclab.targets.model.tna.route`); empty before any
+        packet ran on one."""
+        from ..targets.model.tna.route import ran_by_path
+
+        kept = list(self.traces)[-last:]
+        return ran_by_path((r.path, r.trace) for r in kept if getattr(r, "path", None))
 
     def traffic(self, chain: str, *, pause: float = 0.002):
         """``with lab.traffic(chain) as t:``: *chain*'s packets keep going through the
@@ -618,7 +637,9 @@ class Lab:
         """Send one packet (scapy or bytes) in on *port*; returns the target's result."""
         if self._pushed is None:
             self.push()
-        return self._sender.send_one(self.target, port, packet, label)
+        out = self._sender.send_one(self.target, port, packet, label)
+        self._packets_sent()
+        return out
 
     def send_pcap(self, path: str | Path, *, port: int = 1, label: str | None = None,
                   progress: bool | None = None) -> SendResult:
@@ -634,9 +655,11 @@ class Lab:
         frames = pcap_frames(path)         # a bad file says so before anything is pushed
         if self._pushed is None:
             self.push()
-        return self._sender.send_frames(self.target, ((port, f) for f in frames),
-                                        label if label is not None else Path(path).name,
-                                        progress=progress)
+        out = self._sender.send_frames(self.target, ((port, f) for f in frames),
+                                       label if label is not None else Path(path).name,
+                                       progress=progress)
+        self._packets_sent()
+        return out
 
     def tables(self, switch: str | None = None) -> list[TableUse]:
         """Every table of the target: entries / size, and the hits and misses of the
@@ -647,8 +670,14 @@ class Lab:
             raise SfclabError(f"this lab runs on one switch, not a network: no switch "
                               f"{switch!r} to choose", hint="%sfc tables (no switch)")
         hits, misses = self.traces.summary.hits, self.traces.summary.misses   # every packet
+        pipes: dict[str, tuple[int, ...]] = {}
+        sw = getattr(getattr(self.target, "server", None), "switch", None)
+        for pipe, names in (sw.pipe_tables() if hasattr(sw, "pipe_tables") else {}).items():
+            for n in names:                                  # a TNA model: its pipes
+                pipes[n] = pipes.get(n, ()) + (pipe,)
         return [TableUse(o.table, o.entries, o.size, hits.get(o.table, 0),
-                         misses.get(o.table, 0)) for o in self.target.occupancy()]
+                         misses.get(o.table, 0), pipes.get(o.table, ()))
+                for o in self.target.occupancy()]
 
     def counters(self) -> dict[str, list[tuple[int, int, int]]]:
         """Counters with non-zero cells: name -> [(index, packets, bytes)] (the model)."""
@@ -661,7 +690,8 @@ class Lab:
         sw = self.target.switch
         out = {}
         for name, ext in sorted(sw.externs.items()):
-            if type(ext.state).__name__ != "CounterArray":
+            arrays = getattr(ext.state, "pipes", None) or [ext.state]    # TNA: one per pipe
+            if type(arrays[0]).__name__ != "CounterArray":
                 continue
             cells = [(i, pk, by) for i, (pk, by) in enumerate(sw.read_counter(name)) if pk or by]
             if cells:

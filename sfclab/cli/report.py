@@ -77,11 +77,16 @@ def target_text(target: object) -> str:
     >>> T.address = "in-process"                # no gRPC here (Pyodide)
     >>> target_text(T())
     'the embedded switch model, P4Runtime in-process'
+    >>> T.arch, T.pipes = "tna", 2              # model?arch=tna
+    >>> target_text(T())
+    'the embedded Tofino model (TNA, 2 pipes), P4Runtime in-process'
     """
     kind = getattr(target, "kind", "")
     address = getattr(target, "address", "")
     what = {"model": "the embedded switch model", "bmv2": "BMv2 (simple_switch_grpc)",
             "tofino": "a Tofino"}.get(kind, kind or type(target).__name__)
+    if kind == "model" and getattr(target, "arch", "") == "tna":
+        what = f"the embedded Tofino model (TNA, {getattr(target, 'pipes', 2)} pipes)"
     if address == "in-process":
         return f"{what}, P4Runtime in-process"
     return f"{what}, P4Runtime at {address}" if address else what

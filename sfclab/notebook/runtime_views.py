@@ -22,6 +22,13 @@ so JupyterLab does not turn them into links that lead nowhere.
 >>> print(TablesView([TableUse("SfcIngress.acl", 2, 1024, 0, 5)]).text())
 table           entries /  size  occupancy (log)       hits  misses
 SfcIngress.acl        2 /  1024  ███···············       0       5
+
+On a TNA model the tables come by pipe:
+
+>>> print(TablesView([TableUse("pipe1.SfcIngress1.acl", 2, 1024, 3, 0, (1,))]).text())
+pipe 1 (pipeline pipe1)
+table                  entries /  size  occupancy (log)       hits  misses
+pipe1.SfcIngress1.acl        2 /  1024  ███···············       3       0
 """
 
 from __future__ import annotations
@@ -111,24 +118,32 @@ class TablesView:
         self.empty = (f"no entries and no lookups in any of the program's {len(rows)} tables"
                       if rows and not self.rows else "")
 
+    def groups(self) -> list[tuple[str, list[Any]]]:
+        """The rows by pipe on a TNA model (a heading per pipe, or per set of pipes
+        that run one pipeline and share its entries); one untitled group elsewhere."""
+        by: dict[tuple[int, ...], list[Any]] = {}
+        for r in self.rows:
+            by.setdefault(tuple(getattr(r, "pipes", ()) or ()), []).append(r)
+        if list(by) == [()]:
+            return [("", self.rows)]
+        return [(_pipes_title(p, rows), rows) for p, rows in sorted(by.items())]
+
     def text(self) -> str:
         extra = f"\n{self.installed.text()}" if self.installed else ""
-        return (self.empty or occupancy_text(self.rows)) + extra
+        if self.empty:
+            return self.empty + extra
+        return "\n".join((f"{title}\n" if title else "") + occupancy_text(rows)
+                         for title, rows in self.groups()) + extra
 
     def _repr_html_(self) -> str:
         if self.empty:
             return note(self.empty)
         most = max((((r.hits or 0) + _misses(r)) for r in self.rows), default=0)
         rows = []
-        for r in self.rows:
-            hits, misses = r.hits or 0, _misses(r)
-            pct = 100 * r.entries / r.size if r.size else 0
-            occ = (bar(log_share(r.entries, r.size), FILL, width=140,
-                       title=f"{r.entries} of {r.size} entries ({pct:.2g} %)")
-                   + f" <span style='font-size:11px'>{pct:.2g} %</span>")
-            rows.append([f"<code>{esc(r.table)}</code>",
-                         f"<div style='text-align:right'>{r.entries:,} / {r.size:,}</div>",
-                         occ, _lookups(hits, misses, most)])
+        for title, group in self.groups():
+            if title:
+                rows.append([f"<b>{esc(title)}</b>", "", "", ""])
+            rows += self._html_rows(group, most)
         head = ["table", "entries / size", "occupancy (log scale)",
                 f"lookups: <span style='color:{HIT}'>■ hit</span> "
                 f"<span style='color:{MISS}'>■ miss</span>"]
@@ -140,8 +155,34 @@ class TablesView:
                        "of the packets this lab sent, on one scale for every table.")
                 + extra + "".join(_warning(n) for n in self.installed.notes))
 
+    @staticmethod
+    def _html_rows(group: Sequence[Any], most: int) -> list[list[str]]:
+        rows = []
+        for r in group:
+            hits, misses = r.hits or 0, _misses(r)
+            pct = 100 * r.entries / r.size if r.size else 0
+            occ = (bar(log_share(r.entries, r.size), FILL, width=140,
+                       title=f"{r.entries} of {r.size} entries ({pct:.2g} %)")
+                   + f" <span style='font-size:11px'>{pct:.2g} %</span>")
+            rows.append([f"<code>{esc(r.table)}</code>",
+                         f"<div style='text-align:right'>{r.entries:,} / {r.size:,}</div>",
+                         occ, _lookups(hits, misses, most)])
+        return rows
+
     def _repr_mimebundle_(self, **kw: Any) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self._repr_html_()}
+
+
+def _pipes_title(pipes: tuple[int, ...], rows: Sequence[Any]) -> str:
+    """``pipe 1 (pipeline pipe1)`` or ``pipes 0, 1 (pipeline pipe: the same entries in
+    each)``: a group of tables on a TNA model."""
+    if not pipes:
+        return "not in a pipe"
+    name = rows[0].table.split(".", 1)[0] if rows else ""
+    if len(pipes) == 1:
+        return f"pipe {pipes[0]} (pipeline {name})"
+    return (f"pipes {', '.join(map(str, pipes))} (pipeline {name}: the same entries in each; "
+            f"lookups of them all)")
 
 
 def _misses(r: Any) -> int:

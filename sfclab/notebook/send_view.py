@@ -127,8 +127,13 @@ def _block_chip(name: str, nf: bool, catalog: NFCatalog | None) -> str:
 
 
 def _pass_html(p: Pass, catalog: NFCatalog | None, start: str) -> str:
-    rows = []
+    rows, where = [], ""
     for blk in p.blocks:
+        if blk.where != where:                 # TNA: the pipelet the next blocks ran in
+            where = blk.where
+            rows.append(f"<tr class='sfc-pipelet'><td colspan='4' style='{_TD};font-size:11px;"
+                        f"font-weight:bold;color:var(--jp-ui-font-color2,#666)'>"
+                        f"{esc(where)}</td></tr>")
         steps = blk.steps or ()
         for k, s in enumerate(steps or [None]):
             cells = [_block_chip(blk.name, blk.nf, catalog) if k == 0 else ""]
@@ -176,8 +181,9 @@ def timeline_html(trace: Any, kinds: ValueKinds | None = None,
     body, start = [], f"in on port {trace.ingress_port}"
     for p in passes:
         body.append(_pass_html(p, catalog, start))
+        how = p.how or "recirculated"
         start = ("back from its server" if p.end == "server" else
-                 f"recirculated with {p.detail}" if p.detail else "recirculated")
+                 f"{how} with {p.detail}" if p.detail else how)
     return f"<div class='sfc-timeline'>{head}{''.join(body)}</div>"
 
 

@@ -284,16 +284,21 @@ class _PlacementPanel(_Panel):
                                       layout=widgets.Layout(width="340px"))
         self.route.observe(lambda _: self._draw(), "value")
         self.compiled: CompiledChains | None = None
-        self.content = (self.head, self.route, self.picture, self.rest)
+        self.ran_html = widgets.HTML()
+        #: What packets did on a TNA model, per path (``Lab.ran_paths``), or None.
+        self.ran: Callable[[], Mapping[str, Any]] | None = None
+        self._ran: Mapping[str, Any] = {}
+        self.content = (self.head, self.route, self.picture, self.ran_html, self.rest)
 
     def update(self, compiled: CompiledChains, codes: CodeSource) -> None:
         pl, self.compiled = compiled.placement, None
+        self._ran = self.ran() if self.ran is not None else {}
         if pl is None or not len(compiled.chains):
             self.head.value = EMPTY if pl else note(
                 f"The placement pass (Dejavu: NFs on the pipes of a multi-pipe switch) runs "
                 f"for <code>tna</code>; this lab compiles for <code>{esc(compiled.arch)}</code>."
                 f" Use <code>%%chain --arch tna</code> or <code>Lab(placement=True)</code>.")
-            self.picture.value = self.rest.value = ""
+            self.picture.value = self.rest.value = self.ran_html.value = ""
             self.route.layout.display = "none"
             return
         self.head.value = (
@@ -316,12 +321,16 @@ class _PlacementPanel(_Panel):
         self.compiled = compiled
         self._draw()
         naive = dict(pl.naive.recirculations)
+        ran = self._ran
         rows = [[esc(pid), str(k), str(naive.get(pid, "")), f"{tp:.2f} T"]
+                + ([_ran_cell(ran.get(pid), k)] if ran else [])
                 for (pid, k), (_, tp) in list(zip(pl.best.recirculations,
                                                   pl.best.throughput))[:MAX_ROWS]]
         self.rest.value = (picture(throughput_figure(pl).svg)
                            + table(["service path", "recirculations", "naive",
-                                    "throughput (of T)"], rows)
+                                    "throughput (of T)"]
+                                   + (["ran on the TNA model: recirculations"] if ran else []),
+                                   rows)
                            + more(len(pl.best.recirculations), MAX_ROWS, "paths"))
 
     def _draw(self) -> None:
@@ -333,6 +342,34 @@ class _PlacementPanel(_Panel):
             c.placement.best, c.catalog, stages=c.placement.stages, path=path,
             entry_pipe=c.options.entry_pipe, exit_pipe=c.options.exit_pipe,
             reserved=c.placement.reserved))
+        self.ran_html.value = _ran_line(self.route.value, self._ran,
+                                        dict(c.placement.best.recirculations))
+
+
+def _ran_cell(ran: Any, planned: int) -> str:
+    """The recirculations the packets of a path made on the TNA model, red where they
+    differ from the plan's."""
+    if ran is None:
+        return "<span style='color:var(--jp-ui-font-color2,#666)'>no packets</span>"
+    text = esc(ran.recirculations_text())
+    off = set(ran.recirculations) != {planned}
+    return f"<span style='color:#c62828'>{text}</span>" if off else text
+
+
+def _ran_line(pid: str | None, ran: Mapping[str, Any], planned: Mapping[str, int]) -> str:
+    """Under the drawing: the route the chosen path's packets took on the TNA model."""
+    if not ran:
+        return note("What the packets did shows here once they ran on a TNA model "
+                    "(<code>Lab(arch=\"tna\")</code>, <code>%sfc send</code>).")
+    r = ran.get(pid) if pid is not None else None
+    if r is None:
+        return note(f"no packet of {esc(pid or '')} ran on the TNA model yet")
+    plan = planned.get(pid, 0)
+    went = r.recirculations_text()
+    same = "as planned" if set(r.recirculations) == {plan} else f"the plan: {plan}"
+    return (f"<div style='font-size:12px;margin:4px 0'><b>what {r.packets} packet(s) of "
+            f"{esc(pid)} did on the TNA model</b>: {esc(went)} recirculation(s), {same}"
+            f"<br><code>{esc(r.route_text())}</code></div>")
 
 
 class _OffloadPanel(_HtmlPanel):
@@ -480,6 +517,22 @@ class LiveView(widgets.Tab):
             self.panels["entries"].stale = True
             if names.index("entries") == (self.selected_index or 0):
                 self._refresh(names.index("entries"))
+
+    def follow_packets(self, ran: Callable[[], Mapping[str, Any]]) -> None:
+        """Show what packets did beside the plan (the placement tab): *ran* gives, per
+        service path, what the packets sent on a TNA model did (``Lab.ran_paths``)."""
+        if "placement" in self.panels:
+            self.panels["placement"].ran = ran
+            self.panels["placement"].stale = True
+
+    def sent(self) -> None:
+        """Packets ran: the placement tab shows what they did (now if on show, else when
+        shown)."""
+        names = list(self.panels)
+        if "placement" in self.panels:
+            self.panels["placement"].stale = True
+            if names.index("placement") == (self.selected_index or 0):
+                self._refresh(names.index("placement"))
 
     def refresh(self, *names: str) -> None:
         """Bring the tabs *names* (default: every tab) up to date now, shown or not."""

@@ -41,7 +41,8 @@ from .trace import _CORE_TABLE, PacketTrace, _token, nf_of, server_text
 __all__ = ["Step", "Block", "Pass", "timeline", "timeline_text", "outcome_text"]
 
 #: Tables of the composed program (not of an NF), by the block they form.
-_CONTROL = (("initializer", "classifier"), ("arrival", "arrival"), ("rewinder", "rewinder"))
+_CONTROL = (("initializer", "classifier"), ("arrival", "arrival"), ("rewinder", "rewinder"),
+            ("pass_end", "pass end"))
 _SLOT_PART = {"branch": "branch after slot {}", "loop": "loop counter",
               "save": "save after slot {}"}
 
@@ -72,11 +73,13 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Block:
     """A stretch of a pass: an NF instance (``nf`` True) or a part of the composed
-    program (classifier, branch, loop counter, rewinder)."""
+    program (classifier, branch, loop counter, rewinder); ``where`` the pipelet it ran
+    in where the target names them (TNA: ``pipe 1 egress``; '' on v1model)."""
 
     name: str
     nf: bool
     steps: tuple[Step, ...]
+    where: str = ""
 
     @property
     def title(self) -> str:
@@ -87,17 +90,19 @@ class Block:
 class Pass:
     """One pass through the pipeline: where it started, its blocks, how it ended
     (``end`` is ``"recirculate"``, ``"out"``, ``"drop"`` or ``"server"``; ``detail``
-    the next token, the port, the reason or what the server did)."""
+    the next token, the port, the reason or what the server did; ``how`` how the packet
+    came back where the target says, e.g. TNA's ``recirculated on port 68``)."""
 
     number: int
     blocks: tuple[Block, ...]
     end: str
     detail: str
+    how: str = ""
 
     @property
     def end_text(self) -> str:
         if self.end == "recirculate":
-            return f"recirculate -> pass {self.number + 1} {self.detail}".rstrip()
+            return f"{self.how or 'recirculate'} -> pass {self.number + 1} {self.detail}".rstrip()
         if self.end == "out":
             return f"out on port {self.detail}"
         if self.end == "drop":
@@ -131,7 +136,9 @@ class _Builder:
     def __init__(self, kinds: ValueKinds) -> None:
         self.kinds = kinds
         self.passes: list[Pass] = []
-        self.blocks: list[tuple[str, bool, list[Step]]] = []
+        self.blocks: list[tuple[str, bool, list[Step], str]] = []
+        #: The pipelet running now, where the target names it (TNA: ``pipe 0 egress``).
+        self.where = ""
         #: The NF block's condition that was false last (why it applied no table).
         self.false_cond: dict[int, str] = {}
         #: The port the rewinder's ``finish`` gave (the chain's exit unless an NF sets one).
@@ -143,9 +150,16 @@ class _Builder:
             self.false_cond[len(self.blocks) - 1] = ev.name
 
     def block(self, name: str, nf: bool) -> list[Step]:
-        if not self.blocks or self.blocks[-1][:2] != (name, nf):
-            self.blocks.append((name, nf, []))
+        if not self.blocks or self.blocks[-1][:2] != (name, nf) \
+                or self.blocks[-1][3] != self.where:
+            self.blocks.append((name, nf, [], self.where))
         return self.blocks[-1][2]
+
+    def pipelet(self, ev) -> None:
+        """A ``pipeline_start``: TNA's name the pipelet (``pipe 1 egress``), which the
+        blocks after it carry; v1model's (``ingress``) say nothing new."""
+        if ev.name.startswith("pipe "):
+            self.where = ev.name
 
     def table(self, ev, hit: bool) -> None:
         name, nf = _block_of(ev.name)
@@ -162,17 +176,18 @@ class _Builder:
         name, nf = _block_of(ev.name)
         if _short(ev.name) == "finish" and self.blocks and self.blocks[-1][0] == "rewinder":
             self.finish_port = dict(ev.args).get("port")
-        if self.blocks and (not name or (name, nf) == self.blocks[-1][:2] or not nf):
+        if self.blocks and self.blocks[-1][3] == self.where \
+                and (not name or (name, nf) == self.blocks[-1][:2] or not nf):
             steps = self.blocks[-1][2]                 # the action of the table just applied
             if steps and steps[-1].table and not steps[-1].action:
                 steps[-1] = Step(steps[-1].table, steps[-1].hit, steps[-1].entry, text)
                 return
         self.block(name or "program", nf).append(Step(action=text))
 
-    def end_pass(self, number: int, end: str, detail: str) -> None:
-        blocks = tuple(Block(n, nf, tuple(s) if s or not nf else (self._no_table(k),))
-                       for k, (n, nf, s) in enumerate(self.blocks))
-        self.passes.append(Pass(number, blocks, end, detail))
+    def end_pass(self, number: int, end: str, detail: str, how: str = "") -> None:
+        blocks = tuple(Block(n, nf, tuple(s) if s or not nf else (self._no_table(k),), w)
+                       for k, (n, nf, s, w) in enumerate(self.blocks))
+        self.passes.append(Pass(number, blocks, end, detail, how))
         self.blocks, self.false_cond = [], {}
 
     def _no_table(self, k: int) -> Step:
@@ -195,9 +210,9 @@ class _Builder:
                 f"{chooser} picked port {last.detail}")
         blocks = tuple(Block(b.name, b.nf, tuple(
             Step(s.table, s.hit, s.entry, s.action, note) if s.action.startswith("finish(")
-            else s for s in b.steps)) if b.name == "rewinder" and not b.nf else b
+            else s for s in b.steps), b.where) if b.name == "rewinder" and not b.nf else b
             for b in last.blocks)
-        self.passes[-1] = Pass(last.number, blocks, last.end, last.detail)
+        self.passes[-1] = Pass(last.number, blocks, last.end, last.detail, last.how)
 
 
 def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass, ...]:
@@ -219,10 +234,12 @@ def timeline(trace: PacketTrace, kinds: ValueKinds | None = None) -> tuple[Pass,
             b.action(ev)
         elif k == "condition":
             b.condition(ev)
+        elif k == "pipeline_start":
+            b.pipelet(ev)
         elif k in ("recirculate", "resubmit"):
             token = ev.value.items() if isinstance(ev.value, Mapping) else None
             b.end_pass(current, "recirculate", f"({b.kinds.args('token', token)})" if token
-                       else _token(ev.value) if ev.value else "")
+                       else _token(ev.value) if ev.value else "", ev.name)
             ended = True
         elif k == "server":
             b.end_pass(current, "server", server_text(ev))
@@ -276,7 +293,11 @@ def timeline_text(trace: PacketTrace, kinds: ValueKinds | None = None, *,
     for p in passes:
         lines.append(f"pass {p.number}")
         width = max((len(b.title) for b in p.blocks), default=0)
+        where = ""
         for blk in p.blocks:
+            if blk.where != where:
+                where = blk.where
+                lines.append(f" {where}:")
             steps = [str(s) for s in blk.steps] or ["(nothing)"]
             lines.append(f"  {blk.title:<{width}}  {steps[0]}")
             lines += [f"  {'':<{width}}  {s}" for s in steps[1:]]

@@ -49,6 +49,7 @@ class AssignCompiler:
 
                     def sc_(p):
                         p.v[s] = c
+                    sc_.store = ("c", s, c)
                     return sc_
                 if ce.slot is not None:
                     r = ce.slot
@@ -56,10 +57,12 @@ class AssignCompiler:
                     def ss(p):
                         v = p.v
                         v[s] = v[r]
+                    ss.store = ("s", s, r)
                     return ss
 
                 def sf(p):
                     p.v[s] = f(p)
+                sf.store = ("f", s, f)
                 return sf
             if ce.const is not NOCONST:
                 c = wr(ce.const)
@@ -72,6 +75,7 @@ class AssignCompiler:
 
                 def sm(p):
                     p.v[s] = f(p) & m
+                sm.store = ("m", s, (f, m))
                 return sm
 
             def sw_(p):
@@ -266,9 +270,50 @@ def header_bases(ref) -> list[int]:
     return []
 
 
+def _stores(specs: list[tuple]) -> Callable:
+    """One generated function doing the scalar stores *specs* in order (each a store
+    closure's ``store`` tag: a constant, a slot copy, a value, a masked value), the
+    calls to a closure per store saved."""
+    env: dict = {}
+    lines = ["def stores(p):", "    v = p.v"]
+    for i, (kind, s, x) in enumerate(specs):
+        if kind == "c":
+            env[f"C{i}"] = x
+            lines.append(f"    v[{s}] = C{i}")
+        elif kind == "s":
+            lines.append(f"    v[{s}] = v[{x}]")
+        elif kind == "f":
+            env[f"F{i}"] = x
+            lines.append(f"    v[{s}] = F{i}(p)")
+        else:
+            env[f"F{i}"] = x[0]
+            lines.append(f"    v[{s}] = F{i}(p) & {x[1]}")
+    exec("\n".join(lines), env)                          # noqa: S102 - generated here
+    return env["stores"]
+
+
+def _fuse_stores(fns: list[Callable]) -> list[Callable]:
+    """*fns* with each run of two or more scalar stores (closures tagged ``store`` by
+    :meth:`store`) made one function; order and effects as before."""
+    out: list[Callable] = []
+    run: list[Callable] = []
+    for f in fns + [None]:
+        if f is not None and getattr(f, "store", None) is not None:
+            run.append(f)
+            continue
+        if len(run) > 1:
+            out.append(_stores([g.store for g in run]))
+        else:
+            out += run
+        run = []
+        if f is not None:
+            out.append(f)
+    return out
+
+
 def seq(fns: list[Callable]) -> Callable:
     """One closure running *fns* in order."""
-    fns = [f for f in fns if f is not None]
+    fns = _fuse_stores([f for f in fns if f is not None])
     if not fns:
         return lambda p: None
     if len(fns) == 1:

@@ -168,20 +168,22 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         then = self.stmt(s.then, sc.child(), where) or (lambda p: None)
         other = self.stmt(s.other, sc.child(), where) if s.other is not None else None
         text = expr_p4(s.cond)
+        yes, no = ("condition", text, True), ("condition", text, False)
         if other is None:
             def if1(p):
-                x = bool(fc(p))
-                p.tr.append(("condition", text, x))
-                if x:
+                if fc(p):
+                    p.tr.append(yes)
                     then(p)
+                else:
+                    p.tr.append(no)
             return if1
 
         def if2(p):
-            x = bool(fc(p))
-            p.tr.append(("condition", text, x))
-            if x:
+            if fc(p):
+                p.tr.append(yes)
                 then(p)
             else:
+                p.tr.append(no)
                 other(p)
         return if2
 

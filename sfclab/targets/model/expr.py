@@ -38,6 +38,30 @@ class CE:
         self.pre = pre
 
 
+def _chain(fns: tuple[Callable, ...], op: str) -> Callable:
+    """``bool(f1(p) and f2(p) and …)`` (or ``or``) as one generated function; an operand
+    that compares a slot or a value with a constant (tagged ``cmp``) is written inline."""
+    env: dict = {}
+    terms = []
+    for i, f in enumerate(fns):
+        tag = getattr(f, "cmp", None)
+        if tag is None:
+            env[f"F{i}"] = f
+            terms.append(f"F{i}(p)")
+            continue
+        text, inner, c = tag
+        env[f"C{i}"] = c
+        if inner is None:
+            terms.append(text.format(f"C{i}"))
+        else:
+            env[f"F{i}"] = inner
+            terms.append(text.format(f"F{i}", f"C{i}"))
+    body = f" {op} ".join(f"({t})" for t in terms)
+    load = "    v = p.v\n" if "v[" in body else ""
+    exec(f"def chain(p):\n{load}    return bool({body})\n", env)  # noqa: S102 - generated
+    return env["chain"]
+
+
 class ConstVal:
     """A named constant (``const bit<16> X = 0x800;``)."""
 
@@ -389,11 +413,19 @@ class ExprCompiler:
         return self._arith(op, a, b, t, e)
 
     def _logic(self, e: A.Binary, sc) -> CE:
-        a, b = self.expr(e.left, sc), self.expr(e.right, sc)
-        fa, fb = a.fn, b.fn
-        if e.op == "&&":
-            return self._fold(CE(lambda p: bool(fa(p)) and bool(fb(p)), BOOL), a, b)
-        return self._fold(CE(lambda p: bool(fa(p)) or bool(fb(p)), BOOL), a, b)
+        """``a && b && …`` (or ``||``) as one closure over its operands, left to right,
+        stopping at the first that decides."""
+        parts: list[CE] = []
+
+        def operands(x: A.Node) -> None:
+            if isinstance(x, A.Binary) and x.op == e.op:
+                operands(x.left)
+                operands(x.right)
+            else:
+                parts.append(self.expr(x, sc))
+        operands(e)
+        fns = tuple(c.fn for c in parts)
+        return self._fold(CE(_chain(fns, "and" if e.op == "&&" else "or"), BOOL), *parts)
 
     def _compare(self, op: str, a: CE, b: CE) -> CE:
         if a.fn is None or b.fn is None:
@@ -403,13 +435,24 @@ class ExprCompiler:
         if a.slot is not None and b.const is not NOCONST:
             s, c = a.slot, b.const
             if op == "==":
-                return CE(lambda p: p.v[s] == c, BOOL)
+                def eq(p):
+                    return p.v[s] == c
+                eq.cmp = (f"v[{s}] == {{}}", None, c)          # for _logic's generated code
+                return CE(eq, BOOL)
             if op == "!=":
-                return CE(lambda p: p.v[s] != c, BOOL)
+                def ne(p):
+                    return p.v[s] != c
+                ne.cmp = (f"v[{s}] != {{}}", None, c)
+                return CE(ne, BOOL)
             return CE(lambda p: fn(p.v[s], c), BOOL)
         if b.const is not NOCONST:
             c = b.const
-            return self._fold(CE(lambda p: fn(fa(p), c), BOOL), a)
+
+            def cmp_c(p):
+                return fn(fa(p), c)
+            if op in ("==", "!="):
+                cmp_c.cmp = (f"{{}}(p) {op} {{}}", fa, c)
+            return self._fold(CE(cmp_c, BOOL), a)
         return self._fold(CE(lambda p: fn(fa(p), fb(p)), BOOL), a, b)
 
     def _compare_refs(self, op: str, a: CE, b: CE) -> CE:

@@ -21,7 +21,7 @@ from .storage import HeaderRef, ScalarRef, StackRef, StructRef
 from .types import Bits, BoolT, EnumT, HeaderT, UnionT
 from .varbit import VarbitError, varbit_codec
 
-__all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES"]
+__all__ = ["ParserError", "PipelineCompiler", "MAX_PARSER_STATES", "packed"]
 
 #: States a parser may visit for one packet before ``ParserTimeout``.
 MAX_PARSER_STATES = 1000
@@ -66,6 +66,18 @@ def _field_codec(t: HeaderT):
     unpack = eval(f"lambda n: [{', '.join(un)}]", env)          # noqa: S307 - generated here
     pack = eval(f"lambda v: {' | '.join(pk) or '0'}", env)      # noqa: S307
     return unpack, pack
+
+
+def packed(p, b0: int, cur: list, pack: Callable, nb: int) -> bytes:
+    """The bytes of header values *cur* (validity slot *b0*): the bytes its parser
+    extracted when the values are still those (``p.ext``; packing them again gives the
+    same bytes), else packed."""
+    ext = p.ext
+    if ext is not None:
+        e = ext.get(b0)
+        if e is not None and e[0] == cur:
+            return e[1]
+    return pack(cur).to_bytes(nb, "big")
 
 
 class PipelineCompiler(Compiler):
@@ -147,15 +159,18 @@ class PipelineCompiler(Compiler):
         if isinstance(st.transition, str):
             nxt = st.transition
 
+            event = ("parser_state", name)
+
             def state(p):
-                p.tr.append(("parser_state", name))
+                p.tr.append(event)
                 ops(p)
                 return nxt
             return state
         sel = self._select(st.transition, inner)
+        event = ("parser_state", name)
 
         def state_sel(p):
-            p.tr.append(("parser_state", name))
+            p.tr.append(event)
             ops(p)
             return sel(p)
         return state_sel
@@ -338,19 +353,44 @@ class PipelineCompiler(Compiler):
         unpack, _ = _field_codec(t)
         short = path.split(".", 1)[-1]
         if dyn is None:
-            def extract(p):
+            lo, hi, event, tname = b0 + 1, b0 + 1 + k, ("extract", short), t.name
+            if not siblings:
+                def extract(p):
+                    pos = p.pos
+                    end = pos + nb
+                    data = p.data
+                    if len(data) < end:
+                        raise ParserError("PacketTooShort")
+                    raw = data[pos:end]
+                    memo = p.memo
+                    if memo is None:
+                        vals = unpack(int.from_bytes(raw, "big"))
+                    else:                       # the same bytes unpack to the same values
+                        key = (tname, raw)
+                        vals = memo.get(key)
+                        if vals is None:
+                            vals = memo[key] = unpack(int.from_bytes(raw, "big"))
+                        p.ext[b0] = (vals, raw)
+                    v = p.v
+                    v[lo:hi] = vals             # a copy: vals itself is never changed
+                    v[b0] = True
+                    p.pos = end
+                    p.tr.append(event)
+                return extract
+
+            def extract_member(p):                  # a header union's member
                 pos = p.pos
                 data = p.data
                 if len(data) - pos < nb:
                     raise ParserError("PacketTooShort")
                 v = p.v
-                v[b0 + 1:b0 + 1 + k] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
+                v[lo:hi] = unpack(int.from_bytes(data[pos:pos + nb], "big"))
                 v[b0] = True
                 for s in siblings:
                     v[s] = False
                 p.pos = pos + nb
-                p.tr.append(("extract", short))
-            return extract
+                p.tr.append(event)
+            return extract_member
         nslot, size, stride, first = dyn.base, dyn.type.size, dyn.stride, dyn.base + 1
 
         def extract_next(p):
@@ -464,11 +504,13 @@ class PipelineCompiler(Compiler):
             _, pack = _field_codec(t)
             short = r.path.split(".", 1)[-1]
 
+            lo, hi, event = b0 + 1, b0 + 1 + k, ("deparser_emit", short)
+
             def emit(p):
                 v = p.v
                 if v[b0]:
-                    p.emitted.append(pack(v[b0 + 1:b0 + 1 + k]).to_bytes(nb, "big"))
-                    p.tr.append(("deparser_emit", short))
+                    p.emitted.append(packed(p, b0, v[lo:hi], pack, nb))
+                    p.tr.append(event)
             return emit
         if isinstance(r, StackRef):
             return seq([self._emit(x, e) for x in r.elems])

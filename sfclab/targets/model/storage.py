@@ -137,6 +137,14 @@ class Pkt:
                  "clone", "digests", "truncate", "marked_drop", "emitted", "payload", "now",
                  "in_egress", "parser_error", "color")
 
+    #: A packet whose parsers and deparsers remember header bytes (the TNA model's, which
+    #: parses a packet's headers again in every gress) sets these in a subclass:
+    #: ``memo`` maps (header type, bytes) to the values extracting them gave, for the
+    #: whole packet; ``ext`` maps a header's validity slot to (values, bytes) as this
+    #: gress's parser extracted it.  None here: every extract and emit computes.
+    memo = None
+    ext = None
+
     def __init__(self, v: list, data: bytes, tr: list, now: int) -> None:
         self.v = v
         self.data = data

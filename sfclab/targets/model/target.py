@@ -113,10 +113,18 @@ class ModelTarget:
                               hint=f"compile with arch={self.arch!r}, or use the target "
                                    f"{url!r}")
         self._check_server(gen)
+        self._hand_over(gen)
         return self.session.push(gen)
+
+    def _hand_over(self, gen: Generated) -> None:
+        """Give the in-process server *gen*'s parsed program (it gets the text over
+        P4Runtime, and need not parse it again)."""
+        if gen.program.program is not None:
+            self.server.know(gen.program.text, gen.program.program)
 
     def update(self, gen: Generated, *, allow_reload: bool = False):
         self._check_server(gen)
+        self._hand_over(gen)
         return self.session.update(gen, allow_reload=allow_reload)
 
     def _check_server(self, gen: Generated) -> None:

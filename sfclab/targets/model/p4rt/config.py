@@ -72,7 +72,8 @@ class PipelineConfigMixin:
             _fail(rpc_code.INVALID_ARGUMENT, "p4_device_config is empty: the model switch "
                                              "needs the P4 program's text")
         try:
-            switch, arch = load_switch(text, cpu_port=self.cpu_port, tna=self.tna)
+            switch, arch = load_switch(self.parsed.get(text) or text, cpu_port=self.cpu_port,
+                                       tna=self.tna)
             ours = build_p4info(switch.program, arch=arch)
         except Exception as e:           # the program's errors, whatever raises them
             _fail(rpc_code.INVALID_ARGUMENT, f"the program does not run on the model: {e}")

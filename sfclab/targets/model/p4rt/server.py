@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import OrderedDict
 from concurrent import futures
 
 from finsy.proto import p4r, rpc_code
@@ -64,6 +65,9 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
         self.cpu_port = cpu_port
         #: How a TNA program runs (:class:`~..tna.switch.TnaSwitch`: pipes, loopback, cpu_port).
         self.tna = dict(tna or {})
+        #: Program text -> its parsed AST, handed over by an in-process pusher (ModelTarget)
+        #: so that a pipeline config is not parsed again (a few kept).
+        self.parsed: OrderedDict = OrderedDict()
         #: StreamChannels open at once at most (a real switch bounds its controllers too).
         self.max_streams = max_streams
         self.active: _Pipeline | None = None      # what packets run
@@ -77,6 +81,13 @@ class P4RuntimeModelServer(ArbitrationMixin, PacketsMixin, PipelineConfigMixin,
         self._list_id = 0
         self._grpc = None                         # the grpc.Server, once started
         self.address = ""
+
+    def know(self, text: str, program) -> None:
+        """*program* is *text* parsed: a config carrying *text* is not parsed again."""
+        self.parsed[text] = program
+        self.parsed.move_to_end(text)
+        while len(self.parsed) > 4:
+            self.parsed.popitem(last=False)
 
     # the committed pipeline, as ModelTarget and tools see it
     @property

@@ -41,13 +41,15 @@ from collections.abc import Callable
 
 from ....p4 import ast as A
 from ....p4.printer import expr_p4
+from ..assign import seq
 from ..calls import ExternObj, _width
 from ..expr import CE, Scope
 from ..externs import CounterArray, MeterArray, RegisterArray
-from ..parser_rt import ParserError, PipelineCompiler
-from ..storage import HeaderRef, ScalarRef, StructRef, scalars
+from ..control import PacketIO
+from ..parser_rt import ParserError, PipelineCompiler, _field_codec
+from ..storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from ..types import BOOL, Bits, BoolT, HeaderT, StructT
-from .externs import PerPipe, ones_sum, tna_hash, words16
+from .externs import PerPipe, sum16, tna_hash
 
 __all__ = ["TnaCompiler", "RegisterActionObj", "PARSER_ERR_FLAGS", "TNA_EXTERNS", "reads_parser_err"]
 
@@ -71,6 +73,17 @@ _V1MODEL_FUNCTIONS = {"mark_to_drop": "set ig_dprsr_md.drop_ctl = 1 (or eg_dprsr
                       "update_checksum": "use a Checksum in the deparser",
                       "verify_checksum": "use a Checksum in the parser"}
 
+
+def _packet_sum16(p, bits: tuple[int, int]) -> int:
+    """``sum16(*bits)``, remembered for the packet (``p.memo``): every gress sums the same
+    field lists again (the parsers' checksum subtracts, the deparsers' updates)."""
+    memo = p.memo
+    if memo is None:
+        return sum16(*bits)
+    w = memo.get(bits)
+    if w is None:
+        w = memo[bits] = sum16(*bits)
+    return w
 
 class RegisterActionObj:
     """A ``RegisterAction``: its register, the slots of ``value`` and ``rv``, and its body."""
@@ -268,25 +281,108 @@ class TnaCompiler(PipelineCompiler):
         self._args(inst, 0, 1)
         return None
 
+    # -- deparsers: a run of emits in one closure ---------------------------------------------
+    def block(self, stmts, sc: Scope, where: str) -> Callable:
+        """As :meth:`Compiler.block`, with each run of ``pkt.emit(…)`` statements (a
+        deparser's body: thirty headers, twice a pass on TNA) as one closure."""
+        inner = sc.child()
+        fns: list = []
+        run: list = []
+        for s in stmts:
+            hdrs = self._emitted(s, inner)
+            if hdrs is not None:
+                run += hdrs
+                continue
+            if run:
+                fns.append(self._emit_run(run))
+                run = []
+            fns.append(self.stmt(s, inner, where))
+        if run:
+            fns.append(self._emit_run(run))
+        return seq(fns)
+
+    def _emitted(self, s: A.Node, sc: Scope) -> list[HeaderRef] | None:
+        """The headers ``pkt.emit(x);`` emits, in order (None: *s* is something else)."""
+        if not (isinstance(s, A.CallStmt) and isinstance(s.call.func, A.Member)
+                and s.call.func.name == "emit" and len(s.call.args) == 1):
+            return None
+        io = self.path(s.call.func.expr, sc)
+        if not (isinstance(io, PacketIO) and io.kind == "out"):
+            return None
+        out: list[HeaderRef] = []
+
+        def walk(r) -> bool:
+            if isinstance(r, HeaderRef):
+                if r.type.nbits % 8:
+                    return False
+                out.append(r)
+                return True
+            if isinstance(r, StackRef):
+                return all(walk(x) for x in r.elems)
+            if isinstance(r, StructRef):
+                return all(walk(x) for x in r.members.values() if not isinstance(x, ScalarRef))
+            return False
+        return out if walk(self.path(s.call.args[0], sc)) else None
+
+    @staticmethod
+    def _emit_run(hdrs: list[HeaderRef]) -> Callable:
+        items = []
+        for r in hdrs:
+            _, pack = _field_codec(r.type)
+            items.append((r.base, r.base + 1 + len(r.fields), pack, r.type.nbytes,
+                          ("deparser_emit", r.path.split(".", 1)[-1])))
+        items = tuple(items)
+
+        def emit_all(p):
+            v, out, tr, ext = p.v, p.emitted, p.tr, p.ext
+            for b0, end, pack, nb, event in items:
+                if v[b0]:
+                    cur = v[b0 + 1:end]
+                    e = ext.get(b0) if ext is not None else None
+                    # the bytes the parser extracted while the values are those (packing
+                    # them again gives the same bytes)
+                    out.append(e[1] if e is not None and e[0] == cur
+                               else pack(cur).to_bytes(nb, "big"))
+                    tr.append(event)
+        return emit_all
+
     # -- field lists ---------------------------------------------------------------------------
     def bits_of(self, e: A.Node, sc: Scope) -> Callable:
         """A closure giving ``(value, nbits)`` of a field list, fields of invalid headers as
-        zeros (their place kept: the checksum units and the hash crossbar read fixed bits)."""
-        items = self._items(e, sc)
-        total = sum(w for _, w, _ in items)
+        zeros (their place kept: the checksum units and the hash crossbar read fixed bits).
+        Generated once as one expression (``(v[12] if v[10] else 0) << 144 | …``)."""
+        items = self._slot_items(e, sc)
+        total = sum(w for _, _, w, _ in items)
+        terms, fns, shift = [], [], total
+        for slot, fn, w, valid in items:
+            shift -= w
+            if slot is not None:
+                x = f"v[{slot}]"
+            else:
+                fns.append(fn)
+                x = f"F[{len(fns) - 1}](p)"
+            if valid is not None:
+                x = f"({x} if v[{valid}] else 0)"
+            terms.append(f"({x} << {shift})" if shift else x)
+        env = {"F": tuple(fns)}
+        exec(f"def bits(p):\n    v = p.v\n    return ({' | '.join(terms) or '0'}), {total}\n",
+             env)                                                # noqa: S102 - generated here
+        return env["bits"]
 
-        def bits(p):
-            v = p.v
-            n = 0
-            for read, w, valid in items:
-                n = (n << w) | (read(p) if valid is None or v[valid] else 0)
-            return n, total
-        return bits
-
-    def _items(self, e: A.Node, sc: Scope) -> list[tuple]:
+    def _slot_items(self, e: A.Node, sc: Scope) -> list[tuple]:
+        """A field list as ``(slot or None, read or None, width, valid slot or None)``."""
         if isinstance(e, A.ListExpr):
-            return [i for x in e.items for i in self._items(x, sc)]
-        return self.field_items(e, sc)
+            return [i for x in e.items for i in self._slot_items(x, sc)]
+        r = self.path(e, sc) if isinstance(e, (A.Name, A.Member, A.Index)) else None
+        if isinstance(r, HeaderRef):
+            return [(f.slot, None, _width(f.type), r.base) for f in r.fields.values()]
+        if isinstance(r, ScalarRef) and isinstance(r.type, Bits) and not r.type.signed:
+            valid = None
+            if isinstance(e, A.Member):
+                base = self.path(e.expr, sc)
+                valid = base.base if isinstance(base, HeaderRef) else None
+            return [(r.slot, None, r.type.width, valid)]
+        return [(None, read, w, valid) for read, w, valid in self.field_items(e, sc)]
 
     def _value_bytes(self, e: A.Node, sc: Scope) -> Callable:
         """A header's or struct's fields (or a list of fields) packed into bytes: what
@@ -439,12 +535,12 @@ class TnaCompiler(PipelineCompiler):
         slot = obj.state
         bits = self.bits_of(e.args[0], sc)
 
-        def add(p):
-            ws = words16(*bits(p))
-            if sign < 0:
-                ws = [w ^ 0xFFFF for w in ws]
+        flip = 0 if sign > 0 else 0xFFFF
+
+        def add(p):                      # ones_sum((v[slot], word)), inline
             v = p.v
-            v[slot] = ones_sum([v[slot], *ws])
+            s = v[slot] + (_packet_sum16(p, bits(p)) ^ flip)
+            v[slot] = (s & 0xFFFF) + (s >> 16)  # two 16-bit words: one carry folds it
         return add
 
     def _call_Checksum_subtract(self, obj, e, sc):
@@ -469,7 +565,7 @@ class TnaCompiler(PipelineCompiler):
         ones = self.expr(e.args[1], sc).fn if len(e.args) > 1 else None
 
         def update(p):
-            c = ~ones_sum(words16(*bits(p))) & 0xFFFF
+            c = ~_packet_sum16(p, bits(p)) & 0xFFFF
             if c == 0 and ones is not None and ones(p):
                 return 0xFFFF
             return c
@@ -481,6 +577,16 @@ class TnaCompiler(PipelineCompiler):
         t = obj.type_args[0] if obj.type_args else None
         label = t.name if isinstance(t, (StructT, HeaderT)) else obj.name.rsplit(".", 1)[-1]
         arg = e.args[0]
+        if isinstance(arg, A.ListExpr):              # {a, b}: named by T's fields, in order
+            names = [n for n, _ in t.fields] if isinstance(t, (StructT, HeaderT)) else []
+            if len(names) != len(arg.items):
+                raise self.error(f"{obj.name}.pack: {len(arg.items)} values for the "
+                                 f"{len(names)} fields of {label}", e)
+            reads = [(n, self.expr(x, sc).fn) for n, x in zip(names, arg.items)]
+
+            def pack_list(p):
+                p.digests.append((label, {n: f(p) for n, f in reads}))
+            return pack_list
         r = self.path(arg, sc)
         if isinstance(r, StructRef):
             items = [(n if isinstance(sub, ScalarRef) else s.path, s.slot)
@@ -488,7 +594,7 @@ class TnaCompiler(PipelineCompiler):
         elif isinstance(r, HeaderRef):
             items = [(n, f.slot) for n, f in r.fields.items()]
         else:
-            raise self.error(f"{obj.name}.pack takes a struct or header", e)
+            raise self.error(f"{obj.name}.pack takes a struct, a header or a list of fields", e)
 
         def pack(p):
             v = p.v

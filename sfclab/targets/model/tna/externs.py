@@ -27,16 +27,18 @@ CRC-16/ARC BMv2 calls ``crc16``), ``CRC32`` the standard CRC-32, and a
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import ModelCompileError
 from ..externs import CounterArray, MeterArray, RegisterArray, crc16, crc32
 
-__all__ = ["PerPipe", "ones_sum", "words16", "tna_hash", "tna_color", "HASH_ALGORITHMS",
+__all__ = ["PerPipe", "ones_sum", "sum16", "words16", "tna_hash", "tna_color", "HASH_ALGORITHMS",
            "TNA_RED"]
 
 #: TNA's ``MeterColor_t.RED`` (BMv2's RED is 2).
 TNA_RED = 3
+_LITTLE = sys.byteorder == "little"
 
 
 class PerPipe:
@@ -62,6 +64,22 @@ def ones_sum(words: Sequence[int]) -> int:
     while s >> 16:
         s = (s & 0xFFFF) + (s >> 16)
     return s
+
+
+def sum16(value: int, nbits: int) -> int:
+    """:func:`ones_sum` of the 16-bit words of a bit string (padded to whole words), summed
+    as native words and byte-swapped after folding (RFC 1071, section 2(B)): the same as
+    ``ones_sum(words16(value, nbits))``, without a loop per word.
+
+    >>> v = 0x4500_0073_0000_4000_4011_0000_c0a8_0001_c0a8_00c7
+    >>> sum16(v, 160) == ones_sum(words16(v, 160))
+    True
+    """
+    pad = (-nbits) % 16
+    s = sum(memoryview((value << pad).to_bytes((nbits + pad) >> 3, "big")).cast("H"))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ((s & 0xFF) << 8 | s >> 8) if _LITTLE else s
 
 
 def words16(value: int, nbits: int) -> list[int]:

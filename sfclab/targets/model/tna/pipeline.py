@@ -23,9 +23,8 @@ from ....p4 import ast as A
 from ..control import PacketIO
 from ..errors import ModelCompileError
 from ..expr import ConstVal, Scope
-from ..parser_rt import _field_codec
 from ..storage import HeaderRef, Layout, StructRef
-from ..types import HeaderT, StructT, TypeEnv
+from ..types import Bits, HeaderT, StructT, TypeEnv
 from .compiler import TnaCompiler, reads_parser_err
 from .prelude import INTRINSIC_TYPES
 
@@ -88,7 +87,7 @@ class CompiledPipeline:
     token: Callable | None = None                 # the SFC token of an egress packet
     ig_token: Callable | None = None              # … of an ingress packet
     s: dict = field(default_factory=dict)          # the slots the switch reads
-    eg_prefix: Callable = field(default=lambda port, rid, length, ns: b"")
+    eg_prefix: Callable = field(default=lambda port, rid, length, ns, memo: b"")
 
 
 def pipeline_blocks(inst: A.Instance) -> list[str]:
@@ -224,19 +223,26 @@ def _sfc_token(hdr: StructRef) -> Callable | None:
     return lambda v: {n: v[s] for n, s in slots} if v[valid] else None
 
 
-def _eg_prefix(t: HeaderT) -> Callable[[int, int, int, int], bytes]:
-    """``prefix(port, rid, length, ns)``: the egress intrinsic metadata in front of a
-    packet entering an egress parser (27 bytes on Tofino 1; queue depths 0)."""
-    _, pack = _field_codec(t)
-    names = [n for n, _ in t.fields]
-    nbytes = t.nbytes
-    at = {n: i for i, n in enumerate(names)}
+def _eg_prefix(t: HeaderT) -> Callable[[int, int, int, int, dict], bytes]:
+    """``prefix(port, rid, length, ns, memo)``: the egress intrinsic metadata in front of a
+    packet entering an egress parser (27 bytes on Tofino 1; queue depths 0): the four
+    fields the traffic manager sets, shifted into place, every other field 0.  *memo*
+    (the packet's :attr:`TnaPkt.memo`) learns what the bytes unpack to: these values."""
+    off, at, names = t.nbits, {}, []
+    for i, (n, ft) in enumerate(t.fields):
+        w = ft.width if isinstance(ft, Bits) else ft.underlying.width
+        off -= w
+        at[n] = (off, (1 << w) - 1, i)
+        names.append(n)
+    (sp, mp, ip), (sr, mr, ir), (sl, ml, il), (st, mt, it) = (at[n] for n in (
+        "egress_port", "egress_rid", "pkt_length", "enq_tstamp"))
+    nbytes, zeros, tname = t.nbytes, [0] * len(names), t.name
 
-    def prefix(port: int, rid: int, length: int, ns: int) -> bytes:
-        vals = [0] * len(names)
-        vals[at["egress_port"]] = port
-        vals[at["egress_rid"]] = rid
-        vals[at["pkt_length"]] = length & 0xFFFF
-        vals[at["enq_tstamp"]] = ns & 0x3FFFF
-        return pack(vals).to_bytes(nbytes, "big")
+    def prefix(port: int, rid: int, length: int, ns: int, memo: dict) -> bytes:
+        port, rid, length, ns = port & mp, rid & mr, length & ml, ns & mt
+        raw = (port << sp | rid << sr | length << sl | ns << st).to_bytes(nbytes, "big")
+        vals = list(zeros)
+        vals[ip], vals[ir], vals[il], vals[it] = port, rid, length, ns
+        memo[(tname, raw)] = vals
+        return raw
     return prefix

@@ -63,9 +63,11 @@ __all__ = ["TnaSwitch", "TnaPkt", "is_tna", "switch_pipelines"]
 
 
 class TnaPkt(Pkt):
-    """A packet in one pipelet: :class:`~..storage.Pkt` and the pipe it runs in."""
+    """A packet in one pipelet: :class:`~..storage.Pkt`, the pipe it runs in, and the
+    header bytes its parsers and deparsers remember: ``memo`` for the whole packet (every
+    pass and copy: each gress parses the same headers again), ``ext`` for this gress."""
 
-    __slots__ = ("pipe",)
+    __slots__ = ("pipe", "memo", "ext")
 
 
 def is_tna(prog: A.Program) -> bool:
@@ -126,10 +128,13 @@ class TnaSwitch(ControlPlane):
         self.mc_groups: dict[int, list[tuple[int, int]]] = {}
         self.clone_sessions: dict[int, list[tuple[int, int]]] = {}
         self.pending_digests: list[Digest] = []
-        #: Which pipe's registers, counters and meters the control-plane API reads.
-        self.control_pipe = 0
+        #: Which pipe's registers, counters and meters the control-plane API reads and
+        #: writes (None: counters summed over the pipes, registers and meters pipe 0's).
+        self.control_pipe: int | None = None
         self._packet_id = 0
         self._t0 = time.monotonic()
+        self._spare = None            # the last ingress pass's values, for its first egress
+        self._memo: dict = {}          # the packet's header bytes -> values (TnaPkt.memo)
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -187,10 +192,50 @@ class TnaSwitch(ControlPlane):
         for n, e in self.externs.items():
             st = e.state
             if isinstance(st, PerPipe):
-                st = st.of(self.control_pipe)
+                st = st.of(self.control_pipe or 0)
             if isinstance(st, cls):
                 pool[n] = st
         return _resolve(what, name, pool)
+
+    def _each_pipe(self, call):
+        """*call()* once per pipe, :attr:`control_pipe` set to each (then None again)."""
+        out = []
+        for k in range(self.ports.pipes):
+            self.control_pipe = k
+            try:
+                out.append(call())
+            finally:
+                self.control_pipe = None
+        return out
+
+    def read_counter(self, name: str, index: int | None = None):
+        """As :meth:`ControlPlane.read_counter`, summed over the pipes (a controller adds
+        the pipes' counts up); with :attr:`control_pipe` set, that pipe's."""
+        if self.control_pipe is not None:
+            return super().read_counter(name, index)
+        per_pipe = self._each_pipe(lambda: ControlPlane.read_counter(self, name, index))
+        if index is not None:
+            return tuple(map(sum, zip(*per_pipe)))
+        return [tuple(map(sum, zip(*cells))) for cells in zip(*per_pipe)]
+
+    def _write_all(name: str):
+        """A control-plane write that, with no :attr:`control_pipe`, writes every pipe
+        (P4Runtime writes a symmetric pipeline's state so)."""
+        base = getattr(ControlPlane, name)
+
+        def write(self, *args, **kwargs):
+            if self.control_pipe is not None:
+                return base(self, *args, **kwargs)
+            self._each_pipe(lambda: base(self, *args, **kwargs))
+        write.__name__, write.__doc__ = name, (base.__doc__ or "") + " (every pipe)"
+        return write
+
+    write_register = _write_all("write_register")
+    reset_register = _write_all("reset_register")
+    reset_counter = _write_all("reset_counter")
+    set_meter = _write_all("set_meter")
+    reset_meter = _write_all("reset_meter")
+    del _write_all
 
     def pipe_tables(self) -> dict[int, list[str]]:
         """Pipe -> the names of the tables its pipeline holds (a pipeline run on several
@@ -210,6 +255,7 @@ class TnaSwitch(ControlPlane):
                 hint=f"send on a port of pipes 0..{self.ports.pipes - 1} (pipe = port >> 7)")
         data = bytes(data)
         self._packet_id += 1
+        self._memo = {}                  # header bytes -> values, for this packet only
         now = int((time.monotonic() - self._t0) * 1e6) if now_us is None else now_us
         tr: list = []
         res = ProcessResult([], packet_id=self._packet_id, ingress_port=port, _raw=tr)
@@ -262,11 +308,14 @@ class TnaSwitch(ControlPlane):
         v = list(cp.template)
         v[s["ig_tstamp"]] = ns & 0xFFFFFFFFFFFF
         p = TnaPkt(v, head + data, tr, now)
-        p.pipe = pipe
+        p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         out = self._run(cp.ingress, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
         if out is None:
             return []
+        # ingress writes ingress slots only: the first egress copy of a pipeline that runs
+        # in the same pipeline's egress can start from this list (its egress slots untouched)
+        self._spare = (cp, v)
         return self._traffic_manager(cp, p, port, data, out, resubmitted, ingress_q, res, tr,
                                      drops)
 
@@ -385,10 +434,11 @@ class TnaSwitch(ControlPlane):
                      now: int, tr, eq, drops) -> tuple[bytes, dict | None] | None:
         s = cp.s
         ns = now * 1000
-        v = list(cp.template)
+        spare, self._spare = self._spare, None
+        v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns) + data, tr, now)
-        p.pipe = pipe
+        p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns, self._memo) + data, tr, now)
+        p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         p.in_egress = True
         out = self._run(cp.egress, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
