@@ -10,7 +10,7 @@ packets through queues of BMv2's sizes), and the table says which.  Rows:
 
 * ``send`` — one packet at a time, each complete before the next goes;
 * ``send_many`` — batches, at most *window* packets inside the switch
-  (:mod:`sfclab.targets.bmv2_batch`);
+  (:mod:`sfclab.targets.bmv2.batch`);
 * ``send_many`` with the event logger on IPC — what sfclab used before issue 20: nanomsg
   drops the events a subscriber does not read in time, and IPC holds ~340 of them;
 * a burst without back-pressure — every packet onto the packet socket, outputs read
@@ -36,8 +36,8 @@ from pathlib import Path
 import sfclab
 from sfclab.codegen import generate
 from sfclab.runtime.traffic import packets_for
-from sfclab.targets.bmv2 import missing_tools
-from sfclab.targets.bmv2_batch import Window
+from sfclab.targets.bmv2.target import missing_tools
+from sfclab.targets.bmv2.batch import Window
 from sfclab.targets.connect import open_target
 
 CHAIN = "chain web match tcp.dport == 80: firewall -> l3fwd"
@@ -144,8 +144,8 @@ def _bmv2_on(nanolog: str):
     """A BMv2 sfclab starts, its event logger on *nanolog* (``ipc`` or ``tcp``)."""
     import tempfile
 
-    from sfclab.targets.bmv2 import Bmv2Target
-    from sfclab.targets.bmv2_switch import Bmv2Switch
+    from sfclab.targets.bmv2.target import Bmv2Target
+    from sfclab.targets.bmv2.switch import Bmv2Switch
 
     if nanolog == "tcp":
         return open_target("bmv2")

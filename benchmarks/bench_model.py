@@ -6,7 +6,7 @@ A four-table v1model program (MAC check, IPv4 LPM with TTL decrement,
 ternary ACL with a direct counter, egress MAC rewrite) and the IPv4 checksum
 update; TCP packets to a few hundred destinations.  The trace of every packet
 is recorded (as raw events, as always); "with trace objects" also builds the
-:class:`~sfclab.targets.trace.PacketTrace` of each packet.  The target is
+:class:`~sfclab.targets.traces.trace.PacketTrace` of each packet.  The target is
 20,000 packets/s on a 2-core machine.  Then the program sfclab composes for
 P4SC Table III's chains, per class (the 4-NF chain is issue 6's target case).
 """

@@ -197,7 +197,7 @@ def bench_shadowed(n: int) -> None:
 def bench_coverage(packets: int) -> None:
     import sfclab
     from sfclab.codegen import CodegenOptions, generate
-    from sfclab.targets.coverage import all_class_traffic
+    from sfclab.targets.traffic.coverage import all_class_traffic
 
     gen = generate(sfclab.compile((ROOT / "sfclab" / "cli" / "demo.sfc").read_text()),
                    options=CodegenOptions(bindings={"p1": 1, "p2": 2, "p3": 3}))

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "differen
 from harness import compare, compile_all  # noqa: E402
 from p4gen import generate  # noqa: E402
 
-from sfclab.targets.stf_bmv2 import StfBmv2, missing_stf_tools  # noqa: E402
+from sfclab.targets.stf.bmv2 import StfBmv2, missing_stf_tools  # noqa: E402
 
 
 def _stop(signum, frame):

@@ -7,7 +7,7 @@ A program *loads* when sfclab's front end reads it and the model compiles it; it
 *passes* when every expectation of its STF file is met.  Failures are grouped by
 their reason (the error's first line with names and numbers taken out), so the
 table says what to build next.  With ``--bmv2`` each program is also compiled with
-p4c-bm2-ss and run on one simple_switch_grpc (:mod:`sfclab.targets.stf_bmv2`), to
+p4c-bm2-ss and run on one simple_switch_grpc (:mod:`sfclab.targets.stf.bmv2`), to
 see which STF files the real tools pass.
 """
 
@@ -24,8 +24,8 @@ import traceback
 from pathlib import Path
 
 from sfclab.errors import SfclabError
-from sfclab.targets.stf import ModelDriver, load_model, run_stf
-from sfclab.targets.stf_script import parse_stf
+from sfclab.targets.stf.runner import ModelDriver, load_model, run_stf
+from sfclab.targets.stf.script import parse_stf
 
 
 def reason(text: str) -> str:
@@ -66,7 +66,7 @@ def run_model(p4: Path, stf: Path) -> dict:
 
 
 def run_bmv2(names: list[str], folder: Path) -> dict[str, dict]:
-    from sfclab.targets.stf_bmv2 import StfBmv2, compile_bmv2
+    from sfclab.targets.stf.bmv2 import StfBmv2, compile_bmv2
 
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="sfclab-corpus-") as tmp:

@@ -26,6 +26,33 @@ MOVED = {
     "sfclab.demo": "sfclab.cli.demo",
     "sfclab.plots": "sfclab.draw.plots",
     "sfclab.diagrams": "sfclab.draw.switch",
+    # sfclab/targets/ laid out in folders (traffic, traces, bmv2, tofino, ports, process, stf);
+    # the old ``sfclab.targets.bmv2`` / ``.tofino`` / ``.stf`` are those folders, which lend
+    # the old module's names (see their ``__getattr__``).
+    "sfclab.targets.coverage": "sfclab.targets.traffic.coverage",
+    "sfclab.targets.traffic_plan": "sfclab.targets.traffic.plan",
+    "sfclab.targets.sending": "sfclab.targets.traffic.sending",
+    "sfclab.targets.nf_values": "sfclab.targets.traffic.nf_values",
+    "sfclab.targets.trace": "sfclab.targets.traces.trace",
+    "sfclab.targets.trace_store": "sfclab.targets.traces.store",
+    "sfclab.targets.timeline": "sfclab.targets.traces.timeline",
+    "sfclab.targets.bmv2_batch": "sfclab.targets.bmv2.batch",
+    "sfclab.targets.bmv2_entries": "sfclab.targets.bmv2.entries",
+    "sfclab.targets.bmv2_events": "sfclab.targets.bmv2.events",
+    "sfclab.targets.bmv2_pcap": "sfclab.targets.bmv2.pcap_ports",
+    "sfclab.targets.bmv2_registers": "sfclab.targets.bmv2.registers",
+    "sfclab.targets.bmv2_sp": "sfclab.targets.bmv2.sp",
+    "sfclab.targets.bmv2_switch": "sfclab.targets.bmv2.switch",
+    "sfclab.targets.bmv2_thrift": "sfclab.targets.bmv2.thrift",
+    "sfclab.targets.tofino_stages": "sfclab.targets.tofino.stages",
+    "sfclab.targets.packet_io": "sfclab.targets.ports.packet_io",
+    "sfclab.targets.interfaces": "sfclab.targets.ports.interfaces",
+    "sfclab.targets.pcap": "sfclab.targets.ports.pcap",
+    "sfclab.targets.stf_bmv2": "sfclab.targets.stf.bmv2",
+    "sfclab.targets.stf_script": "sfclab.targets.stf.script",
+    "sfclab.targets.tools": "sfclab.targets.process.tools",
+    "sfclab.targets.keeper": "sfclab.targets.process.keeper",
+    "sfclab.targets.exposure": "sfclab.targets.process.exposure",
 }
 
 

@@ -24,6 +24,12 @@ assert sfclab.lab is sfclab.api.lab and sfclab.network is sfclab.api.network
 assert sfclab.demo is sfclab.cli.demo
 assert sfclab.Lab is Lab is sfclab.api.Lab and sfclab.Network is Network is sfclab.api.Network
 assert TableUse is sfclab.api.values.TableUse
+import sfclab.targets.trace, sfclab.targets.traces.trace              # sfclab/targets/ in folders
+assert sfclab.targets.trace is sfclab.targets.traces.trace
+from sfclab.targets.sending import SendInterrupted
+from sfclab.targets.bmv2 import compile_v1model                        # a folder now: its target
+import sfclab.targets.bmv2.target
+assert compile_v1model is sfclab.targets.bmv2.target.compile_v1model
 from sfclab.cli import main                                            # the console script
 assert callable(main)
 try:

@@ -547,7 +547,7 @@ class Lab:
         """Every packet sent from this Lab, by number (:class:`LabTrace` records): the last
         :attr:`keep_traces` kept whole, every one counted in ``traces.summary`` (per
         service path, egress, drop reason and table); ``traces.note()`` says how many
-        older traces were dropped (:class:`~sfclab.targets.trace_store.TraceStore`)."""
+        older traces were dropped (:class:`~sfclab.targets.traces.store.TraceStore`)."""
         return self._sender.traces
 
     @property
@@ -569,11 +569,11 @@ class Lab:
 
         A send taking more than a second shows a progress bar (*progress*: True at
         once, False never); an interrupt stops it between two packets, raising
-        :class:`~sfclab.targets.sending.SendInterrupted` (whose ``result`` is what was
+        :class:`~sfclab.targets.traffic.sending.SendInterrupted` (whose ``result`` is what was
         sent, recorded in :attr:`traces` as any other packet)."""
         if self._net is not None:
             return self.send_between(None, None, self._chain_name(chain), n, seed=seed)
-        from ..targets.sending import SendInterrupted
+        from ..targets.traffic.sending import SendInterrupted
         from .drift import drift
 
         if self._pushed is None:
@@ -621,7 +621,7 @@ class Lab:
         return Traffic(self, chain, pause=pause)
 
     def _oracle_for(self, gen: Generated):
-        from ..targets.coverage import Oracle
+        from ..targets.traffic.coverage import Oracle
 
         if self._oracle is None or self._oracle.generated is not gen:
             self._close_oracle()

@@ -3,14 +3,14 @@ model's speed and in bounded memory.
 
 :class:`Sender` is what :meth:`sfclab.Lab.send`, :meth:`~sfclab.Lab.send_packet` and
 :meth:`~sfclab.Lab.send_pcap` run.  Packets go in a stream
-(:func:`sfclab.targets.sending.stream`: the embedded model's batch run, a progress
+(:func:`sfclab.targets.traffic.sending.stream`: the embedded model's batch run, a progress
 bar after a second, an interrupt stopping between two packets); each result is
-recorded in :attr:`Sender.traces`, a :class:`~sfclab.targets.trace_store.TraceStore`
+recorded in :attr:`Sender.traces`, a :class:`~sfclab.targets.traces.store.TraceStore`
 that keeps the last traces whole and counts every packet in its summary.
 
 Class traffic for a few packets is searched for as before
-(:func:`~sfclab.targets.coverage.class_traffic`: every packet a candidate the
-oracle ran); for more, a :class:`~sfclab.targets.traffic_plan.TrafficPlan` of a
+(:func:`~sfclab.targets.traffic.coverage.class_traffic`: every packet a candidate the
+oracle ran); for more, a :class:`~sfclab.targets.traffic.plan.TrafficPlan` of a
 few packets per service path is made once per program, chain and seed, and varied
 by patching bytes, so the oracle and scapy do not run per packet.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SfclabError
-from ..targets.trace_store import DEFAULT_KEEP, TraceStore, TraceSummary, Window
+from ..targets.traces.store import DEFAULT_KEEP, TraceStore, TraceSummary, Window
 
 __all__ = ["Sender", "SendResult", "LabTrace", "pcap_frames"]
 
@@ -52,13 +52,13 @@ class SendResult(Window):
     def __init__(self, chain: str, plan: Any, keep: int = DEFAULT_KEEP) -> None:
         super().__init__(keep)
         self.chain = chain
-        #: The :class:`~sfclab.targets.coverage.ClassTraffic` the packets came from.
+        #: The :class:`~sfclab.targets.traffic.coverage.ClassTraffic` the packets came from.
         self.plan = plan
         #: Set when the send was interrupted: ``interrupted after k of n packets``.
         self.interrupted = ""
         #: How the Lab's chains differed from the target's when sent (:mod:`sfclab.api.drift`).
         self.drift = None
-        #: The packets of this send counted (:class:`~sfclab.targets.trace_store.TraceSummary`).
+        #: The packets of this send counted (:class:`~sfclab.targets.traces.store.TraceSummary`).
         self.counts = TraceSummary()
         self._names: list[str | None] = []
         self._codes = array("I")
@@ -113,7 +113,7 @@ class Sender:
     """The packets a Lab sends to one switch, and what it keeps of them."""
 
     def __init__(self, keep: int = DEFAULT_KEEP) -> None:
-        #: Every packet sent, by number (:class:`~sfclab.targets.trace_store.TraceStore`).
+        #: Every packet sent, by number (:class:`~sfclab.targets.traces.store.TraceStore`).
         self.traces = TraceStore(keep)
         self._plans: dict[tuple, Any] = {}       # (chain, seed) -> [plan, packets made]
         self._plans_for: Any = None               # the oracle the plans were made with
@@ -141,7 +141,7 @@ class Sender:
 
     def send_one(self, target: Any, port: int, packet: Any, label: str) -> Any:
         """Send one packet and record it; returns the target's result."""
-        from ..targets.sending import young_only
+        from ..targets.traffic.sending import young_only
 
         with young_only():
             r = target.send(port, packet)
@@ -162,8 +162,8 @@ class Sender:
                    port: int | None = None, seed: int | None = None,
                    progress: bool | None = None) -> SendResult:
         """*n* packets of chain *name*'s class covering its service paths (see the module)."""
-        from ..targets.coverage import class_traffic
-        from ..targets.traffic_plan import PER_PATH, TrafficPlan
+        from ..targets.traffic.coverage import class_traffic
+        from ..targets.traffic.plan import PER_PATH, TrafficPlan
 
         paths = sum(1 for p in gen.compiled.paths if p.chain == name)
         items: Iterable[tuple[int, bytes, str]]
@@ -192,7 +192,7 @@ class Sender:
     def send_frames(self, target: Any, items: Iterable[tuple[int, bytes]], label: str, *,
                     total: int | None = None, progress: bool | None = None) -> SendResult:
         """Send ``(port, bytes)`` frames (a pcap's) labelled *label*."""
-        from ..targets.coverage import ClassTraffic
+        from ..targets.traffic.coverage import ClassTraffic
 
         out = SendResult(label, ClassTraffic(label, (), (), ()), self.traces.keep)
         return self._stream(target, ((p, d, None) for p, d in items), label, out, total,
@@ -200,7 +200,7 @@ class Sender:
 
     def _stream(self, target: Any, items: Iterable, label: str, out: SendResult,
                 total: int | None, progress: bool | None) -> SendResult:
-        from ..targets.sending import SendInterrupted, stream
+        from ..targets.traffic.sending import SendInterrupted, stream
 
         def record(r: Any, _planned: Any) -> None:
             out.add(r, self.record(target, r, label))

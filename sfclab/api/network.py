@@ -36,8 +36,8 @@ from ..ir.model import Chain, ChainSet
 from ..ir.topology import Topology
 from ..nfinfo import NFCatalog
 from ..targets.network.connect import MININET_OPTIONS, NETWORK_TARGETS, open_network_target
-from ..targets.sending import stream
-from ..targets.trace_store import Window
+from ..targets.traffic.sending import stream
+from ..targets.traces.store import Window
 
 __all__ = ["Network", "NETWORK_TARGETS", "MININET_OPTIONS", "open_network_target"]
 
@@ -73,7 +73,7 @@ class Network:
         self._plans: dict[tuple, list] = {}        # (chain, seed, …) -> [plan, made, oracle]
         self._warned: set[str] = set()             # address warnings given
         #: Every packet sent, by number (:class:`~sfclab.targets.network.NetworkTrace`): the
-        #: last ones whole (:class:`~sfclab.targets.trace_store.Window`; ``len()`` counts all).
+        #: last ones whole (:class:`~sfclab.targets.traces.store.Window`; ``len()`` counts all).
         self.traces = Window()
 
     def __repr__(self) -> str:
@@ -224,9 +224,9 @@ class Network:
     def _class_packets(self, chain: str, n: int, seed: int | None, src: str,
                        dst: str | None) -> Iterable[bytes]:
         """*n* packets of *chain*'s class from *src* to *dst* (bytes): searched for when
-        few, else from a :class:`~sfclab.targets.traffic_plan.TrafficPlan` made once (as
+        few, else from a :class:`~sfclab.targets.traffic.plan.TrafficPlan` made once (as
         a Lab's send)."""
-        from ..targets.traffic_plan import PER_PATH, TrafficPlan
+        from ..targets.traffic.plan import PER_PATH, TrafficPlan
 
         if n <= PER_PATH * max(1, len(self.placement.problem.chain(chain).paths)):
             plan = self.class_traffic(chain, n, seed=len(self.traces) if seed is None else seed,
@@ -266,16 +266,16 @@ class Network:
                       dst: str | None = None):
         """*n* packets of *chain*'s class that cover as many of its service paths as can
         be found, round-robin over them — what a Lab's ``send`` sends on one switch
-        (:func:`~sfclab.targets.coverage.class_traffic`) — as traffic from host *src*
+        (:func:`~sfclab.targets.traffic.coverage.class_traffic`) — as traffic from host *src*
         to host *dst* (default: the chain's ingress and egress): each carries their
         MACs and IPv4 addresses wherever the chain's match allows, and a warning says
         where the match makes it carry others (the packets follow the match).  The
         candidates run on the embedded model with the chains that enter where *chain*
         enters, compiled for one switch (the ingress switch classifies them alike;
         chains entering elsewhere do not compete for its packets).  Returns the
-        :class:`~sfclab.targets.coverage.ClassTraffic`: the packets, the service path
+        :class:`~sfclab.targets.traffic.coverage.ClassTraffic`: the packets, the service path
         each takes, and the paths no packet reaches, with the reason."""
-        from ..targets.coverage import class_traffic
+        from ..targets.traffic.coverage import class_traffic
 
         if chain not in self._chains:
             raise self._no_chain(chain)
@@ -295,7 +295,7 @@ class Network:
         (:func:`~sfclab.targets.network.diff.diff_network_targets`; the network's own
         target is not used).  Returns the report (``.same``, ``.text()``)."""
         from ..runtime.traffic import ClassUnreachable
-        from ..targets.coverage import ClassTraffic
+        from ..targets.traffic.coverage import ClassTraffic
         from ..targets.network.diff import diff_network_targets
 
         traffic = {}
@@ -353,7 +353,7 @@ class Network:
         runs it: its packets arrive on the network port of its ingress, and the NFs
         that check where a packet came in have the network's entries — what a packet
         of its class must come out as, wherever the network runs its NFs
-        (:class:`~sfclab.targets.coverage.Oracle`: ``send(packet)``; close it)."""
+        (:class:`~sfclab.targets.traffic.coverage.Oracle`: ``send(packet)``; close it)."""
         if chain not in self._chains:
             raise self._no_chain(chain)
         return self._one_switch([chain])
@@ -364,7 +364,7 @@ class Network:
         from ..codegen import CodegenOptions, generate
         from ..codegen.network import entries_from_topology
         from ..compiler import compile as compile_chains
-        from ..targets.coverage import Oracle
+        from ..targets.traffic.coverage import Oracle
 
         ingress = self.placement.problem.chain(names[0]).ingress
         group = ChainSet.of([self._chains[n] for n in names])
@@ -533,7 +533,7 @@ class Network:
 
 
 class _From:
-    """A network target as :func:`~sfclab.targets.sending.stream` sends through it: every
+    """A network target as :func:`~sfclab.targets.traffic.sending.stream` sends through it: every
     packet from *src*."""
 
     def __init__(self, target: Any, src: str, label: str) -> None:

@@ -13,7 +13,7 @@ per switch;
 ``sfclab demo`` compiles, pushes and runs a realistic chain set on the embedded
 model; ``sfclab model-switch`` serves the model over P4Runtime; ``sfclab stf PROGRAM.p4
 [TEST.stf] [--target model|bmv2] [-D NAME=V] [-I DIR]`` runs a v1model program's STF test
-(:mod:`sfclab.targets.stf`) and prints each expectation with its line; ``sfclab lite build OUT``
+(:mod:`sfclab.targets.stf.runner`) and prints each expectation with its line; ``sfclab lite build OUT``
 builds the labs as a JupyterLite site (:mod:`.lite`).
 """
 
@@ -251,7 +251,7 @@ def _print_stages(gen, out: Path) -> int:
     """Per pipe and gress: the NF slots, the stages the Tofino compiler used against the
     plan, and the core's; 1 (after a located error) when a table is past the chip's last
     stage."""
-    from ..targets.tofino import bfa_files, check_stages, pipelet_stages, stage_report
+    from ..targets.tofino.target import bfa_files, check_stages, pipelet_stages, stage_report
 
     files = bfa_files(out / "tofino")
     if not files:

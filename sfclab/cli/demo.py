@@ -6,7 +6,7 @@ whose IPS runs on a server, ``demo.sfc``),
 shows what every pass decided (merge, pipeline with naive / MA-FSA / optimal
 recirculations, FSM, placement, offload), pushes the program and its entries to
 the target over P4Runtime, sends packets of every class (chosen to cover every
-service path the embedded model finds: :mod:`sfclab.targets.coverage`), and
+service path the embedded model finds: :mod:`sfclab.targets.traffic.coverage`), and
 prints the paths each class took, the paths no packet reached and why, a trace
 per class and the tables' occupancy.  The target plays the server: packets of
 the P4SFC chain go out of the switch's server port, through the IPS and back
@@ -38,9 +38,9 @@ from ..lang import parse
 from ..api.values import TableUse
 from .report import bar, html_report, log_share, occupancy_text, target_text
 from ..targets.connect import open_target
-from ..targets.coverage import Oracle, class_traffic
+from ..targets.traffic.coverage import Oracle, class_traffic
 from ..targets.network.detour import for_targets
-from ..targets.timeline import timeline_text
+from ..targets.traces.timeline import timeline_text
 
 __all__ = ["run", "DemoResult", "ClassResult", "demo_chains", "planned"]
 

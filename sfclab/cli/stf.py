@@ -18,7 +18,7 @@ def run_cli(program: str, test: str | None, *, target: str = "model",
             defines: Sequence[str] = (), includes: Sequence[str] = (),
             verbose: bool = False) -> int:
     """Run the test and print its report; the process's exit status."""
-    from ..targets.stf import stf_test
+    from ..targets.stf.runner import stf_test
 
     try:
         report = stf_test(program, test, target=target, defines=list(defines),

@@ -417,7 +417,7 @@ class SfcMagics(Magics, Configurable):
     def _sent_view(self, send: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a send of the lab (an interrupt stops it between packets: what was sent
         shows, saying so) and show its packets, the last ones whole."""
-        from ..targets.sending import SendInterrupted
+        from ..targets.traffic.sending import SendInterrupted
 
         before = len(self.lab.traces)
         try:

@@ -24,7 +24,7 @@ import traitlets as t
 from ..draw.chains import VISITED
 from ..ir.values import ValueKinds
 from ..nfinfo import ENDPOINTS, NFCatalog
-from ..targets.timeline import Pass, outcome_text, timeline, timeline_text
+from ..targets.traces.timeline import Pass, outcome_text, timeline, timeline_text
 from . import graphs as G
 from .markup import chip, esc, note
 
@@ -169,7 +169,7 @@ def _pass_html(p: Pass, catalog: NFCatalog | None, start: str) -> str:
 
 def timeline_html(trace: Any, kinds: ValueKinds | None = None,
                   catalog: NFCatalog | None = None, *, path: str | None = None) -> str:
-    """A packet's per-pass timeline as HTML (see :mod:`sfclab.targets.timeline`)."""
+    """A packet's per-pass timeline as HTML (see :mod:`sfclab.targets.traces.timeline`)."""
     passes = timeline(trace, kinds)
     n = len(passes)
     head = (f"<div style='margin:4px 0'><b>packet {trace.packet_id}</b>"
@@ -227,7 +227,7 @@ class SendView:
                  covered: Iterable[str] | None = None,
                  missed: Mapping[str, str] | Iterable[Any] | None = None,
                  counts: Any = None, note: str = "") -> None:
-        """*counts*: a :class:`~sfclab.targets.trace_store.TraceSummary` of every packet
+        """*counts*: a :class:`~sfclab.targets.traces.store.TraceSummary` of every packet
         the traces stand for (some may have been dropped: *note* says so)."""
         self.lab, self.traces = lab, list(traces)
         self.counts, self.note = counts, note

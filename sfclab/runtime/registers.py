@@ -8,7 +8,7 @@ register's P4Info id, the cell's index and its value as a bitstring.  A
 * :class:`P4RuntimeRegisters` -- P4Runtime's ``Read`` and ``Write`` (the embedded
   model, a Tofino);
 * a target's own way in, where its P4Runtime server does not do registers (BMv2
-  1.15.5 answers ``UNIMPLEMENTED``: :class:`~sfclab.targets.bmv2_registers.ThriftRegisters`
+  1.15.5 answers ``UNIMPLEMENTED``: :class:`~sfclab.targets.bmv2.registers.ThriftRegisters`
   reads and writes them over BMv2's Thrift runtime);
 * :class:`FirstThatWorks` -- P4Runtime first, and the other way from the first time
   P4Runtime answers that it does not do registers (:func:`.carry.unsupported`).

@@ -10,7 +10,7 @@ carries and the values each field may take — simplest header stack first.
 seed), with the values the NF library's example entries use where the class
 leaves a field free (destination MAC ``00:00:00:00:00:02``, destination
 10.0.1.0/24), so a class sent through the examples is forwarded.
-:func:`candidates` goes further for coverage (:mod:`sfclab.targets.coverage`):
+:func:`candidates` goes further for coverage (:mod:`sfclab.targets.traffic.coverage`):
 an endless stream over every region, drawing free fields from a dictionary of
 interesting values (the keys of installed entries) and at random.
 

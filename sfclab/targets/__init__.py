@@ -1,6 +1,13 @@
-"""Switch targets sfclab runs composed programs on.
+"""Switch targets sfclab runs composed programs on, one folder per kind of thing.
 
-``sfclab.targets.model`` is the embedded switch model (a v1model interpreter of
-sfclab's own P4 AST, the default target); ``sfclab.targets.trace`` holds the
-per-packet traces every target produces.
+* ``model`` — the embedded switch model, the default target: sfclab's own interpreter of
+  P4_16, v1model and (``model/tna``) Tofino's TNA semantics, with its P4Runtime server.
+* ``bmv2``, ``tofino`` — the real targets: ``simple_switch_grpc`` and its event logger,
+  Thrift and pcap ports; ``p4c-barefoot``'s stages and a Tofino behind P4Runtime.
+* ``network``, ``mininet`` — many switches: the embedded network and Mininet.
+* ``traffic`` — where class traffic is made and sent (coverage, plans, NF values).
+* ``traces`` — per-packet traces, the store of a Lab's packets, the per-pass timeline.
+* ``ports`` — packets on a real switch's ports; ``process`` — the switch processes
+  sfclab starts (the keeper, executables, what they listen on); ``stf`` — p4c's STF tests.
+* ``connect`` turns a target URL into a target; ``diff`` compares two targets packet by packet.
 """

@@ -22,7 +22,7 @@
 =========================================  =================================================
 
 Every target has ``push(generated)``, ``update(generated)``, ``occupancy()`` and
-``close()``.  The embedded model and BMv2 (:class:`~.bmv2_switch.Bmv2Switch`: the
+``close()``.  The embedded model and BMv2 (:class:`~sfclab.targets.bmv2.switch.Bmv2Switch`: the
 program is compiled with ``p4c-bm2-ss`` when pushed) also run packets (``send``)
 and return their outputs and traces; a Tofino (or ``tofino-model``) runs packets
 when its veth ports are given, and its traces are the outputs only.
@@ -52,10 +52,10 @@ SCHEMES = ("model", "bmv2", "tofino")
 
 class RemoteTarget:
     """A switch sfclab drives over P4Runtime, and through its veth ports when *ports*
-    (:class:`~.packet_io.PacketPorts`) reach them; it has no per-packet event log,
+    (:class:`~sfclab.targets.ports.packet_io.PacketPorts`) reach them; it has no per-packet event log,
     so a packet's trace is what came out of which port."""
 
-    #: How long ``send`` waits for a packet's outputs (see :meth:`~.packet_io.drain`).
+    #: How long ``send`` waits for a packet's outputs (see :meth:`~sfclab.targets.ports.packet_io.drain`).
     quiet = 0.15
     timeout = 3.0
 
@@ -93,7 +93,7 @@ class RemoteTarget:
 
     def send(self, port: int, packet):
         """Send one packet into *port* through its veth; its outputs, and a trace of them."""
-        from .packet_io import PacketResult, outputs_trace, with_output
+        from .ports.packet_io import PacketResult, outputs_trace, with_output
 
         if self.ports is None:
             raise TargetError(f"sfclab cannot put packets on a {self.kind} switch's ports "
@@ -126,7 +126,7 @@ class RemoteTarget:
 def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
     def config(gen: Generated):
         from ..codegen.p4c import compiler_p4info
-        from .tofino import compile_tna
+        from .tofino.target import compile_tna
 
         with tempfile.TemporaryDirectory(prefix="sfclab-tofino-") as out:
             build = compile_tna(gen, out)
@@ -182,7 +182,7 @@ def open_target(url: str | None = None):
 
         return ModelTarget(**_model_query(url, parts.query))
     if parts.scheme == "bmv2" or (parts.scheme, parts.netloc, parts.path) == ("", "", "bmv2"):
-        from .bmv2_switch import Bmv2Switch
+        from .bmv2.switch import Bmv2Switch
 
         return Bmv2Switch.open(url)
     if parts.scheme not in SCHEMES or not parts.netloc:
@@ -203,12 +203,12 @@ def open_target(url: str | None = None):
                               f"({url!r})", hint=did_you_mean(arch, ["v1model", "tna"]) or "")
         return RemoteTarget("model", parts.netloc, device_id=device_id, arch=arch,
                             device_config=lambda g: g.program.text.encode())
-    from .tofino import parse_tofino_url
+    from .tofino.target import parse_tofino_url
 
     u = parse_tofino_url(url)
     ports = None
     if u["veth"]:
-        from .packet_io import VethPorts
+        from .ports.packet_io import VethPorts
 
         ports = VethPorts(u["veth"])
     try:

@@ -2,14 +2,14 @@
 
 :func:`diff_targets` pushes one generated program to two targets, sends the
 same packets of every class to both, and compares each packet's traces
-(:func:`~sfclab.targets.trace.diff_traces`: egress port or drop, output bytes,
+(:func:`~sfclab.targets.traces.trace.diff_traces`: egress port or drop, output bytes,
 NF sequence, passes, tables applied).  Targets of two architectures
 (``model`` and ``model?arch=tna``) each get the chains' program for their own
 and are compared across them: each packet's outcome (its egress ports, the CPU
 port standing for the CPU port whatever its number), its output bytes and the NFs
 it ran, in order; passes and table names differ by design (Tofino's pipelets,
 bridged metadata, pipeline-prefixed names) and are not compared.  The packets of a class cover every
-service path the embedded model finds for it (:mod:`sfclab.targets.coverage`),
+service path the embedded model finds for it (:mod:`sfclab.targets.traffic.coverage`),
 so both targets run every branch outcome; the report says which paths were
 covered, names the first packet that diverges and shows both traces.  A packet
 that detours through a program's server is compared whole: each target plays
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 
 from ..codegen import Generated, generate
 from .connect import open_target
-from .coverage import ClassTraffic, all_class_traffic
+from .traffic.coverage import ClassTraffic, all_class_traffic
 from .network.detour import for_targets
-from .packet_io import send_many
-from .trace import diff_traces
+from .ports.packet_io import send_many
+from .traces.trace import diff_traces
 
 __all__ = ["DiffReport", "diff_targets"]
 

@@ -8,7 +8,7 @@ import pytest
 
 import sfclab
 from sfclab.notebook.runtime_views import TablesView
-from sfclab.targets.timeline import timeline, timeline_text
+from sfclab.targets.traces.timeline import timeline, timeline_text
 
 WEB = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 weight 0.6 {
     input => firewall;

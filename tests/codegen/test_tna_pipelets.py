@@ -18,8 +18,8 @@ from sfclab.lang import parse_file
 from sfclab.p4 import ast as A
 from sfclab.passes.pipelets import recirculation_port
 from sfclab.targets.connect import open_target
-from sfclab.targets.coverage import all_class_traffic
-from sfclab.targets.packet_io import send_many
+from sfclab.targets.traffic.coverage import all_class_traffic
+from sfclab.targets.ports.packet_io import send_many
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))

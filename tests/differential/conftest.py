@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def bmv2(tmp_path_factory) -> Iterator:
-    from sfclab.targets.stf_bmv2 import StfBmv2
+    from sfclab.targets.stf.bmv2 import StfBmv2
 
     with StfBmv2(tmp_path_factory.mktemp("bmv2")) as sw:
         yield sw

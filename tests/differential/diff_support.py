@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "differential"
 
 
 def _missing() -> list[str]:
-    from sfclab.targets.stf_bmv2 import missing_stf_tools
+    from sfclab.targets.stf.bmv2 import missing_stf_tools
 
     return missing_stf_tools()
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from sfclab.errors import SfclabError
 from sfclab.targets.model import ModelSwitch
-from sfclab.targets.stf import ModelDriver, StfReport, run_stf
-from sfclab.targets.stf_bmv2 import Bmv2Program, StfBmv2, compile_bmv2
-from sfclab.targets.stf_script import parse_stf
+from sfclab.targets.stf.runner import ModelDriver, StfReport, run_stf
+from sfclab.targets.stf.bmv2 import Bmv2Program, StfBmv2, compile_bmv2
+from sfclab.targets.stf.script import parse_stf
 
 __all__ = ["Outcome", "compare", "compile_all", "describe"]
 

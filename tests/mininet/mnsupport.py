@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sfclab.targets.tools import ManagedProcess, free_port, wait_for_port
+from sfclab.targets.process.tools import ManagedProcess, free_port, wait_for_port
 
 
 #: Chains on line(3, stages=8): web split over two switches; ping and pong carry ICMP

@@ -7,7 +7,7 @@ wrapper runs it with ``--packet-in`` and bridges that socket to the interfaces,
 as BMv2 attaches ``-i`` interfaces itself: a frame that arrives on an interface
 goes in on its port, a packet the switch sends out of a port leaves on that
 port's interface.  It relies only on the stand-in's documented interfaces (the
-command line and the packet-in protocol of :mod:`sfclab.targets.packet_io`), so
+command line and the packet-in protocol of :mod:`sfclab.targets.ports.packet_io`), so
 it tests sfclab's orchestration of BMv2 in Mininet (command line, compiling,
 pushing, wires and event logger), not BMv2.
 
@@ -42,8 +42,8 @@ def _interfaces(argv: list[str]) -> dict[int, str]:
 def switch_main(argv: list[str]) -> int:
     import pynng
 
-    from sfclab.targets.interfaces import InterfacePorts
-    from sfclab.targets.packet_io import pack_packet_in, unpack_packet_out
+    from sfclab.targets.ports.interfaces import InterfacePorts
+    from sfclab.targets.ports.packet_io import pack_packet_in, unpack_packet_out
 
     interfaces = _interfaces(argv)
     workdir = tempfile.mkdtemp(prefix="sfclab-veth-")

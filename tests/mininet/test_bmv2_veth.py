@@ -12,7 +12,7 @@ import pytest
 
 def test_bmv2_on_veth_pairs_takes_its_ends_into_its_namespace_and_gives_them_back(veths):
     from sfclab.lab import Lab
-    from sfclab.targets.bmv2 import missing_tools
+    from sfclab.targets.bmv2.target import missing_tools
 
     missing = missing_tools()
     if missing:

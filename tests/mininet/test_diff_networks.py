@@ -49,7 +49,7 @@ def test_the_embedded_network_and_mininet_agree_on_every_packet(kind, mininet, t
 def test_real_bmv2_agrees_on_the_campus_free_port_included(mininet, tmp_path, capsys):
     needs_network_chains()
     pytest.importorskip("pynng", reason="pynng (BMv2's event logger) is not installed")
-    from sfclab.targets.bmv2 import missing_tools
+    from sfclab.targets.bmv2.target import missing_tools
 
     missing = missing_tools()
     if missing:

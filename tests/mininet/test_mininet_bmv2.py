@@ -19,7 +19,7 @@ def networks(request, tmp_path_factory):
     pytest.importorskip("pynng", reason="pynng (BMv2's event logger) is not installed")
     with pytest.MonkeyPatch.context() as mp:
         if request.param == "real":
-            from sfclab.targets.bmv2 import missing_tools
+            from sfclab.targets.bmv2.target import missing_tools
 
             missing = missing_tools()
             if missing:
@@ -60,7 +60,7 @@ def test_each_bmv2_runs_in_a_namespace_of_its_own(networks):
 
     from sfclab.targets.mininet import netns
 
-    from sfclab.targets.exposure import listening
+    from sfclab.targets.process.exposure import listening
 
     _, real = networks
     spaces = {}

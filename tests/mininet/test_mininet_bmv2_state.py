@@ -26,7 +26,7 @@ def test_a_moved_heavy_hitter_takes_its_counts_along_on_bmv2(mininet):
     needs_network_chains()
     from sfclab import Lab
     from sfclab.ir.topology import line
-    from sfclab.targets.bmv2 import missing_tools
+    from sfclab.targets.bmv2.target import missing_tools
 
     missing = missing_tools()
     if missing:

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from sfclab.targets import bmv2_events as E
+from sfclab.targets.bmv2 import events as E
 from sfclab.targets.mininet.wire import Bmv2Records
-from sfclab.targets.interfaces import InterfacePorts
+from sfclab.targets.ports.interfaces import InterfacePorts
 
 NAMES = {"pipelines": [{"name": "ingress", "id": 0, "tables": [
     {"name": "SfcIngress.slot0_firewall.acl", "id": 3, "key": [{}]}], "conditionals": []}],

@@ -19,7 +19,7 @@ from sfclab.runtime.client import Client
 from sfclab.runtime.session import Session
 from sfclab.targets.model import ModelTarget
 from sfclab.targets.model.process import RecordReader
-from sfclab.targets.interfaces import InterfacePorts
+from sfclab.targets.ports.interfaces import InterfacePorts
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

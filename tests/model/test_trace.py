@@ -8,7 +8,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from sfclab.targets.model import ModelSwitch
-from sfclab.targets.trace import diff_traces
+from sfclab.targets.traces.trace import diff_traces
 
 from .test_recirculation import PKT, program
 from .test_routing import ROUTER, packet

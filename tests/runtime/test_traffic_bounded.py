@@ -15,12 +15,12 @@ import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.errors import SfclabError
 from sfclab.runtime.traffic import build_packet
-from sfclab.targets.coverage import Oracle
+from sfclab.targets.traffic.coverage import Oracle
 from sfclab.targets.model import ModelTarget
 from sfclab.targets.model.target import RESULTS_KEPT
-from sfclab.targets import sending
-from sfclab.targets.sending import SendInterrupted
-from sfclab.targets.traffic_plan import Base, TrafficPlan, find_offsets, patched
+from sfclab.targets.traffic import sending
+from sfclab.targets.traffic.sending import SendInterrupted
+from sfclab.targets.traffic.plan import Base, TrafficPlan, find_offsets, patched
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = (ROOT / "examples" / "web.sfc").read_text()
@@ -58,7 +58,7 @@ def test_traces_kept_stay_bounded_and_the_summary_counts_every_packet(lab):
     # what the summary read from the raw events is what the traces say
     for t in kept:
         assert t.path == lab.target.session.path_of(t.trace)
-    again = sfclab.targets.trace_store.TraceSummary()
+    again = sfclab.targets.traces.store.TraceSummary()
     for t in kept:
         again.add(t.path, t.trace.egress_port, t.trace.drop_reason, t.trace.tables())
     last = lab.send("web", 50, progress=False).counts
@@ -206,7 +206,7 @@ def test_the_count_of_traces_kept_is_checked(lab):
 def test_a_batched_target_finishes_the_batch_it_took_and_sends_no_other():
     """A target with send_many (BMv2) runs a batch at once: an interrupt during it
     records the whole batch, and no packet after it is sent."""
-    from sfclab.targets.sending import BATCH, stream
+    from sfclab.targets.traffic.sending import BATCH, stream
 
     class Batched:
         ran = 0

@@ -16,9 +16,9 @@ import pytest
 
 import sfclab
 from sfclab.codegen import CodegenOptions, generate
-from sfclab.targets.coverage import Oracle, all_class_traffic, class_traffic, entry_dictionary
+from sfclab.targets.traffic.coverage import Oracle, all_class_traffic, class_traffic, entry_dictionary
 from sfclab.targets.model import ModelTarget
-from sfclab.targets.nf_values import metadata_values
+from sfclab.targets.traffic.nf_values import metadata_values
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traffic"
 ROOT = Path(__file__).resolve().parents[2]

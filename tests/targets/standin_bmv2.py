@@ -39,7 +39,7 @@ the model's order (deterministic for a program):
   lives in (egress for the ``V1Switch``'s fourth block, else ingress); table
   ids are unique across both.  Every table has a non-empty ``key`` (the
   model's key fields, or ``[{}]`` for a keyless table) so that
-  :class:`~sfclab.targets.bmv2_events.NameMap` never takes one for p4c's
+  :class:`~sfclab.targets.bmv2.events.NameMap` never takes one for p4c's
   synthetic ``tbl_…`` tables;
 * each action's ``primitives``: those deciding the packet's fate, as p4c
   writes them (:func:`fate_primitives`: ``mark_to_drop``, an ``assign`` to
@@ -62,7 +62,7 @@ P4Runtime fail ``UNIMPLEMENTED``, as BMv2 1.15.5's do; its Thrift runtime (``--t
 BMv2's packet-in device manager (``src/bm_sim/dev_mgr_packet_in.cpp``): a PAIR
 socket the switch listens on, messages ``struct.pack("<iii", type, port,
 more)`` + payload.  ``--nanolog ADDR`` is BMv2's event logger: a PUB socket
-publishing :mod:`sfclab.targets.bmv2_events` messages translated from the
+publishing :mod:`sfclab.targets.bmv2.events` messages translated from the
 model's trace of each packet (see :func:`translate_trace`), and
 ``CONFIG_CHANGE`` when a pipeline is committed.  ``--use-files WAIT`` is BMv2's
 pcap ports (``-i N@NAME``: ``NAME_in.pcap`` read once, ``WAIT`` seconds after
@@ -171,7 +171,7 @@ def fate_primitives(node, std: set[str]) -> list[dict[str, Any]]:
     body, or a control's apply block) that decide a packet's fate: ``mark_to_drop``, an
     ``assign`` to ``standard_metadata.egress_spec`` or ``.mcast_grp`` (*std*: the names
     the program gives ``standard_metadata``), a resubmit, recirculate or clone.  Nothing
-    else: sfclab reads only these (:func:`sfclab.targets.bmv2_events.action_verdict`)."""
+    else: sfclab reads only these (:func:`sfclab.targets.bmv2.events.action_verdict`)."""
     from sfclab.p4 import ast as A
 
     out: list[dict[str, Any]] = []
@@ -192,7 +192,7 @@ def fate_primitives(node, std: set[str]) -> list[dict[str, Any]]:
 def standin_json(text: str, switch, program_name: str = "program.p4") -> dict[str, Any]:
     """The stand-in's BMv2-JSON-shaped document for *text*, compiled as *switch*."""
     from sfclab.p4.names import control_instances, qualified_objects
-    from sfclab.targets.bmv2_events import action_verdict
+    from sfclab.targets.bmv2.events import action_verdict
 
     blocks = _main_blocks(switch.program)
     egress_control = blocks[3] if len(blocks) == 6 else None
@@ -274,7 +274,7 @@ class StandinIds:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> StandinIds:
-        from sfclab.targets.bmv2_events import action_verdict
+        from sfclab.targets.bmv2.events import action_verdict
 
         ids = cls()
         ids.actions = {a["name"]: a["id"] for a in doc.get("actions", ())}
@@ -331,13 +331,13 @@ def with_deciders(events, ids: StandinIds) -> list:
     BMv2 logs no drop, but it logs every action, p4c's own included: a program that ends
     its ingress with ``mark_to_drop(standard_metadata)`` or ``standard_metadata.egress_spec
     = …`` in an apply block (as sfclab's do) shows its verdict in its last action, which
-    sfclab reads (:mod:`sfclab.targets.bmv2_batch`).  The model logs no event for such a
+    sfclab reads (:mod:`sfclab.targets.bmv2.batch`).  The model logs no event for such a
     statement, so the verdict is taken from what the pass did next: its egress pipeline
     (forwarded, or multicast), or a drop by ``mark_to_drop``.  Where that does not tell (a
     resubmit, another drop), or an action of the pass resubmitted, recirculated or cloned,
     nothing is added, and the ingress ends without a verdict as it would on BMv2 for a
     program whose ingress decides nothing."""
-    from sfclab.targets.trace import Event
+    from sfclab.targets.traces.trace import Event
 
     events = list(events)
     out: list = []
@@ -375,7 +375,7 @@ def translate_trace(trace, ids: StandinIds, *, switch_id: int, packet_id: int
                     ) -> tuple[list[bytes], list[str]]:
     """Event-logger messages for one packet's model trace, and what had to be left out
     (names without an id in the JSON), one sentence each."""
-    from sfclab.targets import bmv2_events as E
+    from sfclab.targets.bmv2 import events as E
 
     msgs: list[bytes] = []
     missing: list[str] = []
@@ -635,7 +635,7 @@ class _Log:
 def _make_server_class():
     from finsy.proto import p4r, rpc_code
 
-    from sfclab.targets import bmv2_events as E
+    from sfclab.targets.bmv2 import events as E
     from sfclab.targets.model.p4rt import P4RuntimeModelServer
     from sfclab.targets.model.p4rt.codec import _fail
 
@@ -783,7 +783,7 @@ class _PcapPorts:
     is ignored."""
 
     def __init__(self, interfaces: dict[int, str], wait: int, log: _Log) -> None:
-        from sfclab.targets.bmv2 import write_pcap
+        from sfclab.targets.bmv2.target import write_pcap
 
         self.wait = wait
         self.log = log
@@ -886,7 +886,7 @@ class _ThriftRegisters:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn) -> None:
-        from sfclab.targets.bmv2_thrift import STRUCT, _Reader, decode_value
+        from sfclab.targets.bmv2.thrift import STRUCT, _Reader, decode_value
 
         r = _Reader(conn.recv)
         with conn:

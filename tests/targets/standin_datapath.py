@@ -141,7 +141,7 @@ class Datapath:
         return msgs
 
     def _event(self, type_: int, value: int, pid: int, copy_id: int = 0) -> None:
-        from sfclab.targets import bmv2_events as E
+        from sfclab.targets.bmv2 import events as E
 
         self.publish([E.pack_message(type_, value, switch_id=self.server.device_id,
                                      packet_id=pid, copy_id=copy_id)])
@@ -150,7 +150,7 @@ class Datapath:
     def receive(self, port: int, data: bytes) -> None:
         """``SimpleSwitch::receive_``: a packet id, ``PACKET_IN``, then the input buffer
         (blocks while it holds 1,024 packets)."""
-        from sfclab.targets import bmv2_events as E
+        from sfclab.targets.bmv2 import events as E
 
         pid = next(self.ids)
         self._event(E.PACKET_IN, port, pid)
@@ -209,7 +209,7 @@ class Datapath:
             self.output.put((port, pid, copy, data, pins))
 
     def _transmit(self) -> None:
-        from sfclab.targets import bmv2_events as E
+        from sfclab.targets.bmv2 import events as E
 
         while True:
             item = self.output.get()

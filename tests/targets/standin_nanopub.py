@@ -9,7 +9,7 @@ a message for a busy connection is **dropped** (nothing says so).  Each accepted
 connection's send buffer is nanomsg's ``NN_SNDBUF`` default, 128 KiB (the kernel
 doubles it).  What fits is the kernel's doing: on ``ipc://`` (``AF_UNIX`` stream) each
 message is a buffer of its own, about 340 events; on ``tcp://`` the bytes are
-coalesced and the subscriber's receive buffer holds more (:mod:`sfclab.targets.bmv2_sp`).
+coalesced and the subscriber's receive buffer holds more (:mod:`sfclab.targets.bmv2.sp`).
 
 This class does the same with Python sockets: same protocol (the SP handshake, then
 each message framed by its length; on IPC a byte 1 first), same buffer, same drops, so
@@ -25,7 +25,7 @@ import select
 import socket
 import threading
 
-from sfclab.targets.bmv2_sp import SP_HEADER_PUB, parse_address, sp_frame
+from sfclab.targets.bmv2.sp import SP_HEADER_PUB, parse_address, sp_frame
 
 #: nanomsg's default ``NN_SNDBUF`` (set on every accepted connection).
 NN_SNDBUF = 128 * 1024

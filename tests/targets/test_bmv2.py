@@ -11,8 +11,8 @@ import pytest
 from targets_support import fake_switch, recorded_argv, write_exe
 
 from sfclab.errors import TargetError
-from sfclab.targets import bmv2 as B
-from sfclab.targets.bmv2 import (
+from sfclab.targets.bmv2 import target as B
+from sfclab.targets.bmv2.target import (
     Bmv2Build,
     Bmv2Target,
     PortMap,
@@ -154,7 +154,7 @@ def test_attach(listening, bmv2_json):
 
 
 def test_attach_to_nothing():
-    from sfclab.targets.tools import free_port
+    from sfclab.targets.process.tools import free_port
 
     port = free_port()
     with pytest.raises(TargetError, match=rf"the BMv2 switch at bmv2://127.0.0.1:{port} did not "

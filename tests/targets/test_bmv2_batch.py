@@ -13,14 +13,14 @@ from standin_bmv2 import install_standins
 import sfclab
 from sfclab.codegen import generate
 from sfclab.runtime.traffic import packets_for
-from sfclab.targets import bmv2_events as E
-from sfclab.targets.bmv2_batch import BatchTracker, Window
-from sfclab.targets.bmv2_events import NameMap
-from sfclab.targets.bmv2_pcap import run_pcap
+from sfclab.targets.bmv2 import events as E
+from sfclab.targets.bmv2.batch import BatchTracker, Window
+from sfclab.targets.bmv2.events import NameMap
+from sfclab.targets.bmv2.pcap_ports import run_pcap
 from sfclab.targets.connect import open_target
 from sfclab.targets.model import ModelTarget
-from sfclab.targets.packet_io import send_many
-from sfclab.targets.trace import diff_traces
+from sfclab.targets.ports.packet_io import send_many
+from sfclab.targets.traces.trace import diff_traces
 
 WEB = "chain web match tcp.dport == 80: firewall -> l3fwd"
 
@@ -189,8 +189,8 @@ def test_a_slow_sfclab_takes_no_silence_of_its_own_for_the_switchs(monkeypatch):
     import queue
     from types import SimpleNamespace
 
-    from sfclab.targets import bmv2_switch
-    from sfclab.targets.bmv2_switch import Bmv2Switch
+    from sfclab.targets.bmv2 import switch as bmv2_switch
+    from sfclab.targets.bmv2.switch import Bmv2Switch
 
     ev = forwarded(0, 1, 2)
     # read by read: nothing (leftovers), its ingress, its egress with its frame
@@ -389,8 +389,8 @@ def test_at_bmv2s_event_queue_depth_no_output_is_silently_wrong(standins, tmp_pa
     packets' included.  Frames are still told apart (by their order, their bytes): each
     packet's outputs are the model's, or its trace says why they may not be, and such
     packets stay few (one lost event does not shift every frame after it)."""
-    from sfclab.targets.bmv2 import Bmv2Target
-    from sfclab.targets.bmv2_switch import Bmv2Switch
+    from sfclab.targets.bmv2.target import Bmv2Target
+    from sfclab.targets.bmv2.switch import Bmv2Switch
 
     gen = generate(sfclab.compile(WEB))
     packets = _traffic(gen, 2_000)

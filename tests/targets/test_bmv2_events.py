@@ -10,8 +10,8 @@ import types
 import pytest
 
 from sfclab.errors import TargetError
-from sfclab.targets import bmv2_events as E
-from sfclab.targets.bmv2_events import (
+from sfclab.targets.bmv2 import events as E
+from sfclab.targets.bmv2.events import (
     EventSubscriber,
     NameMap,
     RawEvent,
@@ -436,8 +436,8 @@ def test_actions_show_the_arguments_of_the_entry_they_ran_from():
 
 def test_held_entries_ask_once_and_stop_where_thrift_cannot_answer():
     from sfclab.errors import TargetError
-    from sfclab.targets.bmv2_entries import HeldEntries, HeldEntry
-    from sfclab.targets.bmv2_thrift import ThriftError
+    from sfclab.targets.bmv2.entries import HeldEntries, HeldEntry
+    from sfclab.targets.bmv2.thrift import ThriftError
 
     route = {1: [{1: 2, 4: {1: b"\x0a\x00\x00\x00", 2: b"\xff\x00\x00\x00"}},
                  {1: 4, 6: {1: b"\x00\x00", 2: b"\xff\xff"}}, {1: 0, 2: {1: b"\x00\x05"}}],

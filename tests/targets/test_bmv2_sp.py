@@ -14,10 +14,10 @@ from targets_support import live_skip
 import sfclab
 from sfclab.codegen import generate
 from sfclab.errors import TargetError
-from sfclab.targets import bmv2 as B
-from sfclab.targets import bmv2_events as E
-from sfclab.targets.bmv2_sp import SpSubscriber
-from sfclab.targets.tools import free_port
+from sfclab.targets.bmv2 import target as B
+from sfclab.targets.bmv2 import events as E
+from sfclab.targets.bmv2.sp import SpSubscriber
+from sfclab.targets.process.tools import free_port
 
 WEB = "chain web match tcp.dport == 80: firewall -> l3fwd"
 
@@ -107,7 +107,7 @@ def _burst(address: str, tmp_path, n: int) -> tuple[int, list]:
     """*n* packets onto the switch at once while a subscriber reads nothing; then its
     events: (messages, traces)."""
     from sfclab.runtime.traffic import packets_for
-    from sfclab.targets.bmv2_switch import Bmv2Switch
+    from sfclab.targets.bmv2.switch import Bmv2Switch
 
     gen = generate(sfclab.compile(WEB))
     chains = gen.composition.compiled.chains

@@ -28,7 +28,7 @@ import pytest
 from scapy.all import IP, UDP, Ether
 from targets_support import live_skip
 
-from sfclab.targets import bmv2 as B
+from sfclab.targets.bmv2 import target as B
 
 FLOW = Ether(dst="00:00:00:00:00:02") / IP(src="192.168.1.10", dst="10.0.1.5") / \
     UDP(sport=1234, dport=53)
@@ -83,7 +83,7 @@ def test_a_reload_on_bmv2_carries_a_heavy_hitters_counts_and_keeps_your_entries(
 
 _STARTER = """
 import os, sys, time
-from sfclab.targets.bmv2 import Bmv2Target
+from sfclab.targets.bmv2.target import Bmv2Target
 t = Bmv2Target.start(workdir=sys.argv[1])
 print(t.process.pid, flush=True)
 if sys.argv[2] == "wait":
@@ -150,10 +150,10 @@ def test_without_root_bmv2_runs_in_a_user_namespace_reachable_from_here_only(tmp
     if python is None:
         pytest.skip("no setpriv, or no Python that user nobody can run")
     from sfclab.runtime.client import Client
-    from sfclab.targets.bmv2_thrift import Bmv2Thrift
-    from sfclab.targets.exposure import listening
-    from sfclab.targets.keeper import KEEPER, broker_connect, kept_command
-    from sfclab.targets.tools import ManagedProcess, wait_for_port
+    from sfclab.targets.bmv2.thrift import Bmv2Thrift
+    from sfclab.targets.process.exposure import listening
+    from sfclab.targets.process.keeper import KEEPER, broker_connect, kept_command
+    from sfclab.targets.process.tools import ManagedProcess, wait_for_port
 
     # pytest's directories are root's alone: nobody's is under /tmp, with the keeper
     work = Path(tempfile.mkdtemp(prefix="sfclab-nobody-"))

@@ -22,8 +22,8 @@ from sfclab.codegen import generate
 from sfclab.errors import TargetError
 from sfclab.lab import Lab
 from sfclab.runtime.traffic import packets_for
-from sfclab.targets.bmv2 import Bmv2Target
-from sfclab.targets.bmv2_switch import Bmv2Switch
+from sfclab.targets.bmv2.target import Bmv2Target
+from sfclab.targets.bmv2.switch import Bmv2Switch
 from sfclab.targets.connect import open_target
 from sfclab.targets.diff import diff_targets
 from sfclab.targets.model import ModelTarget

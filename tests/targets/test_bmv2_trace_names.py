@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from targets_support import live_skip
 
-from sfclab.targets import bmv2 as B
+from sfclab.targets.bmv2 import target as B
 
 CHAINS = """
 chain web match udp.dport == 8080: firewall -> nat -> lb -> l3fwd
@@ -29,9 +29,9 @@ def test_bmv2_trace_names_the_actions_the_model_names():
     import sfclab
     from sfclab.codegen import generate
     from sfclab.targets.connect import open_target
-    from sfclab.targets.coverage import all_class_traffic
+    from sfclab.targets.traffic.coverage import all_class_traffic
     from sfclab.targets.model import ModelTarget
-    from sfclab.targets.packet_io import send_many
+    from sfclab.targets.ports.packet_io import send_many
 
     gen = generate(sfclab.compile(CHAINS))
     packets = [(cp.port, cp.packet) for plan in all_class_traffic(gen, 2).values()

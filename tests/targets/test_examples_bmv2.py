@@ -15,7 +15,7 @@ from standin_bmv2 import install_standins
 from targets_support import live_skip
 
 from sfclab.cli import main
-from sfclab.targets import bmv2 as B
+from sfclab.targets.bmv2 import target as B
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: Values of the run-time names an example's multibranch cases use.

@@ -13,9 +13,9 @@ import queue
 import pytest
 from targets_support import live_skip
 
-from sfclab.targets import bmv2 as B
-from sfclab.targets import tofino as T
-from sfclab.targets.tools import find_executable, unix_socket_open
+from sfclab.targets.bmv2 import target as B
+from sfclab.targets.tofino import target as T
+from sfclab.targets.process.tools import find_executable, unix_socket_open
 
 CHAIN = "chain web match tcp.dport == 80: firewall -> l3fwd"
 
@@ -90,7 +90,7 @@ def test_live_pipeline_push_and_packet_trace(tmp_path):
     from scapy.layers.inet import IP, TCP
     from scapy.layers.l2 import Ether
 
-    from sfclab.targets.bmv2_pcap import run_pcap
+    from sfclab.targets.bmv2.pcap_ports import run_pcap
 
     frame = bytes(Ether(dst="00:00:00:00:00:02", src="00:00:00:00:00:01")
                   / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1234, dport=80))
@@ -111,7 +111,7 @@ def test_live_batch_comes_back_whole(tmp_path):
     from sfclab.runtime.traffic import packets_for
     from sfclab.targets.connect import open_target
     from sfclab.targets.model import ModelTarget
-    from sfclab.targets.trace import diff_traces
+    from sfclab.targets.traces.trace import diff_traces
 
     gen = _generated("v1model")
     chains = gen.composition.compiled.chains

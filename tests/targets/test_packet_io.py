@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from sfclab.errors import TargetError
-from sfclab.targets import packet_io as P
+from sfclab.targets.ports import packet_io as P
 
 FRAME = bytes.fromhex("000000000002" "000000000001" "9000") + b"sfclab packet io"
 

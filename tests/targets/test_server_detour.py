@@ -12,12 +12,12 @@ import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.errors import TargetError
 from sfclab.lab import Lab
-from sfclab.targets.bmv2_switch import Bmv2Switch
+from sfclab.targets.bmv2.switch import Bmv2Switch
 from sfclab.targets.connect import open_target
 from sfclab.targets.diff import diff_targets
 from sfclab.targets.model import ModelTarget
 from sfclab.targets.network.detour import check_server_port
-from sfclab.targets.timeline import timeline_text
+from sfclab.targets.traces.timeline import timeline_text
 
 #: nat rewrites 192.168.1.10 before the server; qos marks UDP 5004 DSCP 46 after it.
 P4SFC = "chain voip match udp.dport == 5004: nat -> ips -> qos"

@@ -38,11 +38,11 @@ from sfclab.p4 import parse_p4
 from sfclab.runtime.client import Client
 from sfclab.runtime.session import Session
 from sfclab.runtime.traffic import packets_for
-from sfclab.targets import bmv2_events as E
-from sfclab.targets.bmv2 import compile_v1model, switch_command, switch_options
-from sfclab.targets.bmv2_events import NameMap, decode_events
+from sfclab.targets.bmv2 import events as E
+from sfclab.targets.bmv2.target import compile_v1model, switch_command, switch_options
+from sfclab.targets.bmv2.events import NameMap, decode_events
 from sfclab.targets.model import ModelTarget
-from sfclab.targets.tools import ManagedProcess, free_port, wait_for_port
+from sfclab.targets.process.tools import ManagedProcess, free_port, wait_for_port
 
 WEB = "chain web match tcp.dport == 80: firewall -> l3fwd"
 #: FlexMesh Fig. 1 on the naive pipeline: chain r needs two passes (a recirculation).

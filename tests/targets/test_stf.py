@@ -9,8 +9,8 @@ import pytest
 
 from sfclab.cli.commands import main
 from sfclab.targets.model import ModelSwitch
-from sfclab.targets.stf import ModelDriver, resolve_key, run_stf, stf_test
-from sfclab.targets.stf_script import (Add, Direct, Expect, Packet, StfSyntaxError, compare_packet,
+from sfclab.targets.stf.runner import ModelDriver, resolve_key, run_stf, stf_test
+from sfclab.targets.stf.script import (Add, Direct, Expect, Packet, StfSyntaxError, compare_packet,
                                        key_value, parse_stf)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "differential"

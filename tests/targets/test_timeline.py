@@ -1,11 +1,11 @@
-"""A packet's per-pass timeline (sfclab.targets.timeline) from real traces of the model."""
+"""A packet's per-pass timeline (sfclab.targets.traces.timeline) from real traces of the model."""
 
 from __future__ import annotations
 
 import pytest
 
 from sfclab import Lab
-from sfclab.targets.timeline import timeline, timeline_text
+from sfclab.targets.traces.timeline import timeline, timeline_text
 
 CHAINS = """chain web match ipv4.dst == 10.0.1.0/24 && tcp.dport == 80 {
     input => firewall;

@@ -12,9 +12,9 @@ import sfclab
 from sfclab.codegen import CodegenOptions, generate
 from sfclab.lang import parse_file
 from sfclab.targets.connect import open_target
-from sfclab.targets.coverage import all_class_traffic
+from sfclab.targets.traffic.coverage import all_class_traffic
 from sfclab.targets.diff import _for_arch, diff_targets
-from sfclab.targets.packet_io import send_many
+from sfclab.targets.ports.packet_io import send_many
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

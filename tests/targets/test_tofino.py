@@ -17,8 +17,8 @@ from tofino_programs import (CI_NF_PROGRAMS, EXAMPLES, FULL, FULL_COMMAND, NFS, 
 import sfclab
 from sfclab.codegen import generate
 from sfclab.errors import CompileError, TargetError
-from sfclab.targets import tofino as T
-from sfclab.targets.tofino import (
+from sfclab.targets.tofino import target as T
+from sfclab.targets.tofino.target import (
     SlotStages,
     bfa_tables,
     slot_stages,
@@ -272,7 +272,7 @@ def test_target(tmp_path, listening):
 
 
 def test_attach_to_nothing():
-    from sfclab.targets.tools import free_port
+    from sfclab.targets.process.tools import free_port
 
     with pytest.raises(TargetError, match="the Tofino P4Runtime server at tofino://"):
         TofinoTarget.attach(f"tofino://127.0.0.1:{free_port()}", timeout=0.2)
@@ -471,7 +471,7 @@ def test_pipelet_stages_read_the_bfa():
     """Tables named after the slot, tables the compiler made of the NF's statements (by the
     slot's fields, else by the line's control), not sfclab's branch table or the digest
     buffer's flag; the core's own stages; a table past stage 11 is found."""
-    from sfclab.targets.tofino import check_stages, over_the_chip, pipelet_stages, stage_report
+    from sfclab.targets.tofino.target import check_stages, over_the_chip, pipelet_stages, stage_report
 
     gen = generate(sfclab.compile("chain c { input => lb => output; }", arch="tna"))
     lb_line = next(d.pos.line for d in gen.program.program.decls

@@ -1,4 +1,4 @@
-"""sfclab.targets.tools: executables, ports, readiness and process lifecycle."""
+"""sfclab.targets.process.tools: executables, ports, readiness and process lifecycle."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from targets_support import write_exe
 
 from sfclab.errors import TargetError
-from sfclab.targets.tools import (
+from sfclab.targets.process.tools import (
     ManagedProcess,
     find_executable,
     free_port,

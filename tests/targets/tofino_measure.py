@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from sfclab.targets.tofino import PipeletStages, bfa_files, over_the_chip, pipelet_stages
+from sfclab.targets.tofino.target import PipeletStages, bfa_files, over_the_chip, pipelet_stages
 
 RECORD = Path(__file__).with_name("tofino_measured.json")
 

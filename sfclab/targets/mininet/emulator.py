@@ -40,7 +40,7 @@ from typing import Any
 
 from ...errors import SfclabError, TargetError
 from ...ir.topology import Topology
-from ..interfaces import InterfacePorts
+from ..ports.interfaces import InterfacePorts
 
 __all__ = ["MININET_DIR", "missing_mininet", "load_mininet", "netns", "interface_name",
            "MininetEmulation"]
@@ -219,7 +219,7 @@ class MininetEmulation:
 
     *launch(switch, interfaces)* starts a switch's data-plane process on its
     interfaces (``{port: interface}``) and returns it (a
-    :class:`~sfclab.targets.tools.ManagedProcess`); *workdir* holds logs."""
+    :class:`~sfclab.targets.process.tools.ManagedProcess`); *workdir* holds logs."""
 
     def __init__(self, topology: Topology, launch: Callable[[str, dict[int, str]], Any], *,
                  prefix: str = "", workdir: str | os.PathLike | None = None,

@@ -34,7 +34,7 @@ from ...ir.topology import Topology
 from ...runtime.client import Client
 from ...runtime.session import Session
 from ..model.result import ProcessResult
-from ..trace import PacketTrace
+from ..traces.trace import PacketTrace
 from .emulator import MininetEmulation
 from .switches import switch_kind
 

@@ -7,7 +7,7 @@ how to read what it did with each packet (:class:`~sfclab.targets.model.process.
   --trace-log FILE``: the embedded model as a process, its records read from
   its trace log;
 * :class:`Bmv2Switches` — ``simple_switch_grpc -i 1@s1-eth1 … --nanolog …``
-  (:func:`~sfclab.targets.bmv2.switch_command`), the program compiled with
+  (:func:`~sfclab.targets.bmv2.target.switch_command`), the program compiled with
   ``p4c-bm2-ss``; its records are assembled from what crossed its interfaces
   (:mod:`.wire`) and its event logger.
 
@@ -22,7 +22,7 @@ from every namespace); its event logger listens on TCP at 127.0.0.1:9091 of its
 namespace (``--nanolog tcp://…``), reached from a socket made there.  sfclab reads and
 writes its registers over that Thrift server (BMv2's P4Runtime server does not do registers), from a socket
 opened inside the namespace (:meth:`Bmv2Switches.register_io`).  Each BMv2 runs under a
-keeper (:mod:`~sfclab.targets.keeper`) that stops it when the Python that started it
+keeper (:mod:`~sfclab.targets.process.keeper`) that stops it when the Python that started it
 ends, however it ends.
 
 >>> kind = ModelSwitches("/tmp/w")
@@ -44,7 +44,7 @@ from pathlib import Path
 from ...codegen import Generated
 from ...errors import TargetError, did_you_mean
 from ..model.process import RecordReader
-from ..tools import ManagedProcess, free_port, wait_for_port
+from ..process.tools import ManagedProcess, free_port, wait_for_port
 
 #: Each BMv2's Thrift port, in its own namespace (BMv2's default).
 THRIFT_PORT = 9090
@@ -74,7 +74,7 @@ class SwitchProcesses:
 
     def launch(self, switch: str, interfaces: dict[int, str]) -> ManagedProcess:
         """Start *switch*'s process on *interfaces* (``{port: interface}``)."""
-        from ..keeper import kept_command
+        from ..process.keeper import kept_command
 
         self.grpc_ports[switch] = port = free_port()
         # under a keeper: it stops with this Python, however that ends
@@ -153,8 +153,8 @@ class Bmv2Switches(SwitchProcesses):
     namespace = True
 
     def __init__(self, workdir: str | os.PathLike) -> None:
-        from ..bmv2 import BMV2_ENV, INSTALL_BMV2, SWITCH
-        from ..tools import require_executable
+        from ..bmv2.target import BMV2_ENV, INSTALL_BMV2, SWITCH
+        from ..process.tools import require_executable
 
         super().__init__(workdir)
         self.exe = require_executable(SWITCH, env=BMV2_ENV, install=INSTALL_BMV2)
@@ -163,16 +163,16 @@ class Bmv2Switches(SwitchProcesses):
         self._register_io: list = []
 
     def _socket(self, switch: str, what: str) -> str:
-        from ..bmv2 import _ipc_path
+        from ..bmv2.target import _ipc_path
 
         return _ipc_path(self.workdir, f"{switch}.{what}", f"{os.getpid()}-{id(self):x}")
 
     def nanolog(self, switch: str) -> str:
         """Its event logger: TCP on its namespace's loopback (each switch has a namespace of
-        its own), read in bulk by sfclab's own reader (:mod:`~sfclab.targets.bmv2_sp`).  On
+        its own), read in bulk by sfclab's own reader (:mod:`~sfclab.targets.bmv2.sp`).  On
         IPC, nanomsg's PUB socket drops a subscriber's messages past some 340 in flight:
         a loaded machine lost a packet's events there; TCP holds about 3,000."""
-        from ..bmv2 import NANOLOG_INSIDE
+        from ..bmv2.target import NANOLOG_INSIDE
 
         return NANOLOG_INSIDE
 
@@ -185,7 +185,7 @@ class Bmv2Switches(SwitchProcesses):
         path = self._socket(switch, "grpc")
         if os.path.exists(path):
             os.unlink(path)
-        from ..keeper import kept_command
+        from ..process.keeper import kept_command
 
         # forked here, so in the node's namespace (whose loopback Mininet leaves down: the
         # Thrift server is reached there); it stops with this Python
@@ -202,7 +202,7 @@ class Bmv2Switches(SwitchProcesses):
                 ) -> list[str]:
         """The switch's command line (P4Runtime on its Unix socket; *grpc_port* is
         not used)."""
-        from ..bmv2 import PortMap, switch_command
+        from ..bmv2.target import PortMap, switch_command
 
         return switch_command(self.exe, grpc_addr=self.address(switch),
                               ports=PortMap.veth(interfaces), device_id=self.device_id,
@@ -212,8 +212,8 @@ class Bmv2Switches(SwitchProcesses):
     def register_io(self, switch: str, client, netns_pid: int | None):
         """P4Runtime first, then (BMv2 answers UNIMPLEMENTED) the switch's Thrift runtime
         at 127.0.0.1:9090 of its namespace (process *netns_pid*'s)."""
-        from ..bmv2_registers import bmv2_register_io
-        from ..bmv2_thrift import Bmv2Thrift
+        from ..bmv2.registers import bmv2_register_io
+        from ..bmv2.thrift import Bmv2Thrift
 
         def dial():
             from .emulator import netns
@@ -229,7 +229,7 @@ class Bmv2Switches(SwitchProcesses):
     def device_config(self, switch: str) -> Callable[[Generated], object]:
         """Compile with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (whose ids win)."""
         from ...codegen.p4c import compiler_p4info
-        from ..bmv2 import compile_v1model
+        from ..bmv2.target import compile_v1model
 
         builds = iter(range(1 << 30))
 
@@ -245,7 +245,7 @@ class Bmv2Switches(SwitchProcesses):
     def records(self, switch: str, interfaces: dict[int, str], *, netns_pid: int | None = None):
         """Its wires (sniffed in the namespace of process *netns_pid*, the switch's node)
         and its event logger."""
-        from ..bmv2_events import NameMap
+        from ..bmv2.events import NameMap
         from .wire import Bmv2Records
 
         src = Bmv2Records(interfaces, self.nanolog(switch), self.names.get(switch) or NameMap(),

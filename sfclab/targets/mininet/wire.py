@@ -4,8 +4,8 @@ BMv2 keeps no record of the bytes it received and sent, so a switch's
 :class:`~sfclab.targets.model.process.SwitchRecord` s are assembled from outside:
 raw sockets on the switch's own interfaces (they live in the root namespace) see
 every frame it receives and every frame it sends (:meth:`InterfacePorts.sniff
-<sfclab.targets.packet_io.InterfacePorts.sniff>`, in the kernel's order), and its
-event logger (``--nanolog``, :mod:`sfclab.targets.bmv2_events`) gives each
+<sfclab.targets.ports.packet_io.InterfacePorts.sniff>`, in the kernel's order), and its
+event logger (``--nanolog``, :mod:`sfclab.targets.bmv2.events`) gives each
 packet's trace.  Once the switch has been quiet for a moment, each frame it
 received opens a record, the frames it sent after it are that record's outputs
 (frames sent with nothing received before them are packet-outs, from the CPU
@@ -34,12 +34,12 @@ import time
 from collections.abc import Mapping, Sequence
 
 from ...errors import TargetError
-from ..bmv2_events import HEADER, EventSubscriber, NameMap, TraceBuilder
-from ..bmv2_sp import SpSocket
+from ..bmv2.events import HEADER, EventSubscriber, NameMap, TraceBuilder
+from ..bmv2.sp import SpSocket
 from ..model.process import SwitchRecord
-from ..interfaces import InterfacePorts
-from ..packet_io import outputs_trace
-from ..trace import Event, PacketTrace
+from ..ports.interfaces import InterfacePorts
+from ..ports.packet_io import outputs_trace
+from ..traces.trace import Event, PacketTrace
 from .emulator import netns
 
 __all__ = ["Bmv2Records", "assemble"]
@@ -61,7 +61,7 @@ def assemble(frames: Sequence[tuple[int, bytes, bool, float]], traces: Sequence[
     and says so (out of the ports its frames were seen leaving by, else "not known"),
     never "dropped by the program".
 
-    >>> from sfclab.targets.bmv2_events import TraceBuilder, NameMap, pack_message, PACKET_IN
+    >>> from sfclab.targets.bmv2.events import TraceBuilder, NameMap, pack_message, PACKET_IN
     >>> b = TraceBuilder(NameMap()); b.feed(pack_message(PACKET_IN, 1, packet_id=0))
     >>> [r] = assemble([(1, b"in", False, 1.0)], b.finish(), cpu_port=255, first_seq=1,
     ...                cut={0: "its events stop at PACKET_IN"})
@@ -105,7 +105,7 @@ def assemble(frames: Sequence[tuple[int, bytes, bool, float]], traces: Sequence[
 def _cut_short(trace: PacketTrace, why: str, outputs: Sequence[tuple[int, bytes]]
                ) -> PacketTrace:
     """*trace* (its events stop short: *why*) with the program's "drop" that
-    :meth:`~sfclab.targets.bmv2_events.TraceBuilder.finish` gave it taken back: out of
+    :meth:`~sfclab.targets.bmv2.events.TraceBuilder.finish` gave it taken back: out of
     the ports its frames left by, or dropped for a reason that says the fate is not known."""
     trace.events = [e for e in trace.events if e.kind != "drop"]
     note = (f"{why} and no more came: the switch's event logger lost the rest, or the "
@@ -191,7 +191,7 @@ class Bmv2Records:
         is not the switch's silence), and while the events say a packet went out of a port
         whose frame has not been seen yet, a received frame has no events yet, or a
         packet's events stop short of its end (a ``PACKET_OUT``, or a pipeline that
-        dropped it: :meth:`~sfclab.targets.bmv2_events.TraceBuilder.unfinished`), the
+        dropped it: :meth:`~sfclab.targets.bmv2.events.TraceBuilder.unfinished`), the
         records wait for it, up to *lost_after* seconds of silence (a loaded machine
         deschedules the switch mid-packet for longer than *quiet*; what is still missing
         then is lost, and its record says so rather than "dropped")."""

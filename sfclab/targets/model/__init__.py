@@ -6,7 +6,7 @@ verify-checksum, ingress, the traffic manager (unicast, multicast groups,
 clone sessions, resubmit, the CPU port), egress, compute-checksum and
 deparser with BMv2 ``simple_switch`` semantics (:mod:`.switch`).  The
 control plane (:mod:`.runtime`) speaks P4Runtime's names and values; every
-packet leaves a :class:`~sfclab.targets.trace.PacketTrace`.
+packet leaves a :class:`~sfclab.targets.traces.trace.PacketTrace`.
 
 Typical use::
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from ...p4 import ast as A
 from ...p4.names import local_name, qualified_objects
 from ...p4.printer import expr_p4
-from ..trace import nf_of
+from ..traces.trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
 from .functions import FunctionCalls, FunctionObj

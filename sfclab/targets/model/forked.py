@@ -10,7 +10,7 @@ channel, so forking is safe; it reaps its children and reports each exit, and
 stops them all when its parent goes away (SIGTERM, then SIGKILL; a child also dies
 with the server, PR_SET_PDEATHSIG).  It runs in ``/`` with the caller's
 ``sys.path``: give absolute paths in the command lines.  A child is returned as a
-:class:`~sfclab.targets.tools.ManagedProcess` (:func:`start_forked`), waited
+:class:`~sfclab.targets.process.tools.ManagedProcess` (:func:`start_forked`), waited
 for, stopped (SIGTERM, then SIGKILL) and its log read like any other process.
 
 The protocol is JSON lines: the parent writes ``{"argv": […], "log": PATH}``,
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import TargetError
-from ..tools import ManagedProcess
+from ..process.tools import ManagedProcess
 
 __all__ = ["PRELOAD", "ForkServer", "start_forked", "serve"]
 

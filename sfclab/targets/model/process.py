@@ -4,7 +4,7 @@
 switch the way ``simple_switch_grpc -i 1@s1-eth1 …`` runs BMv2: P4Runtime on
 ``--grpc`` (any client pushes the program and entries), and each port an
 interface, read and written with ``AF_PACKET`` sockets
-(:class:`~sfclab.targets.packet_io.InterfacePorts`; root or ``CAP_NET_RAW``).
+(:class:`~sfclab.targets.ports.packet_io.InterfacePorts`; root or ``CAP_NET_RAW``).
 Every frame that arrives on a port runs through the model; its outputs leave
 on their ports' interfaces, the ones for the CPU port go to the P4Runtime
 client as packet-ins (packet-outs from the client run and leave the same way).
@@ -12,7 +12,7 @@ client as packet-ins (packet-outs from the client run and leave the same way).
 ``--trace-log FILE`` is the switch's side channel, like BMv2's event logger:
 one JSON line per packet it ran (:class:`SwitchRecord`: the port it came in
 on, its bytes, every ``(port, bytes)`` it sent, and the model's
-:class:`~sfclab.targets.trace.PacketTrace`), which a network target reads with
+:class:`~sfclab.targets.traces.trace.PacketTrace`), which a network target reads with
 :class:`RecordReader` to rebuild network-wide traces.
 
 >>> parse_iface("3@s1-eth3")
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...errors import TargetError
-from ..interfaces import InterfacePorts
-from ..trace import Event, PacketTrace
+from ..ports.interfaces import InterfacePorts
+from ..traces.trace import Event, PacketTrace
 from .p4rt import P4RuntimeModelServer
 
 __all__ = ["parse_iface", "SwitchRecord", "trace_from_dict", "InterfaceSwitch", "RecordReader",

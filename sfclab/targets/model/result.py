@@ -2,7 +2,7 @@
 
 While a packet runs, the compiled closures append plain tuples to one list
 (cheap); :class:`ProcessResult` turns them into a
-:class:`~sfclab.targets.trace.PacketTrace` only when ``result.trace`` is read.
+:class:`~sfclab.targets.traces.trace.PacketTrace` only when ``result.trace`` is read.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Event, Outputs, PacketTrace
+from ..traces.trace import Event, Outputs, PacketTrace
 
 __all__ = ["ProcessResult", "PacketIn", "Digest", "build_trace", "PATH_ACTIONS"]
 

@@ -129,7 +129,7 @@ class Pkt:
 
     ``data`` holds the bytes the parser reads (from ``pos``); ``payload`` is
     what the parser left, emitted after the headers.  ``tr`` collects raw trace
-    events (tuples) that :mod:`.result` turns into :class:`~sfclab.targets.trace.Event`.
+    events (tuples) that :mod:`.result` turns into :class:`~sfclab.targets.traces.trace.Event`.
     The request fields mirror BMv2's packet registers: they are not metadata
     and survive from ingress to egress for a unicast packet."""
 

@@ -41,7 +41,7 @@ from .p4rt import P4RuntimeModelServer
 
 __all__ = ["ModelTarget", "RESULTS_KEPT", "TRANSPORTS"]
 
-#: How many results a target keeps (a Lab keeps its own: :mod:`sfclab.targets.trace_store`).
+#: How many results a target keeps (a Lab keeps its own: :mod:`sfclab.targets.traces.store`).
 RESULTS_KEPT = 1000
 #: How a ModelTarget's client reaches its server: over gRPC on 127.0.0.1, or in-process.
 TRANSPORTS = ("grpc", "inprocess")
@@ -163,7 +163,7 @@ class ModelTarget:
 
     def run(self, items: Iterable[tuple[int, bytes]]) -> Iterator:
         """Run ``(port, bytes)`` packets one after the other; yields each result as it
-        is made (what :func:`~sfclab.targets.sending.stream` sends through): the
+        is made (what :func:`~sfclab.targets.traffic.sending.stream` sends through): the
         same as :meth:`send` per packet, without its per-call work."""
         if self._server_loop() is not None:      # a detour through the server: per packet
             for port, data in items:

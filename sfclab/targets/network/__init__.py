@@ -4,7 +4,7 @@
   P4Runtime server each, stand-in servers and hosts, linked in one process:
   nothing to install;
 * :mod:`.update` — consistent network-wide updates over per-switch sessions;
-* :mod:`.trace` — network-wide traces (per hop: switch, NFs, tables, passes,
+* :mod:`sfclab.targets.traces.trace` — network-wide traces (per hop: switch, NFs, tables, passes,
   link taken), the same whichever network ran the packet;
 * :mod:`.detour` — the server behind a one-switch target's server port
   (:class:`ServerLoop`), played by the model and BMv2 targets.

@@ -35,7 +35,7 @@ from typing import Any
 
 from ...codegen import Generated
 from ...errors import TargetError
-from ..trace import Event, Outputs, PacketTrace
+from ..traces.trace import Event, Outputs, PacketTrace
 from .server import MAX_HOPS, ServerStandIn
 from .trace import Hop
 

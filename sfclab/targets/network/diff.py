@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...codegen.network import NetworkProgram
-from ..coverage import ClassTraffic
+from ..traffic.coverage import ClassTraffic
 from ..diff import DiffReport
 from .connect import open_network_target, target_name
 from .trace import NetworkTrace

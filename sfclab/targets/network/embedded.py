@@ -7,12 +7,12 @@ on the port the topology says (or on a free switch port, ``s1:7``); each output
 leaves on a link to the next node: a switch (which processes it in turn), a
 server (which runs its NFs: see :class:`ServerStandIn`) or a host (it is
 delivered) — or, on a free port, leaves the network there (``s3:7``).  The walk records a
-:class:`~.trace.NetworkTrace` with every hop.
+:class:`~sfclab.targets.traces.trace.NetworkTrace` with every hop.
 
 Nothing here is specific to the model but the two calls that run a packet on
 a switch; a network of real switch processes reuses the programs
 (:class:`~sfclab.codegen.network.NetworkProgram`), the sessions and the
-consistent update (:mod:`.update`) and the trace objects (:mod:`.trace`).
+consistent update (:mod:`.update`) and the trace objects (:mod:`sfclab.targets.traces.trace`).
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 A :class:`NetworkTrace` is a list of :class:`Hop` objects, one per node the
 packet (or a copy of it) went through, in the order they happened: for a switch,
-its own :class:`~sfclab.targets.trace.PacketTrace` (NFs, tables, passes — from
+its own :class:`~sfclab.targets.traces.trace.PacketTrace` (NFs, tables, passes — from
 the embedded model, or from BMv2's event logger on a real network), and for
 every node the links the packet left on.  Any network target builds them with
 :func:`switch_hop`, so the views do not care which one ran.
 
->>> from sfclab.targets.trace import PacketTrace, Event
+>>> from sfclab.targets.traces.trace import PacketTrace, Event
 >>> from sfclab.ir.topology import line
 >>> t = PacketTrace(packet_id=1, ingress_port=1)
 >>> t.add(Event(kind="nf", name="firewall"))
@@ -23,16 +23,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import PacketTrace
+from ..traces.trace import PacketTrace
 
 __all__ = ["Hop", "NetworkTrace", "switch_hop", "sfc_header", "set_si", "SFC_ETHERTYPE"]
 
 #: How a target names a drop of sfclab's composed program (an NF's or the chain's
 #: request, carried out at the end of its control): a one-switch trace says
-#: ``dropped after firewall`` (:func:`~sfclab.targets.timeline.outcome_text`).  The
+#: ``dropped after firewall`` (:func:`~sfclab.targets.traces.timeline.outcome_text`).  The
 #: embedded model names the control that dropped it; BMv2's event logger tells no
 #: drop apart from another, only that the program sent no packet out
-#: (:mod:`sfclab.targets.bmv2_events`) — in a composed program, the same drop.
+#: (:mod:`sfclab.targets.bmv2.events`) — in a composed program, the same drop.
 _PROGRAM_DROPS = ("control SfcIngress", "control SfcEgress", "no packet out: dropped by the program")
 
 #: The SFC header's EtherType (``ETHERTYPE_SFC`` in ``p4/include/sfc_headers.p4``).
@@ -89,7 +89,7 @@ class Hop:
 
     ``kind`` is ``switch``, ``server``, ``host`` or ``port`` (a free switch port
     ``SWITCH:PORT`` by which the packet left the network); ``source`` the switch's
-    :class:`~sfclab.targets.trace.PacketTrace`, or a target's result that makes
+    :class:`~sfclab.targets.traces.trace.PacketTrace`, or a target's result that makes
     one when asked (``result.trace``: traces cost more than the packet); ``ran``
     the NFs a server ran; ``out`` the links it left on: ``(port, neighbour,
     neighbour's port)``; ``exits`` the free ports it left the network by;

@@ -6,7 +6,7 @@ A TNA trace's ``pipeline_start`` events name the pipelet (``pipe 1 egress``) and
 196``); :func:`route` lists them, :func:`ran_by_path` sums them per service path for the
 live view's placement tab, beside the placement's plan.
 
->>> from sfclab.targets.trace import Event, PacketTrace
+>>> from sfclab.targets.traces.trace import Event, PacketTrace
 >>> t = PacketTrace(packet_id=1, ingress_port=1)
 >>> for e in [Event(kind="pipeline_start", name="pipe 0 ingress"),
 ...           Event(kind="pipeline_start", name="pipe 1 egress"),

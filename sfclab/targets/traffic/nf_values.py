@@ -19,9 +19,9 @@ True
 
 from __future__ import annotations
 
-from ..codegen import Generated
-from ..errors import SfclabError
-from ..p4 import ast as A
+from ...codegen import Generated
+from ...errors import SfclabError
+from ...p4 import ast as A
 
 __all__ = ["metadata_values"]
 

@@ -4,7 +4,7 @@ addresses each one accepts connections on.
 A socket bound to one address is reached on that address; one bound to the wildcard
 (``0.0.0.0``, ``::``: what BMv2's Thrift server binds) on every local address of the
 network namespace it lives in.  sfclab starts each BMv2 in a namespace of its own,
-whose one address is its loopback (:mod:`.keeper`), so even a wildcard socket there is
+whose one address is its loopback (:mod:`sfclab.targets.process.keeper`), so even a wildcard socket there is
 reached from this machine only.  :func:`listening` reads it all from ``/proc`` (the
 process, its children, and the namespace each one is in) and
 :meth:`Listener.beyond_loopback` says what a socket would let in from elsewhere::

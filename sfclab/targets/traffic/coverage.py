@@ -29,13 +29,13 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..codegen import Generated
-from ..codegen.entries import Exact, Lpm, Range, Ternary
-from ..errors import SfclabError, TargetError
-from ..ir.classifier import format_value
-from ..ir.fields import FIELDS
-from ..ir.model import Chain, ServicePath
-from ..runtime.traffic import ClassPacket, ClassUnreachable, candidates, contradicted
+from ...codegen import Generated
+from ...codegen.entries import Exact, Lpm, Range, Ternary
+from ...errors import SfclabError, TargetError
+from ...ir.classifier import format_value
+from ...ir.fields import FIELDS
+from ...ir.model import Chain, ServicePath
+from ...runtime.traffic import ClassPacket, ClassUnreachable, candidates, contradicted
 from .nf_values import metadata_values
 
 __all__ = ["Oracle", "ClassTraffic", "class_traffic", "all_class_traffic", "entry_dictionary",
@@ -49,7 +49,7 @@ class Oracle:
     network chain's packets all enter where the chain does)."""
 
     def __init__(self, gen: Generated, *, port: int | None = None) -> None:
-        from .model import ModelTarget
+        from ..model import ModelTarget
 
         if gen.arch != "v1model":
             raise TargetError(f"the oracle is the embedded model, which runs v1model, "

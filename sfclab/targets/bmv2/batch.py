@@ -11,7 +11,7 @@ BMv2 1.15):
   message for a subscriber whose connection cannot take it at once.  On IPC that is
   past some 340 messages (~7 packets: each message is a kernel buffer of its own), so a
   subscriber descheduled for a few milliseconds lost events; a switch sfclab starts
-  logs on TCP, where about 3,000 fit (:mod:`.bmv2_sp`), more than :attr:`Window.max_size`
+  logs on TCP, where about 3,000 fit (:mod:`sfclab.targets.bmv2.sp`), more than :attr:`Window.max_size`
   packets log.  A lost ``PACKET_OUT`` is repaired or reported (:meth:`BatchTracker._repair`).
 
 The input buffer (1,024 packets) and the packet socket block instead: back-pressure.
@@ -20,7 +20,7 @@ So sfclab keeps at most ``window`` packets inside the switch: the next is sent w
 one is **complete** — its ``PACKET_OUT`` events came and the frames they announce
 arrived (the k-th ``PACKET_OUT`` on a port is the k-th frame out of it), or its
 last event ends a pipeline whose last deciding action was ``mark_to_drop`` (a drop
-for sure: BMv2 logs none; :func:`~.bmv2_events.action_verdict` reads the actions in
+for sure: BMv2 logs none; :func:`~sfclab.targets.bmv2.events.action_verdict` reads the actions in
 the BMv2 JSON).  When that pipeline's actions do not tell (none set ``egress_spec``,
 or one resubmits or clones), a pipeline end with nothing after it for ``settle``
 seconds, or three times the longest wait between two pipelines seen lately, is
@@ -32,11 +32,11 @@ read to the end (the caller's ``now``), never at a later one: events that waited
 while sfclab slept or was descheduled are no silence of the switch.  Packets are matched to BMv2's
 packet ids by order: BMv2 numbers the packets it receives one after the other, so
 packet k of a batch is the first one's number plus k.  A complete packet whose
-events show a gap (:meth:`~.bmv2_events.TraceBuilder.gaps`) halves the window
+events show a gap (:meth:`~sfclab.targets.bmv2.events.TraceBuilder.gaps`) halves the window
 (down to 1, one packet at a time); whole ones grow it again by one each, up to
 :attr:`Window.max_size`.
 
->>> from sfclab.targets.bmv2_events import pack_message as m, PACKET_IN, PACKET_OUT, \\
+>>> from sfclab.targets.bmv2.events import pack_message as m, PACKET_IN, PACKET_OUT, \\
 ...     PARSER_START, PARSER_DONE, PIPELINE_START, PIPELINE_DONE, NameMap
 >>> b = BatchTracker(NameMap(), [(1, b"a")], reaches=lambda port: True)
 >>> b.sent(0, now=0.0)
@@ -58,19 +58,9 @@ import collections
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .bmv2_events import (
-    DEPARSER_DONE,
-    PACKET_IN,
-    PACKET_OUT,
-    PIPELINE_DONE,
-    ActionArgs,
-    NameMap,
-    RawEvent,
-    TraceBuilder,
-    decode_message,
-)
-from .packet_io import PacketResult, outputs_trace, with_output
-from .trace import Event
+from .events import DEPARSER_DONE, PACKET_IN, PACKET_OUT, PIPELINE_DONE, ActionArgs, NameMap, RawEvent, TraceBuilder, decode_message
+from ..ports.packet_io import PacketResult, outputs_trace, with_output
+from ..traces.trace import Event
 
 __all__ = ["Window", "BatchTracker"]
 
@@ -146,7 +136,7 @@ class BatchTracker:
     *reaches(port)* says whether a frame sent out of *port* reaches sfclab (a veth that
     is not attached, or the CPU port, does not: CPU packets come over P4Runtime and are
     given with :meth:`packet_in`).  *action_args* and *entry_name* give the traces'
-    actions their arguments and hit entries their match (:class:`~.bmv2_events.TraceBuilder`)."""
+    actions their arguments and hit entries their match (:class:`~sfclab.targets.bmv2.events.TraceBuilder`)."""
 
     def __init__(self, names: NameMap, packets: Sequence[tuple[int, bytes]], *,
                  reaches: Callable[[int], bool], device_id: int = 0, cpu_port: int = 255,

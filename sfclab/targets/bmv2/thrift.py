@@ -1,5 +1,5 @@
 """BMv2's Thrift runtime, the part sfclab needs: register reads and writes, and a
-table's entry or default entry as BMv2 holds it (for the traces: :mod:`.bmv2_entries`).
+table's entry or default entry as BMv2 holds it (for the traces: :mod:`sfclab.targets.bmv2.entries`).
 
 BMv2 1.15.5's P4Runtime server answers register reads and writes with
 ``UNIMPLEMENTED``; its Thrift runtime server (``--thrift-port``, 9090 by default)
@@ -19,7 +19,7 @@ needs no Thrift package (nor does Pyodide, where no BMv2 runs anyway):
 
 Register values are BMv2's ``BmRegisterValue``, a signed 64-bit integer: a register
 wider than 64 bits cannot go through it (:meth:`Bmv2Thrift.register_read_all` of one
-gives what BMv2 gives; :class:`~.bmv2_registers.ThriftRegisters` refuses them).
+gives what BMv2 gives; :class:`~sfclab.targets.bmv2.registers.ThriftRegisters` refuses them).
 
 >>> call = encode_call("standard:bm_register_read", 7,
 ...                    [(1, I32, 0), (2, STRING, "r"), (3, I32, 5)])
@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import TargetError
+from ...errors import TargetError
 
 __all__ = ["Bmv2Thrift", "ThriftError", "encode_call", "decode_value", "STOP", "BOOL", "BYTE",
            "DOUBLE", "I16", "I32", "I64", "STRING", "STRUCT", "MAP", "SET", "LIST",
@@ -143,7 +143,7 @@ def decode_value(r: _Reader, ttype: int) -> Any:
 class Bmv2Thrift:
     """A connection to a BMv2's Thrift runtime (service ``standard``), made on first use
     by *connect* (which returns a connected socket: in the switch's network namespace,
-    :mod:`.bmv2_netns`) and again after a failure.  One call at a time (a lock)."""
+    :mod:`sfclab.targets.process.keeper`) and again after a failure.  One call at a time (a lock)."""
 
     service = "standard"
 

@@ -13,7 +13,7 @@ fit is the transport's doing, measured with BMv2 1.15.5 and its nanomsg 1.1:
 * ``tcp://127.0.0.1:PORT``: small writes are coalesced into the stream, and the
   receiver's buffer (asked large here) holds them as well: about **3,000 messages**
   with a subscriber that reads nothing (measured: 60-72 packets of ``firewall ->
-  l3fwd``), more than the 32 packets sfclab keeps in flight (:mod:`.bmv2_batch`)
+  l3fwd``), more than the 32 packets sfclab keeps in flight (:mod:`sfclab.targets.bmv2.batch`)
   produce, so a subscriber descheduled for a while loses nothing.
 
 So a switch sfclab starts logs on ``tcp://127.0.0.1:PORT``, and this module reads it:
@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from ..errors import TargetError
+from ...errors import TargetError
 
 __all__ = ["SpSocket", "SpSubscriber", "SpPair", "SP_HEADER_SUB", "SP_HEADER_PUB", "sp_frame",
            "parse_address", "RCVBUF"]
@@ -95,7 +95,7 @@ class SpSocket:
     def __init__(self, address: str, *, connect: bool = True,
                  dial: Callable[..., socket.socket] | None = None) -> None:
         """*dial(host, port, rcvbuf=…)*: how a ``tcp://`` address is reached (a switch in a network
-        namespace of its own: through its keeper, :meth:`.bmv2.Bmv2Target.tcp`); by
+        namespace of its own: through its keeper, :meth:`sfclab.targets.bmv2.target.Bmv2Target.tcp`); by
         default, from here."""
         self.address = address
         self._dial = dial

@@ -15,7 +15,7 @@ So the first event of such a run comes WAIT seconds (plus the time to push) afte
 the subscriber opens; a collector that gives up after a short quiet period, as the
 live test did, sees nothing.  :func:`run_pcap` writes the input files, starts the
 switch, pushes the program and its entries, and follows the packets with the same
-:class:`~.bmv2_batch.BatchTracker` as ``send_many``, the output files standing for
+:class:`~sfclab.targets.bmv2.batch.BatchTracker` as ``send_many``, the output files standing for
 the packet socket.  The reader has no back-pressure: a batch larger than BMv2's
 egress queue (64 packets per port) can lose packets, which the traces then say.
 """
@@ -28,11 +28,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..codegen import Generated
-from ..errors import TargetError
-from .bmv2 import Bmv2Target, PortMap
-from .bmv2_switch import Bmv2Switch
-from .packet_io import PacketResult
+from ...codegen import Generated
+from ...errors import TargetError
+from .target import Bmv2Target, PortMap
+from .switch import Bmv2Switch
+from ..ports.packet_io import PacketResult
 
 __all__ = ["write_inputs", "run_pcap"]
 
@@ -42,7 +42,7 @@ def write_inputs(ports: PortMap, packets: Sequence[tuple[int, bytes]]) -> None:
     (earliest timestamp first) replays them in the order given.
 
     >>> import tempfile
-    >>> from sfclab.targets.bmv2 import read_pcap
+    >>> from sfclab.targets.bmv2.target import read_pcap
     >>> with tempfile.TemporaryDirectory() as d:
     ...     pm = PortMap.pcap(d, [1, 2])
     ...     write_inputs(pm, [(2, b"x" * 60), (1, b"y" * 60)])

@@ -1,6 +1,6 @@
 """A packet's trace as a per-pass timeline people read.
 
-A :class:`~sfclab.targets.trace.PacketTrace` lists every step a switch took
+A :class:`~sfclab.targets.traces.trace.PacketTrace` lists every step a switch took
 (parser states, token checks, conditions …).  :func:`timeline` keeps what a
 person follows, grouped by pass through the pipeline and, inside a pass, by
 *block*: the classifier that gave the packet its token, each NF the packet ran
@@ -11,7 +11,7 @@ starts from), an egress port or a drop.  Values are printed by their kind
 (:mod:`sfclab.ir.values`).  :func:`timeline_text` is the same as text, for
 terminals, ``sfclab demo`` and the notebook's plain-text fallback.
 
->>> from sfclab.targets.trace import Event, PacketTrace
+>>> from sfclab.targets.traces.trace import Event, PacketTrace
 >>> t = PacketTrace(packet_id=1, ingress_port=1)
 >>> for e in [Event(kind="table_hit", name="SfcIngress.initializer", entry="hdr.tcp.dst_port=0x0050&&&0xffff"),
 ...           Event(kind="action", name="SfcIngress.set_token", args=(("path_id", 1), ("bitmap", 3))),
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.values import ValueKinds
+from ...ir.values import ValueKinds
 from .trace import _CORE_TABLE, PacketTrace, _token, nf_of, server_text
 
 __all__ = ["Step", "Block", "Pass", "timeline", "timeline_text", "outcome_text"]
@@ -264,7 +264,7 @@ def outcome_text(trace: PacketTrace) -> str:
     ingress drops at its end what an NF or the chain's ``drop`` asked for) the reason is
     the NF the packet ran last, as a person reads it: ``dropped after firewall``.
 
-    >>> from sfclab.targets.trace import Event, PacketTrace
+    >>> from sfclab.targets.traces.trace import Event, PacketTrace
     >>> t = PacketTrace(packet_id=1, ingress_port=1)
     >>> t.add(Event(kind="nf", name="firewall"))
     >>> t.finish(drop_reason="mark_to_drop() in control SfcIngress")

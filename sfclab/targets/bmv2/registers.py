@@ -5,7 +5,7 @@ answers ``UNIMPLEMENTED`` (BMv2 1.15.5).
 and writes the cells sfclab's runtime passes around as P4Runtime entities, by the
 registers' names (p4c-bm2-ss gives a register the same name in the BMv2 JSON as in
 the P4Info: ``SfcIngress.slot0_heavy_hitter.sketch_row0``), with BMv2's
-``bm_register_read_all`` and ``bm_register_write`` (:mod:`.bmv2_thrift`).
+``bm_register_read_all`` and ``bm_register_write`` (:mod:`sfclab.targets.bmv2.thrift`).
 :func:`bmv2_register_io` is what a BMv2 switch's session uses: P4Runtime first, its
 Thrift runtime once P4Runtime says it does not do registers.
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import TargetError
-from ..runtime.registers import FirstThatWorks, P4RuntimeRegisters, RegisterIO
-from .bmv2_thrift import Bmv2Thrift
+from ...errors import TargetError
+from ...runtime.registers import FirstThatWorks, P4RuntimeRegisters, RegisterIO
+from .thrift import Bmv2Thrift
 
 __all__ = ["ThriftRegisters", "bmv2_register_io", "MAX_WIDTH"]
 
@@ -114,7 +114,7 @@ class ThriftRegisters(RegisterIO):
     def _io(self, fn: Callable, *args: Any) -> Any:
         """*fn(*args)*; a switch whose Thrift runtime cannot be reached does not do
         registers (module docstring)."""
-        from .bmv2_thrift import ThriftError
+        from .thrift import ThriftError
 
         try:
             return fn(*args)

@@ -1,11 +1,11 @@
 """BMv2 as a target like the embedded model: push, update, send packets, read traces.
 
-:class:`Bmv2Switch` joins the pieces of :mod:`.bmv2`: a ``simple_switch_grpc``
+:class:`Bmv2Switch` joins the pieces of :mod:`sfclab.targets.bmv2.target`: a ``simple_switch_grpc``
 (started by sfclab, or attached to), sfclab's P4Runtime session on it (the
 program is compiled with ``p4c-bm2-ss`` when pushed, and p4c's P4Info is the
-one pushed), the switch's ports (:mod:`.packet_io`: BMv2's packet-in socket, or
-veth pairs) and its event logger (:mod:`.bmv2_events`).  ``send`` returns a
-:class:`~.packet_io.PacketResult` whose ``trace`` is the same kind of object the model
+one pushed), the switch's ports (:mod:`sfclab.targets.ports.packet_io`: BMv2's packet-in socket, or
+veth pairs) and its event logger (:mod:`sfclab.targets.bmv2.events`).  ``send`` returns a
+:class:`~sfclab.targets.ports.packet_io.PacketResult` whose ``trace`` is the same kind of object the model
 returns, so ``%sfc trace``, the live views and ``sfclab diff-targets`` work on
 it unchanged.
 
@@ -27,24 +27,24 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..codegen import Generated
-from ..errors import TargetError
-from ..runtime.client import Client
-from ..runtime.replication import DEFAULT_PORTS
-from ..runtime.session import Session
-from .bmv2 import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
-from .bmv2_batch import BatchTracker, Window
-from .bmv2_registers import bmv2_register_io
-from .bmv2_entries import HeldEntries
-from .bmv2_events import EventSubscriber, NameMap
-from .packet_io import PacketResult, open_ports, outputs_trace, with_output
+from ...codegen import Generated
+from ...errors import TargetError
+from ...runtime.client import Client
+from ...runtime.replication import DEFAULT_PORTS
+from ...runtime.session import Session
+from .target import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
+from .batch import BatchTracker, Window
+from .registers import bmv2_register_io
+from .entries import HeldEntries
+from .events import EventSubscriber, NameMap
+from ..ports.packet_io import PacketResult, open_ports, outputs_trace, with_output
 
 __all__ = ["Bmv2Switch"]
 
 
 class Bmv2Switch:
     """A BMv2 switch sfclab drives: :meth:`open` it from a URL (see
-    :func:`~.connect.open_target`), :meth:`push` a generated v1model program,
+    :func:`~sfclab.targets.connect.open_target`), :meth:`push` a generated v1model program,
     :meth:`send` packets, :meth:`close` it (an owned switch is stopped)."""
 
     kind = "bmv2"
@@ -65,7 +65,7 @@ class Bmv2Switch:
         self.workdir = Path(workdir or bmv2.workdir or tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         self.notes: list[str] = list(bmv2.notes)
         self.results: list[PacketResult] = []
-        #: How many packets may be inside the switch (see :mod:`.bmv2_batch`).
+        #: How many packets may be inside the switch (see :mod:`sfclab.targets.bmv2.batch`).
         self.window = Window()
         self._first_pid = 0
         self.build: Bmv2Build | None = None
@@ -154,7 +154,7 @@ class Bmv2Switch:
     # -- program and entries -------------------------------------------------------------------
     def _device_config(self, gen: Generated):
         """Compile *gen* with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (for the session)."""
-        from ..codegen.p4c import compiler_p4info
+        from ...codegen.p4c import compiler_p4info
 
         build = compile_v1model(gen, self.workdir / f"build{next(self._builds)}")
         self._pending = build
@@ -187,7 +187,7 @@ class Bmv2Switch:
     def _check_server(self, gen: Generated) -> None:
         """Refuse a program whose server port this switch does not have (on its packet
         socket every port is reachable)."""
-        from .network.detour import check_server_port
+        from ..network.detour import check_server_port
 
         check_server_port(gen, declared=self.server_port, ports=self.bmv2.ports.ports)
 
@@ -220,12 +220,12 @@ class Bmv2Switch:
         """Send ``(port, packet)`` pairs; one result each, in order.
 
         With the event logger, at most :attr:`window` packets are inside the switch at a
-        time (:mod:`.bmv2_batch`: the next goes when one is complete), so no queue of
+        time (:mod:`sfclab.targets.bmv2.batch`: the next goes when one is complete), so no queue of
         BMv2's overflows; each packet's trace comes from its own events.  Without it,
         packets go one at a time, each followed by :attr:`quiet` seconds of silence.
 
         A packet that goes out of the program's server port is sfclab's to serve
-        (:mod:`.network.detour`): the server's NFs run and it goes back in on that port
+        (:mod:`sfclab.targets.network.detour`): the server's NFs run and it goes back in on that port
         (in the next batch); its result is the whole packet's."""
         self._check_ready()
         items = [(int(port), bytes(pkt)) for port, pkt in packets]
@@ -241,7 +241,7 @@ class Bmv2Switch:
 
     def _server_loop(self):
         """The server the pushed program's detours need (None: it has none)."""
-        from .network.detour import server_loop
+        from ..network.detour import server_loop
 
         self._loop = server_loop(self.session.generated, self._loop)
         return self._loop

@@ -181,7 +181,7 @@ class Window:
 
 def _check_keep(keep: int) -> int:
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
-        from ..errors import SfclabError
+        from ...errors import SfclabError
 
         raise SfclabError(f"the count of traces to keep must be a whole number ≥ 1, not {keep!r}",
                           hint="e.g. lab.keep_traces = 5000")

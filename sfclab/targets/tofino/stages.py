@@ -121,7 +121,7 @@ def _owners(name: str, body: str, slots: Sequence[Any], controls) -> set[int]:
 
 
 def _controls(generated) -> list[tuple[int, str]]:
-    from ..p4 import ast as A
+    from ...p4 import ast as A
 
     prog = generated.program.program
     return sorted(((d.pos.line, d.name) for d in prog.decls
@@ -129,7 +129,7 @@ def _controls(generated) -> list[tuple[int, str]]:
 
 
 def _updates_l4(comp, nf: str) -> bool:
-    from ..p4 import ast as A
+    from ...p4 import ast as A
 
     d = next((d for d in comp.nfs if d.name == nf), None)
     return d is not None and any(isinstance(n, A.NamedType) and n.name == "SfcL4Checksum"
@@ -143,8 +143,8 @@ def _estimate(cat, nf: str) -> int:
 def pipelet_stages(bfa: Mapping[int, str], generated) -> list[PipeletStages]:
     """Per pipelet of *generated* (a TNA program), the stages the compiler gave it: *bfa*
     maps a pipe to its ``.bfa`` text."""
-    from ..codegen.tna import pipelet_estimates
-    from ..passes.placement import Pipelet
+    from ...codegen.tna import pipelet_estimates
+    from ...passes.placement import Pipelet
 
     comp = generated.composition
     cat = comp.compiled.catalog
@@ -201,7 +201,7 @@ def check_stages(bfa: Mapping[int, str], generated, *, where: str | Path = "prog
     """A :class:`~sfclab.errors.CompileError` when the compiler placed a table of *generated*
     (a TNA program, *where* it was written) past a Tofino 1's last stage: it names the
     pipe, the gress, the stages and the tables (and the NF slots they belong to)."""
-    from ..errors import CompileError
+    from ...errors import CompileError
 
     over = over_the_chip(bfa)
     if not over:

@@ -1,4 +1,4 @@
-"""BMv2's event logger, decoded into :class:`~sfclab.targets.trace.PacketTrace`.
+"""BMv2's event logger, decoded into :class:`~sfclab.targets.traces.trace.PacketTrace`.
 
 ``simple_switch_grpc --nanolog ipc:///tmp/sfclab-….ipc`` publishes one binary
 message per step of every packet on a nanomsg/NNG PUB socket.  The layout is
@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import TargetError
-from .trace import Event, PacketTrace
+from ...errors import TargetError
+from ..traces.trace import Event, PacketTrace
 
 __all__ = [
     "PACKET_IN", "PACKET_OUT", "PARSER_START", "PARSER_DONE", "PARSER_EXTRACT",
@@ -324,7 +324,7 @@ def _statement_like(text: str) -> bool:
 
 
 #: ``(table, entry handle or None for its default entry)`` -> the action the switch holds
-#: there and its data (:meth:`~.bmv2_entries.HeldEntries.action_args`), or None.
+#: there and its data (:meth:`~sfclab.targets.bmv2.entries.HeldEntries.action_args`), or None.
 ActionArgs = Callable[[str, "int | None"], "tuple[str, Sequence[int]] | None"]
 
 _FATE_FIELDS = (["standard_metadata", "egress_spec"], ["standard_metadata", "mcast_grp"])
@@ -338,7 +338,7 @@ def action_verdict(primitives: Iterable[Mapping[str, Any]]) -> str | None:
     ``"drop"`` (``mark_to_drop``), ``"forward"`` (it sets ``egress_spec`` or
     ``mcast_grp``), ``"other"`` (it resubmits, recirculates or clones: no telling), or
     None (nothing).  BMv2 logs no drop; a pipeline whose last deciding action dropped
-    the packet is a drop for sure, one that forwarded it is not (:mod:`.bmv2_batch`).
+    the packet is a drop for sure, one that forwarded it is not (:mod:`sfclab.targets.bmv2.batch`).
 
     >>> action_verdict([{"op": "assign", "parameters": [
     ...     {"type": "field", "value": ["standard_metadata", "egress_spec"]}, {}]},
@@ -662,7 +662,7 @@ class EventSubscriber:
     PUB/SUB drops what is sent before the subscription is connected, so open the
     subscriber before sending packets (it dials in the background and reconnects
     if the switch starts later).  A ``tcp://`` address (a switch sfclab starts) is
-    read by sfclab's own subscriber (backend ``sp``, :mod:`.bmv2_sp`: no library, read
+    read by sfclab's own subscriber (backend ``sp``, :mod:`sfclab.targets.bmv2.sp`: no library, read
     in bulk); ``ipc://`` with pynng or nnpy.
 
     >>> EventSubscriber("ipc:///tmp/x.ipc", NameMap(), backend="no-such-backend")
@@ -675,7 +675,7 @@ class EventSubscriber:
     def __init__(self, address: str, names: NameMap, *, backend: str | None = None,
                  device_id: int | None = None, connect=None) -> None:
         """*connect(host, port, rcvbuf=…)*: how a ``tcp://`` address is reached (in the
-        switch's own namespace: :meth:`.bmv2.Bmv2Target.tcp`); only sfclab's own reader
+        switch's own namespace: :meth:`sfclab.targets.bmv2.target.Bmv2Target.tcp`); only sfclab's own reader
         (``sp``) can use it."""
         if backend not in (None, "pynng", "nnpy", "sp"):
             raise TargetError(f"cannot read BMv2's event logger: unknown backend {backend!r}",
@@ -689,7 +689,7 @@ class EventSubscriber:
                               f"sfclab's own reader reaches it, not {backend}",
                               hint="backend='sp' (or leave it out)")
         if backend is None and address.startswith("tcp://"):
-            backend = "sp"          # sfclab's own reader (:mod:`.bmv2_sp`), in bulk
+            backend = "sp"          # sfclab's own reader (:mod:`sfclab.targets.bmv2.sp`), in bulk
         self.backend = backend if backend == "sp" else subscriber_backend(backend)
         self._sock: Any = None
         self._ready: list[bytes] = []
@@ -699,7 +699,7 @@ class EventSubscriber:
 
     def _open(self) -> None:
         if self.backend == "sp":
-            from .bmv2_sp import SpSubscriber
+            from .sp import SpSubscriber
 
             self._sock = SpSubscriber(self.address, dial=self._dial)
         elif self.backend == "pynng":
@@ -789,7 +789,7 @@ class EventSubscriber:
         first may take up to *first* seconds (default *quiet*): a switch with pcap-file
         ports starts reading them only ``--use-files`` seconds after its first config is
         committed, so wait for its first event that long, not *quiet*."""
-        from .interfaces import drain
+        from ..ports.interfaces import drain
 
         wait = quiet if first is None else first
         head = self._recv_list(wait) if wait > 0 else self.poll()

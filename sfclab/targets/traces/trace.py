@@ -2,7 +2,7 @@
 
 The embedded model records a :class:`PacketTrace` as it runs a packet; the BMv2
 target builds the same objects from BMv2's event logger
-(:mod:`sfclab.targets.bmv2_events`).  The notebook views, ``%sfc trace`` and
+(:mod:`sfclab.targets.bmv2.events`).  The notebook views, ``%sfc trace`` and
 ``sfclab diff-targets`` read only these objects, so they do not care which
 target ran.
 
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.values import ValueKinds
+from ...ir.values import ValueKinds
 
 __all__ = ["EVENT_KINDS", "Event", "PacketTrace", "Outputs", "nf_of", "diff_traces", "server_text"]
 

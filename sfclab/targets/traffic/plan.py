@@ -1,6 +1,6 @@
 """Class traffic at the model's speed: a few packets per service path, planned once, varied.
 
-:func:`~sfclab.targets.coverage.class_traffic` builds candidates with scapy and runs
+:func:`~sfclab.targets.traffic.coverage.class_traffic` builds candidates with scapy and runs
 each on the oracle (the embedded model) to learn its path: right for a few
 packets, far too slow for thousands.  A :class:`TrafficPlan` runs that search once,
 for a few packets per service path (:data:`PER_PATH`), keeps their bytes, and
@@ -14,7 +14,7 @@ every round differ from those of the last.
 
 >>> import sfclab
 >>> from sfclab.codegen import generate
->>> from sfclab.targets.coverage import Oracle
+>>> from sfclab.targets.traffic.coverage import Oracle
 >>> gen = generate(sfclab.compile(open("examples/web.sfc").read()))
 >>> with Oracle(gen) as oracle:
 ...     plan = TrafficPlan.make(gen, "web", oracle=oracle)
@@ -31,7 +31,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from ..codegen import Generated
+from ...codegen import Generated
 from .coverage import ClassTraffic, Oracle, class_traffic
 
 __all__ = ["TrafficPlan", "Base", "PER_PATH", "patched", "find_offsets"]
@@ -164,7 +164,7 @@ def patched(base: Base, counter: int) -> bytes:
 class TrafficPlan:
     """Packets of one class covering its service paths, made from planned bases.
 
-    ``coverage`` is the search's :class:`~sfclab.targets.coverage.ClassTraffic`
+    ``coverage`` is the search's :class:`~sfclab.targets.traffic.coverage.ClassTraffic`
     (paths covered, missed and why, candidates tried); ``bases`` the planned packets
     in round-robin order over the paths found, as many per path."""
 
@@ -186,7 +186,7 @@ class TrafficPlan:
              sender: str = "", receiver: str = "") -> TrafficPlan:
         """Search *per_path* packets per service path of *chain* (one oracle run each);
         *own*, *sender*, *receiver*: the addresses the packets carry, as
-        :func:`~.coverage.class_traffic`'s."""
+        :func:`~sfclab.targets.traffic.coverage.class_traffic`'s."""
         paths = sum(1 for p in gen.compiled.paths if p.chain == chain)
         return cls(class_traffic(gen, chain, per_path * max(1, paths), seed=seed,
                                  oracle=oracle, own=own, sender=sender, receiver=receiver))

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import TargetError
+from ...errors import TargetError
 from .interfaces import InterfacePorts, drain
-from .trace import Event, Outputs, PacketTrace
+from ..traces.trace import Event, Outputs, PacketTrace
 
 __all__ = [
     "drain", "send_many", "PcapPorts", "PORT_ADD", "PACKET_IN", "PACKET_OUT", "pack_packet_in", "unpack_packet_out",
@@ -94,13 +94,13 @@ class PacketPorts(Protocol):
 
 
 class NanomsgPorts:
-    """The peer of BMv2's ``--packet-in`` PAIR socket (:class:`~.bmv2_sp.SpPair`:
+    """The peer of BMv2's ``--packet-in`` PAIR socket (:class:`~sfclab.targets.bmv2.sp.SpPair`:
     nanomsg's protocol by hand, no library; it connects again if the switch starts
     later).  A packet is one ``sendall`` and what came out one ``recv``, not a library
     call and a thread hand-off each (0.1-0.4 ms a packet with pynng on a busy machine)."""
 
     def __init__(self, address: str) -> None:
-        from .bmv2_sp import SpPair
+        from ..bmv2.sp import SpPair
 
         self.address = address
         self._sock = SpPair(address)
@@ -164,7 +164,7 @@ class VethPorts(InterfacePorts):
 
     *interfaces* maps a switch port to the interface the switch is attached to
     (``-i 1@veth0``); sfclab sends on and listens to its peer (VLAN tags kept, as
-    :class:`~sfclab.targets.interfaces.InterfacePorts` does).  Frames the host
+    :class:`~sfclab.targets.ports.interfaces.InterfacePorts` does).  Frames the host
     itself sends on a peer (the kernel's IPv6 neighbour discovery …) are ignored;
     the switch still sees what the kernel sends on its own end, so disable IPv6 on
     the veths as BMv2's ``veth_setup.sh`` does."""
@@ -229,7 +229,7 @@ class PcapPorts:
 
 
 def open_ports(ports) -> PacketPorts | None:
-    """The :class:`PacketPorts` of a :class:`~.bmv2.PortMap` (None when it has none)."""
+    """The :class:`PacketPorts` of a :class:`~sfclab.targets.bmv2.target.PortMap` (None when it has none)."""
     if ports.mode == "packet-in":
         return NanomsgPorts(ports.address)
     if ports.mode == "veth":

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import SfclabError, SourceError
+from ...errors import SfclabError, SourceError
 
 __all__ = ["StfSyntaxError", "StfCommand", "Add", "SetDefault", "Packet", "Expect",
            "CheckCounter", "Wait", "Remove", "Direct", "Unknown", "DIRECT_COMMANDS", "parse_stf",

@@ -4,7 +4,7 @@ Tools: ``p4c-bm2-ss`` (``PATH`` or ``SFCLAB_P4C``; run through
 :func:`sfclab.codegen.p4c.run_p4c`) compiles the composed program to BMv2 JSON
 and P4Info; ``simple_switch_grpc`` (``PATH`` or ``SFCLAB_BMV2``) runs it.  A
 switch sfclab owns is started the way BMv2's README recommends, in a network
-namespace of its own (:meth:`Bmv2Target.start`, :mod:`.keeper`)::
+namespace of its own (:meth:`Bmv2Target.start`, :mod:`sfclab.targets.process.keeper`)::
 
     simple_switch_grpc --device-id 0 --packet-in ipc:///tmp/…/packets.ipc --log-console \\
         --nanolog tcp://127.0.0.1:9091 --thrift-port 9090 --no-p4 \\
@@ -16,8 +16,8 @@ sfclab's runtime client.  Ports are veth interfaces (``-i N@vethX``, needs root
 and existing veth pairs) or, without root, pcap files (``--use-files WAIT``:
 port N reads ``portN_in.pcap`` and writes ``portN_out.pcap`` in a directory,
 after WAIT seconds, so the pipeline and entries must be written within WAIT).
-``--nanolog`` publishes the event logger (:mod:`.bmv2_events`); the Thrift runtime
-reads and writes registers (:mod:`.bmv2_thrift`).  The switch is ready when its gRPC
+``--nanolog`` publishes the event logger (:mod:`sfclab.targets.bmv2.events`); the Thrift runtime
+reads and writes registers (:mod:`sfclab.targets.bmv2.thrift`).  The switch is ready when its gRPC
 socket accepts connections; it is stopped with SIGTERM, then SIGKILL, and it stops with
 the Python that started it.  A running switch is attached to by URL::
 
@@ -41,12 +41,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..errors import TargetError, did_you_mean
-from .bmv2_events import EventSubscriber, NameMap
-from .bmv2_thrift import Bmv2Thrift
-from .keeper import SETUP_FAILED, broker_connect, kept_command
-from .pcap import read_pcap, write_pcap
-from .tools import ManagedProcess, find_executable, require_executable, wait_for_port
+from ...errors import TargetError, did_you_mean
+from .events import EventSubscriber, NameMap
+from .thrift import Bmv2Thrift
+from ..process.keeper import SETUP_FAILED, broker_connect, kept_command
+from ..ports.pcap import read_pcap, write_pcap
+from ..process.tools import ManagedProcess, find_executable, require_executable, wait_for_port
 
 __all__ = [
     "SWITCH", "BMV2_ENV", "INSTALL_BMV2", "CPU_PORT", "DEFAULT_GRPC_PORT",
@@ -77,7 +77,7 @@ def find_switch() -> str | None:
 
 def missing_tools() -> list[str]:
     """Which of ``p4c-bm2-ss`` and ``simple_switch_grpc`` are not installed."""
-    from ..codegen.p4c import find_compiler
+    from ...codegen.p4c import find_compiler
 
     out = []
     if find_compiler("v1model") is None:
@@ -114,7 +114,7 @@ def compile_v1model(source: Any, out_dir: str | os.PathLike, *,
     *source* is a :class:`sfclab.codegen.Generated` for v1model (its outputs are
     written first, and p4c's messages name the NF each line belongs to) or the
     path of a P4 file.  :class:`TargetError` if p4c-bm2-ss is missing or fails."""
-    from ..codegen.p4c import compile_program
+    from ...codegen.p4c import compile_program
 
     out = Path(out_dir)
     res = compile_program(source, "v1model", out, what="BMv2", timeout=timeout)
@@ -173,7 +173,7 @@ class PortMap:
     @classmethod
     def packet_in(cls, address: str, reason: str = "") -> PortMap:
         """BMv2's packet-in socket (``--packet-in ADDR``, nanomsg PAIR): packets go in and
-        out as messages, on any port number, without root (:mod:`.packet_io`)."""
+        out as messages, on any port number, without root (:mod:`sfclab.targets.ports.packet_io`)."""
         return cls("packet-in", (), None, 0, reason, address)
 
     @classmethod
@@ -385,7 +385,7 @@ class Bmv2Target:
     workdir: Path | None = None
     #: What sfclab noticed while starting the switch (a missing feature …).
     notes: list[str] = field(default_factory=list)
-    #: The keeper's broker (:mod:`.keeper`) of a switch in a namespace of its own: TCP
+    #: The keeper's broker (:mod:`sfclab.targets.process.keeper`) of a switch in a namespace of its own: TCP
     #: connections to it are made there (:meth:`tcp`); None: made from here.
     broker: str | None = None
     #: Its Thrift runtime's port (inside its namespace for a switch sfclab started;
@@ -452,7 +452,7 @@ class Bmv2Target:
 
     def event_connect(self):
         """How to connect to a ``tcp://`` event logger (in the switch's namespace), for
-        :class:`~.bmv2_events.EventSubscriber`; None: directly."""
+        :class:`~sfclab.targets.bmv2.events.EventSubscriber`; None: directly."""
         return None if self.broker is None else self.tcp
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -466,7 +466,7 @@ class Bmv2Target:
         """Start a ``simple_switch_grpc`` sfclab owns, in a network namespace of its own,
         and wait for its P4Runtime socket.
 
-        The switch runs under a keeper (:mod:`.keeper`): in its own network namespace
+        The switch runs under a keeper (:mod:`sfclab.targets.process.keeper`): in its own network namespace
         (as root a network namespace, else an unprivileged user namespace with one),
         so that what it listens on over TCP -- its Thrift runtime (``0.0.0.0:9090``,
         BMv2 cannot bind it to 127.0.0.1) and its event logger -- is reachable from that
@@ -493,7 +493,7 @@ class Bmv2Target:
                 if not ports.in_pcap(p).exists():
                     write_pcap(ports.in_pcap(p), [])
         # TCP, not IPC: nanomsg drops what the socket cannot take at once, and IPC holds
-        # ~340 event messages, TCP tens of thousands (:mod:`.bmv2_sp`)
+        # ~340 event messages, TCP tens of thousands (:mod:`sfclab.targets.bmv2.sp`)
         nanolog = (event_logger if isinstance(event_logger, str) else
                    NANOLOG_INSIDE if event_logger else None)
         log_file = wd / "bmv2.log" if log_to_file else None
@@ -563,8 +563,8 @@ class Bmv2Target:
 
     def listening(self) -> list:
         """What an owned switch (and its keeper) listens on, and from where each socket
-        is reached (:func:`.exposure.listening`); empty for one attached to."""
-        from .exposure import listening
+        is reached (:func:`sfclab.targets.process.exposure.listening`); empty for one attached to."""
+        from ..process.exposure import listening
 
         return listening(self.process.pid) if self.process is not None else []
 
@@ -611,7 +611,7 @@ def _ports(ports: PortMap | str | None, supported: frozenset[str], exe: str, wd:
         raise TargetError(f"unknown ports {ports!r}", hint="a PortMap, or 'packet-in'")
     ports = ports or PortMap.none()
     if ports.mode == "veth" and not ports.peers:
-        from .packet_io import veth_peer
+        from ..ports.packet_io import veth_peer
 
         if os.geteuid() != 0:
             raise TargetError("BMv2 on veth pairs needs root (raw sockets, and its ends "

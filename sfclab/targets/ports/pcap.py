@@ -1,5 +1,5 @@
 """Classic pcap files (Ethernet link type): how BMv2's ports are fed and read without root
-(``--use-files``); below :mod:`sfclab.targets.bmv2` and :mod:`sfclab.targets.packet_io`,
+(``--use-files``); below :mod:`sfclab.targets.bmv2.target` and :mod:`sfclab.targets.ports.packet_io`,
 which both read them."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import struct
 import time
 from collections.abc import Mapping
 
-from ..errors import TargetError
+from ...errors import TargetError
 
 __all__ = ["InterfacePorts", "with_vlan_tag", "drain"]
 
@@ -83,7 +83,7 @@ class InterfacePorts:
     """*interfaces* (``{port: interface}``) as ports, one raw socket each, bound to
     the interface itself: it hears only that interface and keeps VLAN tags.
     Frames this namespace sends on an interface are not received (``sniff``
-    reports them as outgoing).  A :class:`~sfclab.targets.packet_io.PacketPorts`."""
+    reports them as outgoing).  A :class:`~sfclab.targets.ports.packet_io.PacketPorts`."""
 
     #: What the ports are, in messages.
     what = "interface"

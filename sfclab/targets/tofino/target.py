@@ -33,11 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..errors import TargetError, did_you_mean
-from .tofino_stages import (TOFINO1_STAGES, PipeletStages, SlotStages, bfa_files, bfa_tables,
-                            check_stages, ingress_stages, over_the_chip, pipelet_stages,
-                            slot_stages, stage_report, stage_table)
-from .tools import find_executable, wait_for_port
+from ...errors import TargetError, did_you_mean
+from .stages import TOFINO1_STAGES, PipeletStages, SlotStages, bfa_files, bfa_tables, check_stages, ingress_stages, over_the_chip, pipelet_stages, slot_stages, stage_report, stage_table
+from ..process.tools import find_executable, wait_for_port
 
 __all__ = [
     "BF_P4C", "INSTALL_SDE", "CONFIG_FORMATS", "DEFAULT_GRPC_PORT", "find_sde_install",
@@ -261,7 +259,7 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
 
     *source* is a :class:`sfclab.codegen.Generated` for TNA (written first) or a
     P4 file's path.  :class:`TargetError` if bf-p4c is missing or fails."""
-    from ..codegen.p4c import check_arch, compile_program
+    from ...codegen.p4c import check_arch, compile_program
 
     check_arch(source, "tna", "Tofino")
     out = Path(out_dir)
@@ -305,7 +303,7 @@ def parse_tofino_url(url: str) -> dict[str, Any]:
                               or "known: " + ", ".join(_URL_PARAMS))
         value = values[-1]
         if key == "veth":
-            from .bmv2 import parse_veth
+            from ..bmv2.target import parse_veth
 
             out[key] = parse_veth(value) or None
         elif key == "device_id":

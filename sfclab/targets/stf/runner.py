@@ -1,8 +1,8 @@
 """Run a v1model program's STF test (p4c's simple test framework) on a target.
 
-:func:`run_stf` plays an STF file's commands (:mod:`.stf_script`) on an
+:func:`run_stf` plays an STF file's commands (:mod:`sfclab.targets.stf.script`) on an
 :class:`StfDriver` — the embedded model (:class:`ModelDriver`) or a real BMv2
-(:class:`~.stf_bmv2.Bmv2Driver`) — and checks its expectations as p4c's
+(:class:`~sfclab.targets.stf.bmv2.Bmv2Driver`) — and checks its expectations as p4c's
 ``bmv2stf.py`` does: the packets out of each port, in order, against that port's
 ``expect`` lines (``*`` any nibble, a packet longer than its pattern matches unless
 the pattern ends with ``$``); a port named in a ``packet`` or ``expect`` line that
@@ -44,10 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import SfclabError
-from .stf_script import (Add, CheckCounter, Direct, Expect, Multicast, Packet, Remove, SetDefault,
-                         StfCommand, Unknown, Wait, compare_packet, key_value, parse_number,
-                         parse_stf, resolve_key)
+from ...errors import SfclabError
+from .script import Add, CheckCounter, Direct, Expect, Multicast, Packet, Remove, SetDefault, StfCommand, Unknown, Wait, compare_packet, key_value, parse_number, parse_stf, resolve_key
 
 __all__ = ["StfDriver", "ModelDriver", "Check", "PacketRun", "StfReport", "run_stf",
            "stf_test", "load_model", "resolve_key", "Multicast"]
@@ -217,12 +215,12 @@ def _check_outputs(report: StfReport, expects: dict[int, list[Expect]], watched:
 
 
 def load_model(program, *, defines=(), includes=()):
-    """A :class:`~.model.ModelSwitch` running the P4 file *program*, preprocessed as
+    """A :class:`~sfclab.targets.model.ModelSwitch` running the P4 file *program*, preprocessed as
     p4c-bm2-ss does (its own ``__TARGET_BMV2__``, ``-D NAME[=VALUE]`` *defines*, ``-I``
     *includes*)."""
-    from ..p4.parser import parse_p4_file
-    from ..p4.preprocess import BMV2_DEFINES
-    from .model import ModelSwitch
+    from ...p4.parser import parse_p4_file
+    from ...p4.preprocess import BMV2_DEFINES
+    from ..model import ModelSwitch
 
     macros = dict(BMV2_DEFINES)
     for d in defines:
@@ -235,7 +233,7 @@ def stf_test(program, test=None, *, target: str = "model", defines=(), includes=
              workdir=None) -> StfReport:
     """Run the STF file *test* (default: *program* with ``.stf``) for the v1model P4 file
     *program* on the embedded model (``target="model"``) or on a BMv2 sfclab starts and
-    stops (``"bmv2"``: :mod:`.stf_bmv2`); the report has every expectation's line."""
+    stops (``"bmv2"``: :mod:`sfclab.targets.stf.bmv2`); the report has every expectation's line."""
     from pathlib import Path
 
     prog = Path(program)
@@ -253,7 +251,7 @@ def stf_test(program, test=None, *, target: str = "model", defines=(), includes=
         raise SfclabError(f"unknown STF target {target!r}", hint="model or bmv2")
     import tempfile
 
-    from .stf_bmv2 import StfBmv2, compile_bmv2
+    from .bmv2 import StfBmv2, compile_bmv2
 
     with tempfile.TemporaryDirectory(prefix="sfclab-stf-") as tmp:
         build = compile_bmv2(prog, Path(workdir or tmp) / "build", defines=defines,
@@ -263,7 +261,7 @@ def stf_test(program, test=None, *, target: str = "model", defines=(), includes=
 
 
 class ModelDriver:
-    """:class:`StfDriver` for the embedded model (:class:`~.model.ModelSwitch`)."""
+    """:class:`StfDriver` for the embedded model (:class:`~sfclab.targets.model.ModelSwitch`)."""
 
     name = "model"
 

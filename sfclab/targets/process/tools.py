@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import TargetError
+from ...errors import TargetError
 
 __all__ = [
     "find_executable",

@@ -33,18 +33,18 @@ from pathlib import Path
 
 from finsy.proto import p4r
 
-from ..errors import SfclabError, TargetError
-from .bmv2 import BMV2_ENV, INSTALL_BMV2, SWITCH
-from .stf_script import Add, Direct, Multicast, SetDefault, key_value, parse_number, resolve_key
-from .tools import ManagedProcess, require_executable, wait_for_port
+from ...errors import SfclabError, TargetError
+from ..bmv2.target import BMV2_ENV, INSTALL_BMV2, SWITCH
+from .script import Add, Direct, Multicast, SetDefault, key_value, parse_number, resolve_key
+from ..process.tools import ManagedProcess, require_executable, wait_for_port
 
 __all__ = ["Bmv2Program", "compile_bmv2", "StfBmv2", "Bmv2Driver", "missing_stf_tools"]
 
 
 def missing_stf_tools() -> list[str]:
     """What running STF tests on BMv2 needs and this machine lacks (empty: nothing)."""
-    from ..codegen.p4c import find_compiler
-    from .bmv2 import find_switch
+    from ...codegen.p4c import find_compiler
+    from ..bmv2.target import find_switch
 
     out = []
     if find_compiler("v1model") is None:
@@ -60,8 +60,8 @@ class Bmv2Program:
     """A program p4c-bm2-ss compiled: the BMv2 JSON's bytes and p4c's P4Info."""
 
     def __init__(self, json_path: Path, p4info_path: Path) -> None:
-        from ..codegen.p4c import compiler_p4info
-        from ..runtime.encode import P4InfoIndex
+        from ...codegen.p4c import compiler_p4info
+        from ...runtime.encode import P4InfoIndex
 
         self.json_path, self.p4info_path = json_path, p4info_path
         self.config = json_path.read_bytes()
@@ -74,7 +74,7 @@ def compile_bmv2(program: str | os.PathLike, out_dir: str | os.PathLike, *,
                  includes: Sequence[str | os.PathLike] = (), timeout: float = 120) -> Bmv2Program:
     """Compile *program* with ``p4c-bm2-ss`` (``-D NAME=VALUE``, ``-I DIR``) into
     *out_dir*; :class:`TargetError` with p4c's messages if it refuses it."""
-    from ..codegen.p4c import COMPILERS, find_compiler
+    from ...codegen.p4c import COMPILERS, find_compiler
 
     exe = find_compiler("v1model")
     if exe is None:
@@ -102,8 +102,8 @@ class StfBmv2:
     docstring); a context manager that stops it."""
 
     def __init__(self, workdir: str | os.PathLike | None = None, *, timeout: float = 20) -> None:
-        from ..runtime.client import Client
-        from .packet_io import NanomsgPorts
+        from ...runtime.client import Client
+        from ..ports.packet_io import NanomsgPorts
 
         missing = missing_stf_tools()
         if missing:
@@ -233,7 +233,7 @@ class _Fate:
 
 
 class Bmv2Driver:
-    """:class:`~.stf.StfDriver` for a program loaded on an :class:`StfBmv2`."""
+    """:class:`~sfclab.targets.stf.runner.StfDriver` for a program loaded on an :class:`StfBmv2`."""
 
     name = "bmv2"
     #: Seconds to wait for BMv2 to finish one packet before giving up on it.

@@ -2,9 +2,9 @@
 
 BMv2's event logger gives a table hit as ``(table id, entry handle)`` and an action
 as its id: no match, no arguments.  The switch's Thrift runtime holds the rest
-(:meth:`~.bmv2_thrift.Bmv2Thrift.table_entry`, ``default_entry``): :class:`HeldEntries`
+(:meth:`~sfclab.targets.bmv2.thrift.Bmv2Thrift.table_entry`, ``default_entry``): :class:`HeldEntries`
 asks it once per entry (until :meth:`HeldEntries.forget`, at each batch) and gives
-:class:`~.bmv2_events.TraceBuilder` the action and its data (``action_args``) and the
+:class:`~sfclab.targets.bmv2.events.TraceBuilder` the action and its data (``action_args``) and the
 entry described as the model describes its entries (``entry_name``:
 ``hdr.ipv4.dst_addr=0x0a000100/24``, wildcards left out, ``priority=N`` in a table
 matched by priority).  A switch whose Thrift server does not serve these calls, or
@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import TargetError
-from .bmv2_events import NameMap
-from .bmv2_thrift import Bmv2Thrift, ThriftError
+from ...errors import TargetError
+from .events import NameMap
+from .thrift import Bmv2Thrift, ThriftError
 
 __all__ = ["HeldEntry", "HeldEntries"]
 
@@ -124,7 +124,7 @@ class HeldEntries:
         return self._known.get(key)
 
     def action_args(self, table: str, handle: int | None) -> tuple[str, tuple[int, ...]] | None:
-        """:data:`~.bmv2_events.ActionArgs`: the action and data held there."""
+        """:data:`~sfclab.targets.bmv2.events.ActionArgs`: the action and data held there."""
         e = self.get(table, handle)
         return (e.action, e.args) if e is not None else None
 
