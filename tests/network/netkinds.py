@@ -18,7 +18,7 @@ NF_TYPES = ("ipsg", "nat", "lb", "l3fwd", "firewall", "qos", "heavy_hitter", "mo
 #: Kind -> the topology text (``small`` true: the smallest network of the kind, for
 #: Mininet with BMv2 in the suite).
 KINDS = {
-    "line": lambda small: f"use line({2 if small else 4}, stages={12 if small else 9})\n",
+    "line": lambda small: f"use line({2 if small else 4}, stages={14 if small else 9})\n",
     "ring": lambda small: "use ring(3, stages=10)\n",
     "leaf_spine": lambda small: f"use leaf_spine(2, {2 if small else 3}, hosts=1, stages=10)\n",
     "fat_tree": lambda small: f"use fat_tree({2 if small else 4}, stages=10)\n",
