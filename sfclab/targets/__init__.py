@@ -11,3 +11,19 @@
   sfclab starts (the keeper, executables, what they listen on); ``stf`` — p4c's STF tests.
 * ``connect`` turns a target URL into a target; ``diff`` compares two targets packet by packet.
 """
+
+
+def _lends(package: str, module: str):
+    """A folder's ``__getattr__`` that lends its old module's names: ``sfclab.targets.bmv2``
+    was a module and is a folder now, so ``from sfclab.targets.bmv2 import X`` finds X in
+    ``sfclab.targets.bmv2.target``, imported on first use."""
+
+    def __getattr__(name: str):
+        if name.startswith("__") or name == module:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+        try:
+            return getattr(importlib.import_module(f"{package}.{module}"), name)
+        except AttributeError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+    return __getattr__
