@@ -61,6 +61,10 @@ def _wired(veths, tmp_path, *, lag: float = 0.0, stall: float = 0.0):
     switch.start()
     try:
         assert records._events.wait_connected(5)
+        deadline = time.monotonic() + 10
+        while not pub.pipes and time.monotonic() < deadline:   # the publisher's end too:
+            time.sleep(0.01)                                     # it sends only to those
+        assert pub.pipes, "the publisher never saw the subscriber"
         records.read()                                   # opens the sniffers
         yield records, hosts
     finally:

@@ -5,6 +5,7 @@ and on TCP, with the stand-in and with the real ``simple_switch_grpc``."""
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 from standin_bmv2 import install_standins
@@ -103,6 +104,21 @@ def switch_kind(request, tmp_path, monkeypatch):
     return request.param
 
 
+def _attached(late, sw, packet: tuple[int, bytes], tries: int = 10) -> bool:
+    """True once the switch publishes to *late*.  ``wait_connected`` returns when the
+    subscriber has the publisher's half of the SP handshake; the publisher sends to it
+    only once it has read the subscriber's half, on its own worker thread (nanomsg's, or
+    the stand-in's), which a loaded machine may run later.  Events before that are not
+    lost by a subscriber that fell behind, so a probe packet whose events arrive (read
+    and set aside here) proves the pipe attached before the burst."""
+    for _ in range(tries):
+        sw._ports.send(*packet)
+        sw._ports.collect(quiet=0.5, timeout=30)
+        if late.messages(quiet=0.5, timeout=10, first=2.0):
+            return True
+    return False
+
+
 def _burst(address: str, tmp_path, n: int) -> tuple[int, list]:
     """*n* packets onto the switch at once while a subscriber reads nothing; then its
     events: (messages, traces)."""
@@ -119,9 +135,13 @@ def _burst(address: str, tmp_path, n: int) -> tuple[int, list]:
         late = E.EventSubscriber(address, sw._names, backend="sp", device_id=0,
                                  connect=target.event_connect())       # its namespace's
         assert late.wait_connected(5)
+        assert _attached(late, sw, some[0]), "the switch never published to the subscriber"
         for k in range(n):
             sw._ports.send(*some[k % len(some)])
-        outputs = sw._ports.collect(quiet=1.0, timeout=60)
+        outputs: list = []
+        deadline = time.monotonic() + 60        # a loaded machine may pause longer than quiet
+        while len(outputs) < n and time.monotonic() < deadline:
+            outputs += sw._ports.collect(quiet=1.0, timeout=60)
         assert len(outputs) == n                # the packets all came out
         msgs = late.messages(quiet=0.5, timeout=60)
         late.close()
