@@ -19,7 +19,7 @@ from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .errors import ModelCompileError
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
-from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, Type, UnionT
+from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, TupleT, Type, UnionT
 
 __all__ = ["CE", "NOCONST", "INVALID", "Scope", "ConstVal", "DynHeader", "ExprCompiler", "wrap_fn",
            "to_unsigned"]
@@ -203,6 +203,8 @@ class ExprCompiler:
             return None
         if isinstance(e, A.Index):
             base = self.path(e.expr, sc)
+            if isinstance(base, StructRef) and isinstance(base.type, TupleT):
+                return self._tuple_element(base, e, sc)
             if not isinstance(base, StackRef):
                 return None
             idx = self.expr(e.index, sc)
@@ -212,6 +214,14 @@ class ExprCompiler:
                 return base.elems[idx.const]
             return DynHeader(base, idx.fn, "index")
         return None
+
+    def _tuple_element(self, base: StructRef, e: A.Index, sc: Scope):
+        """``t[i]`` of a tuple: its element *i*, a compile-time constant within its size."""
+        i = self.const_int(e.index, sc)
+        if not 0 <= i < len(base.members):
+            raise self.error(f"index {i} is out of the tuple {base.path}'s "
+                             f"{len(base.members)} elements", e)
+        return base.members[str(i)]
 
     # -- expressions -------------------------------------------------------------------------
     def expr(self, e: A.Node, sc: Scope, want: Type | None = None) -> CE:
@@ -458,6 +468,8 @@ class ExprCompiler:
     def _compare_refs(self, op: str, a: CE, b: CE) -> CE:
         if op not in ("==", "!=") or a.ref is None or b.ref is None:
             raise self.error(f"cannot compare with {op}")
+        if isinstance(a.ref, (list, dict)) or isinstance(b.ref, (list, dict)):
+            return self._compare_with_expr(op, a, b)
         sa = [s.slot for s in scalars(a.ref)]
         sb = [s.slot for s in scalars(b.ref)]
         va = [a.ref.base] if isinstance(a.ref, HeaderRef) else []
@@ -484,6 +496,49 @@ class ExprCompiler:
             eq = [v[i] for i in va + sa] == [v[i] for i in vb + sb]
             return eq != neg
         return CE(cmp, BOOL)
+
+    def _compare_with_expr(self, op: str, a: CE, b: CE) -> CE:
+        """``s == { x, y }`` (or ``{ f = x }``): a struct or header against a list or
+        struct expression, field by field in the declared order."""
+        if isinstance(a.ref, (list, dict)):
+            a, b = b, a
+        if isinstance(a.ref, (list, dict)):
+            raise self.error(f"cannot compare two list or struct expressions with {op}")
+        left = [self._from_ref(s, None) for s in scalars(a.ref)]
+        right = self._shaped(a.ref, b)
+        if len(left) != len(right):
+            raise self.error(f"cannot compare {a.ref.path} with an expression of "
+                             f"{len(right)} fields")
+        pairs = tuple((x.fn, y.fn) for x, y in zip(left, right))
+        pres = tuple(c.pre for c in (a, b, *left, *right) if c.pre is not None)
+        neg = op == "!="
+
+        def cmp(p):
+            for f in pres:
+                f(p)
+            eq = all(fx(p) == fy(p) for fx, fy in pairs)
+            return eq != neg
+        return CE(cmp, BOOL)
+
+    def _shaped(self, ref, ce: CE) -> list[CE]:
+        """The scalar values of *ce* (a value, a list or struct expression, a reference)
+        in the order of *ref*'s scalars."""
+        if isinstance(ref, ScalarRef):
+            return [self.cast(ce, ref.type) if ce.t == INT else ce]
+        subs = list(ref.fields.values() if isinstance(ref, HeaderRef) else
+                    ref.members.values() if isinstance(ref, StructRef) else [])
+        if isinstance(ce.ref, list):
+            if len(ce.ref) != len(subs):
+                raise self.error(f"{ref.path} has {len(subs)} fields, the list "
+                                 f"{len(ce.ref)}")
+            return [v for r, x in zip(subs, ce.ref) for v in self._shaped(r, x)]
+        if isinstance(ce.ref, dict):
+            names = list(ref.fields if isinstance(ref, HeaderRef) else ref.members)
+            missing = [n for n in names if n not in ce.ref]
+            if missing:
+                raise self.error(f"the struct expression has no field {missing[0]!r}")
+            return [v for n, r in zip(names, subs) for v in self._shaped(r, ce.ref[n])]
+        return [self._from_ref(s, None) for s in scalars(ce.ref)]
 
     def _arith(self, op: str, a: CE, b: CE, t: Type, e) -> CE:
         wr = wrap_fn(t)
