@@ -20,7 +20,7 @@ from ...p4.printer import expr_p4
 from ..traces.trace import nf_of
 from .assign import AssignCompiler, seq
 from .calls import ExternCalls, ExternObj
-from .functions import FunctionCalls, FunctionObj
+from .functions import FunctionCalls, FunctionObj, bind_args
 from .statements import LoopCompiler
 from .errors import ModelCompileError
 from .exits import ExitSignal, copy_out, exit_points, mark_exit
@@ -369,10 +369,11 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
 
     def action_call(self, a: ActionObj, e: A.Call, sc: Scope) -> Callable:
         decl, fn, info = a.decl, a.info.fn, a.info
-        if len(e.args) != len(decl.params):
+        args = bind_args(decl.params, e.args, f"action {info.local}", self.error, e)
+        if any(x is None for x in args):        # an @optional parameter left out
             raise self.error(f"action {info.local} takes {len(decl.params)} argument(s)", e)
         ins, outs, before = [], [], []
-        for prm, arg, slot in zip(decl.params, e.args, a.slots):
+        for prm, arg, slot in zip(decl.params, args, a.slots):
             if not isinstance(slot, ScalarRef):          # a header or struct: copied
                 ins.append(CE(lambda p: None, None, const=None))
                 back: list = []
