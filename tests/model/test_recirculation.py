@@ -120,7 +120,7 @@ RESUBMIT = v1model(DECLS, PARSER, """
             resubmit_preserving_field_list(1);
         } else {
             hdr.ethernet.dst = (bit<48>) meta.kept;
-            hdr.ethernet.ether_type = (bit<16>) meta.lost ++ (bit<8>) sm.instance_type;
+            hdr.ethernet.ether_type = (bit<8>) meta.lost ++ (bit<8>) sm.instance_type;
             sm.egress_spec = 3;
         }
     }""", headers="ethernet_t ethernet; sfc_t sfc;", meta=META,

@@ -112,7 +112,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         if isinstance(s, A.Assign):
             lv = self.lvalue(s.lhs, sc)
             want = lv.type if isinstance(lv, ScalarRef) else None
-            return self.store(lv, self.expr(s.rhs, sc, want))
+            rhs = self.expr(s.rhs, sc, want)
+            self.check_width(want, rhs, s.rhs)
+            return self.store(lv, rhs)
         if isinstance(s, A.If):
             return self._if(s, sc, where)
         if isinstance(s, A.CallStmt):
@@ -160,7 +162,9 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         sc.names[d.name] = ref
         if d.init is None:
             return None
-        return self.store(ref, self.expr(d.init, sc, t if isinstance(t, Bits) else None))
+        init = self.expr(d.init, sc, t if isinstance(t, Bits) else None)
+        self.check_width(t, init, d.init)
+        return self.store(ref, init)
 
     def _if(self, s: A.If, sc: Scope, where: str) -> Callable:
         c = self.expr(s.cond, sc)

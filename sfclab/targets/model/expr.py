@@ -148,6 +148,10 @@ def wrap_fn(t: Type) -> Callable[[int], int] | None:
     return lambda x: ((x + h) & m) - h
 
 
+def _bits_name(t: Bits) -> str:
+    return f"{'int' if t.signed else 'bit'}<{t.width}>"
+
+
 def _const(value, t) -> CE:
     return CE(lambda p: value, t, const=value)
 
@@ -177,6 +181,20 @@ class ExprCompiler:
         pos = getattr(node, "pos", None)
         where = f"{pos}: " if pos else ""
         return ModelCompileError(where + msg)
+
+    def check_width(self, t, ce: CE, node: A.Node | None) -> None:
+        """p4c's refusal of an implicit conversion where a value of type *t* is stored: a
+        run-time ``bit<W>`` value into a ``bit<V>`` (V != W; P4 never widens nor narrows
+        without a cast) or into a ``bool``.  Constants are let through (their type here
+        may be looser than p4c's)."""
+        ct = ce.t
+        if ce.const is not NOCONST or not isinstance(ct, Bits) or not ct.width:
+            return
+        if isinstance(t, BoolT) or (isinstance(t, Bits) and t.width and t.width != ct.width):
+            want = _bits_name(t) if isinstance(t, Bits) else "bool"
+            raise self.error(f"a {_bits_name(ct)} value where a {want} is wanted: "
+                             f"{expr_p4(node)} (p4c refuses it: P4 converts widths only with a "
+                             f"cast, ({want})(…))", node)
 
     # -- paths -------------------------------------------------------------------------------
     def path(self, e: A.Node, sc: Scope):
@@ -417,6 +435,12 @@ class ExprCompiler:
             return self._shift(op, a, b)
         if op not in _CMP and a.t == INT and isinstance(b.t, Bits) and b.t.width:
             a = self.cast(a, b.t)
+        if (a.const is NOCONST and b.const is NOCONST and isinstance(a.t, Bits)
+                and isinstance(b.t, Bits) and a.t.width and b.t.width
+                and a.t.width != b.t.width):
+            raise self.error(f"{op} of a {_bits_name(a.t)} and a {_bits_name(b.t)} value: "
+                             f"{expr_p4(e)} (p4c refuses it: cast one operand to the other's "
+                             f"width)", e)
         a, b, t = self._unify(a, b)
         if op in _CMP:
             return self._compare(op, a, b)
