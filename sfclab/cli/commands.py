@@ -237,9 +237,11 @@ def _run_p4c(gen, out: Path) -> int:
     print(f"$ {' '.join(res.command)}")
     if not res.ok:
         crash = [line for line in res.output.splitlines()     # an assertion in the compiler
-                 if "Compiler Bug" in line or line.startswith("terminate called")]
-        for m in [*res.messages, *crash] or [res.output.strip()]:
+                 if "Compiler Bug" in line or line.startswith(("terminate called", "error:"))]
+        for m in [*res.messages, *crash] or [res.output.strip()]:  # error: … has no location
             print(m, file=sys.stderr)
+        print(f"{Path(res.command[0]).name} refused the program (exit status {res.returncode})",
+              file=sys.stderr)
         return 1
     print(f"{Path(res.command[0]).name}: OK")
     if gen.arch == "tna" and _print_stages(gen, out):

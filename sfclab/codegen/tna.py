@@ -73,6 +73,9 @@ def pipelet_estimates(comp: Composition) -> dict[Pipelet, int]:
 
 #: The CPU (PCIe) port of pipe 0 on a Tofino 1.
 TNA_CPU_PORT = 192
+#: A VXLAN tunnel's headers: an egress parser extracts them only for an egress NF that
+#: reads them (:meth:`TnaEmitter._parsed_headers`).
+_TUNNEL = frozenset({"vxlan", "inner_ethernet", "inner_ipv4"})
 
 _HASH = {"CRC16": "CRC16", "CRC32": "CRC32", "IDENTITY": "IDENTITY"}
 _COUNTER = {"PACKETS": "PACKETS", "BYTES": "BYTES", "PACKETS_AND_BYTES": "PACKETS_AND_BYTES"}
@@ -365,7 +368,7 @@ class TnaEmitter(P4Emitter):
         lines = [f"parser {name}(packet_in pkt, out headers_t hdr, out meta_t meta, {intr[0]}) {{",
                  "    state start {", *intr[1], init, *intr[2], "    }"]
         states = []
-        for line in parser_states(set(self.comp.headers), "pkt", "hdr"):
+        for line in parser_states(self._parsed_headers(gress), "pkt", "hdr"):
             states.append(line)
             if line.strip() == "pkt.extract(hdr.sfc);":
                 states += token_copy()
@@ -373,6 +376,23 @@ class TnaEmitter(P4Emitter):
             lines.insert(1, "    Checksum() l4_checksum;")
             states = _subtract_l4(states)
         return "\n".join(lines + states) + "\n}\n"
+
+    def _parsed_headers(self, gress: str) -> set[str]:
+        """The headers a *gress* parser extracts: all the program's in ingress; in egress
+        the tunnel's (VXLAN and the inner frame) only where an egress NF reads them, so that
+        a VLAN, SFC, IPv6 and VXLAN packet stays within the Tofino parser's 160 bytes (the
+        egress parser reads the intrinsic metadata and the bridged header first; past the
+        outer transport the packet is payload, deparsed as it came)."""
+        hs = set(self.comp.headers)
+        if gress == "ingress":
+            return hs
+        egress_nfs = {s.nf for s in self.comp.slots if s.pipelet.gress == "egress"}
+        used = {n.name for d in self.comp.nfs if d.name in egress_nfs and d.has_p4
+                for n in A.walk(d.control) if isinstance(n, A.Member)
+                and isinstance(n.expr, A.Name) and n.expr.name == "hdr"}
+        if used & _TUNNEL:
+            return hs
+        return hs - _TUNNEL
 
     def _checksums(self, pipelet: Pipelet) -> tuple[str, str]:
         """A deparser's checksum declarations and updates: IPv4, and TCP/UDP when an NF of

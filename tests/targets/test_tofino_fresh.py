@@ -107,3 +107,61 @@ def test_held_out_sets_fit_a_tofino_1(name, tofino_builds):
     over_plan = {p.name: (p.stages, p.plan) for p in m.pipelets if p.stages > p.plan}
     assert not over_plan, f"{name}: pipelets use more stages than placement counted: " \
                           f"{over_plan}"
+
+
+def _egress_parser(gen) -> str:
+    text = gen.program.text
+    start = text.index("parser SfcEgressParser")
+    return text[start:text.index("\n}\n", start)]
+
+
+def test_an_egress_parser_leaves_a_tunnel_it_does_not_need_as_payload():
+    """h4_six_chains.sfc (VLAN, SFC, IPv6, UDP, VXLAN, inner Ethernet and IPv4 in one
+    program, an NF in an egress pipelet) was refused by p4c-barefoot: "Parser
+    SfcEgressParser: longest path through parser (161B) exceeds maximum parse depth
+    (160B)".  The egress parser stops at the outer transport unless an egress NF reads
+    the tunnel; the ingress parser still extracts it (vgw runs there)."""
+    gen = generate(compiled_set("h4_six_chains.sfc"))
+    assert any(s.pipelet.gress == "egress" for s in gen.composition.slots)
+    assert "pkt.extract(hdr.vxlan)" not in _egress_parser(gen)
+    ingress = gen.program.text[gen.program.text.index("parser SfcIngressParser"):]
+    assert "pkt.extract(hdr.inner_ipv4)" in ingress
+
+
+def test_an_egress_nf_that_reads_the_tunnel_has_it_parsed():
+    """vgw (it reads VXLAN) placed in pipe 1's egress: that parser extracts the tunnel."""
+    chains = ("chain a match ipv4.dst == 10.9.0.0/16: stateful_firewall -> heavy_hitter -> "
+              "qos -> vgw -> l3fwd\n")
+    gen = generate(sfclab.compile(chains, arch="tna"))
+    assert [str(s.pipelet) for s in gen.composition.slots if s.nf == "vgw"] == ["E1"]
+    assert "pkt.extract(hdr.inner_ipv4)" in _egress_parser(gen)
+
+
+_FAKE_REFUSAL = """\
+import sys
+print("program.p4(601): [--Wwarn=uninitialized-out-param] warning: out parameter 'meta' "
+      "may be uninitialized", file=sys.stderr)
+print("error: Parser SfcEgressParser: longest path through parser (161B) exceeds maximum "
+      "parse depth (160B)", file=sys.stderr)
+print("1 error, 1 warnings generated.", file=sys.stderr)
+sys.exit(3)
+"""
+
+
+def test_compile_p4c_shows_a_compiler_error_without_a_location(tmp_path, monkeypatch, no_tools,
+                                                               capsys):
+    """The parse-depth refusal names no file and line: sfclab printed the compiler's
+    warnings only and exited 1, saying nothing of the error."""
+    from targets_support import write_exe
+
+    from sfclab.cli import main
+
+    write_exe(tmp_path / "bin" / "bf-p4c", _FAKE_REFUSAL)
+    monkeypatch.setenv("SFCLAB_BF_P4C", str(tmp_path / "bin" / "bf-p4c"))
+    src = tmp_path / "c.sfc"
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => firewall => output; }\n")
+    rc = main(["compile", "--arch", "tna", "--p4c", "-o", str(tmp_path / "o"), str(src)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "error: Parser SfcEgressParser: longest path through parser (161B)" in err
+    assert "bf-p4c refused the program (exit status 3)" in err
