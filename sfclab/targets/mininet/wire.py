@@ -7,7 +7,8 @@ every frame it receives and every frame it sends (:meth:`InterfacePorts.sniff
 <sfclab.targets.ports.packet_io.InterfacePorts.sniff>`, in the kernel's order), and its
 event logger (``--nanolog``, :mod:`sfclab.targets.bmv2.events`) gives each
 packet's trace, whose actions get their arguments from the entries the switch holds
-(its Thrift runtime, :mod:`sfclab.targets.bmv2.entries`), as on the one-switch BMv2 target.  Once the switch has been quiet for a moment, each frame it
+(its Thrift runtime, :mod:`sfclab.targets.bmv2.entries`), as on the one-switch BMv2
+target.  Once the switch has been quiet for a moment, each frame it
 received opens a record, the frames it sent after it are that record's outputs
 (frames sent with nothing received before them are packet-outs, from the CPU
 port), and the traces, in the event logger's packet order, are given to the
@@ -227,24 +228,30 @@ class Bmv2Records:
                        cut=cut)
         self._seq += len(out)
         self._frames, self._messages = [], []
-        if self.held is not None:
-            self.held.forget()          # the entries may change before the next packets
+        self._held_done()
         return out
 
     def _builder(self) -> TraceBuilder:
         """A trace builder; with :attr:`held`, one whose actions show their arguments
-        and whose hits name their entries (until the switch's Thrift runtime fails:
-        then a note says so)."""
+        and whose hits name their entries."""
         held = self.held
         if held is None:
             return TraceBuilder(self.names, device_id=self.device_id)
         if held.names is not self.names:                # a new program was pushed
             held.forget(self.names)
+        return TraceBuilder(self.names, device_id=self.device_id,
+                            action_args=held.action_args, entry_name=held.entry_name)
+
+    def _held_done(self) -> None:
+        """After a batch of records: ask the switch again next time (its entries may
+        change before the next packets); once its Thrift runtime failed, a note says so."""
+        held = self.held
+        if held is None:
+            return
+        held.forget()
         if held.off is not None and not self._held_noted:
             self._held_noted = True
             self.notes.append(f"traces show actions without their arguments: {held.off}")
-        return TraceBuilder(self.names, device_id=self.device_id,
-                            action_args=held.action_args, entry_name=held.entry_name)
 
     def _owed(self, traces: Sequence[PacketTrace]) -> bool:
         """Whether the events promise frames not seen yet: a frame received without its
