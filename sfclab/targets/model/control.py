@@ -613,9 +613,12 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         """A control's constructor parameters bound to the instance's arguments: an instance
         (``C2(c1) c2;``) or a compile-time constant."""
         params = getattr(decl, "ctor_params", ())
-        if len(args) != len(params):
+        if len(args) > len(params):
             raise self.error(f"{decl.name} takes {len(params)} constructor argument(s), "
                              f"got {len(args)}", where)
+        args = bind_args(params, args, decl.name, self.error, where)   # named, defaults
+        if any(a is None for a in args):
+            raise self.error(f"{decl.name} takes {len(params)} constructor argument(s)", where)
         out: dict = {}
         for prm, arg in zip(params, args):
             obj = sc.get(arg.name) if isinstance(arg, A.Name) else None
