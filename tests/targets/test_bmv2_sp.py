@@ -108,9 +108,9 @@ def _attached(late, sw, packet: tuple[int, bytes], tries: int = 10) -> bool:
     """True once the switch publishes to *late*.  ``wait_connected`` returns when the
     subscriber has the publisher's half of the SP handshake; the publisher sends to it
     only once it has read the subscriber's half, on its own worker thread (nanomsg's, or
-    the stand-in's), which a loaded machine may run later.  Events before that are not
-    lost by a subscriber that fell behind, so a probe packet whose events arrive (read
-    and set aside here) proves the pipe attached before the burst."""
+    the stand-in's), which a loaded machine may run later.  What it publishes before that
+    never reaches the subscriber (no falling behind involved), so a probe packet whose
+    events arrive (read and set aside here) proves the pipe attached before the burst."""
     for _ in range(tries):
         sw._ports.send(*packet)
         sw._ports.collect(quiet=0.5, timeout=30)
