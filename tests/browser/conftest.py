@@ -14,6 +14,7 @@ running.  A server that died is started again for the next module.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -148,8 +149,9 @@ class _Server:
         """Shut down every session and kernel; wait until none is left (else stop: the
         next module gets a new server)."""
         try:
-            for s in lab.api("GET", "sessions"):                     # type: ignore[union-attr]
-                lab.api("DELETE", f"sessions/{s['id']}")
+            sessions = lab.api("GET", "sessions")
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:   # each waits for its kernel
+                list(pool.map(lambda s: lab.api("DELETE", f"sessions/{s['id']}"), sessions))
             deadline = time.monotonic() + 30
             while kernels := lab.api("GET", "kernels"):
                 for k in kernels:                                    # type: ignore[union-attr]
