@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from ..codegen import Generated
 from ..errors import TargetError, did_you_mean
 from ..runtime.client import Client
 from ..runtime.replication import DEFAULT_PORTS
 from ..runtime.session import Session
+from .url_query import INTEGER, PORTS, Param, choice, read_query
 
 __all__ = ["open_target", "RemoteTarget", "SCHEMES", "MODEL_PARAMS"]
 
@@ -136,35 +137,16 @@ def _tofino_config(fmt: str) -> Callable[[Generated], tuple]:
 
 
 #: The embedded model's URL parameters.
-MODEL_PARAMS = ("server_port", "arch", "pipes", "loopback")
+MODEL_PARAMS = {"server_port": INTEGER, "arch": Param(str), "pipes": INTEGER, "loopback": PORTS}
+#: A model switch's (``model://HOST:PORT``, ``sfclab model-switch``).
+_REMOTE_MODEL_PARAMS = {"device_id": INTEGER, "arch": choice("v1model", "tna")}
 
 
-def _model_query(url: str, query: str) -> dict:
+def _model_query(url: str) -> dict:
     """The keyword arguments of ``model?server_port=N&arch=tna&pipes=N&loopback=P,Q``."""
-    params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-    for key in params:
-        if key not in MODEL_PARAMS:
-            raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, MODEL_PARAMS)
-                              or "known: " + ", ".join(MODEL_PARAMS))
-    out: dict = {}
-    for key in ("server_port", "pipes"):
-        if key in params:
-            try:
-                out[key] = int(params[key])
-            except ValueError:
-                raise TargetError(f"{key} must be an integer in {url!r}, not "
-                                  f"{params[key]!r}") from None
-    if "loopback" in params:
-        try:
-            out["loopback"] = tuple(int(x) for x in params["loopback"].split(",") if x.strip())
-        except ValueError:
-            raise TargetError(f"loopback must be port numbers (loopback=4,132) in {url!r}, "
-                              f"not {params['loopback']!r}") from None
-    if "arch" in params:
-        out["arch"] = params["arch"]
     from .model.tna.target_options import tna_options
 
+    out = read_query(url, MODEL_PARAMS)
     tna_options(out.get("arch", "v1model"), out.get("pipes"), out.get("loopback", ()), None)
     return out
 
@@ -180,7 +162,7 @@ def open_target(url: str | None = None):
     if (parts.scheme, parts.netloc, parts.path) == ("", "", "model"):
         from .model import ModelTarget
 
-        return ModelTarget(**_model_query(url, parts.query))
+        return ModelTarget(**_model_query(url))
     if parts.scheme == "bmv2" or (parts.scheme, parts.netloc, parts.path) == ("", "", "bmv2"):
         from .bmv2.switch import Bmv2Switch
 
@@ -191,18 +173,11 @@ def open_target(url: str | None = None):
                           hint=" ".join(filter(None, [guess, "use model, model://HOST:PORT, "
                                                       "bmv2, bmv2://HOST:PORT?device_id=N or "
                                                       "tofino://HOST:PORT?device_id=N"])))
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    try:
-        device_id = int(query.get("device_id", 1 if parts.scheme == "model" else 0))
-    except ValueError:
-        raise TargetError(f"device_id must be a number in {url!r}") from None
     if parts.scheme == "model":
+        query = read_query(url, _REMOTE_MODEL_PARAMS)
         arch = query.get("arch", "v1model")
-        if arch not in ("v1model", "tna"):
-            raise TargetError(f"a model switch runs v1model or tna programs, not {arch!r} "
-                              f"({url!r})", hint=did_you_mean(arch, ["v1model", "tna"]) or "")
-        return RemoteTarget("model", parts.netloc, device_id=device_id, arch=arch,
-                            device_config=lambda g: g.program.text.encode())
+        return RemoteTarget("model", parts.netloc, device_id=query.get("device_id", 1),
+                            arch=arch, device_config=lambda g: g.program.text.encode())
     from .tofino.target import parse_tofino_url
 
     u = parse_tofino_url(url)

@@ -248,7 +248,7 @@ def test_parse_url():
 
 @pytest.mark.parametrize("url,match", [
     ("bmv2://127.0.0.1:9559", "not a Tofino URL"),
-    ("tofino://h:1?format=json", "unknown format 'json'"),
+    ("tofino://h:1?format=json", "format must be pi or bfrt"),
     ("tofino://h:1?device_id=one", "device_id must be an integer"),
     ("tofino://h:1?fmt=pi", "unknown parameter 'fmt'"),
     ("tofino://h:123456", "bad port"),

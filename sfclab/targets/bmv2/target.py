@@ -39,13 +39,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
-from ...errors import TargetError, did_you_mean
+from ...errors import TargetError
 from .events import EventSubscriber, NameMap
 from .thrift import Bmv2Thrift
 from ..process.keeper import SETUP_FAILED, broker_connect, kept_command
 from ..ports.pcap import read_pcap, write_pcap
+from ..url_query import INTEGER, TEXT, VETH, parse_veth, read_query
 from ..process.tools import ManagedProcess, find_executable, require_executable, wait_for_port
 
 __all__ = [
@@ -282,26 +283,12 @@ def switch_options(exe: str) -> frozenset[str]:
     return _OPTIONS_CACHE[exe]
 
 
-_URL_PARAMS = ("device_id", "cpu_port", "nanolog", "json", "p4info", "packet_in", "veth",
-               "log_level", "server_port", "thrift")
+#: The parameters of a BMv2 URL (see :func:`parse_bmv2_url`).
+_URL_PARAMS = {"device_id": INTEGER, "cpu_port": INTEGER, "nanolog": TEXT, "json": TEXT,
+              "p4info": TEXT, "packet_in": TEXT, "veth": VETH, "log_level": TEXT,
+              "server_port": INTEGER, "thrift": TEXT}
 _HINT_URL = ("bmv2 (a switch sfclab starts), bmv2?veth=1@veth0,2@veth2, or "
              "bmv2://127.0.0.1:9559?device_id=0 (a running one)")
-
-
-def parse_veth(text: str) -> dict[int, str]:
-    """``1@veth0,2@veth2`` -> ``{1: 'veth0', 2: 'veth2'}`` (the switch's ends).
-
-    >>> parse_veth("1@veth0, 2@veth2")
-    {1: 'veth0', 2: 'veth2'}
-    """
-    out: dict[int, str] = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        port, sep, name = item.partition("@")
-        if not sep or not port.strip().isdigit() or not name.strip():
-            raise TargetError(f"cannot read the port {item!r}",
-                              hint="give PORT@INTERFACE pairs: veth=1@veth0,2@veth2")
-        out[int(port)] = name.strip()
-    return out
 
 
 def parse_bmv2_url(url: str) -> dict[str, Any]:
@@ -341,22 +328,8 @@ def parse_bmv2_url(url: str) -> dict[str, Any]:
     out: dict[str, Any] = {"host": None if owned else host,
                            "port": None if owned else port, "device_id": 0,
                            "cpu_port": CPU_PORT}
-    out |= {k: None for k in _URL_PARAMS[2:]}
-    for key, values in parse_qs(parts.query, keep_blank_values=True).items():
-        if key not in _URL_PARAMS:
-            raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, _URL_PARAMS)
-                              or "known: " + ", ".join(_URL_PARAMS))
-        value = values[-1]
-        if key in ("device_id", "cpu_port", "server_port"):
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise TargetError(f"{key} must be an integer in {url!r}, not {value!r}") from None
-        elif key == "veth":
-            out[key] = parse_veth(value) or None
-        else:
-            out[key] = value or None
+    out |= {k: None for k in _URL_PARAMS if k not in out}
+    out |= read_query(url, _URL_PARAMS)
     return out
 
 

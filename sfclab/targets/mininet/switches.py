@@ -21,7 +21,9 @@ on a Unix socket in the working directory (``--grpc-server-addr unix:…``; a fi
 from every namespace); its event logger listens on TCP at 127.0.0.1:9091 of its
 namespace (``--nanolog tcp://…``), reached from a socket made there.  sfclab reads and
 writes its registers over that Thrift server (BMv2's P4Runtime server does not do registers), from a socket
-opened inside the namespace (:meth:`Bmv2Switches.register_io`).  Each BMv2 runs under a
+opened inside the namespace (:meth:`Bmv2Switches.register_io`), and reads there the entries
+its tables hit, so that its traces show each action's arguments and each entry as the
+model's traces do (:mod:`~sfclab.targets.bmv2.entries`).  Each BMv2 runs under a
 keeper (:mod:`~sfclab.targets.process.keeper`) that stops it when the Python that started it
 ends, however it ends.
 
@@ -213,6 +215,14 @@ class Bmv2Switches(SwitchProcesses):
         """P4Runtime first, then (BMv2 answers UNIMPLEMENTED) the switch's Thrift runtime
         at 127.0.0.1:9090 of its namespace (process *netns_pid*'s)."""
         from ..bmv2.registers import bmv2_register_io
+
+        io = bmv2_register_io(client, self.thrift(switch, netns_pid))
+        self._register_io.append(io)
+        return io
+
+    def thrift(self, switch: str, netns_pid: int | None):
+        """A client of *switch*'s Thrift runtime, at 127.0.0.1:9090 of its namespace
+        (process *netns_pid*'s), connected there on first use."""
         from ..bmv2.thrift import Bmv2Thrift
 
         def dial():
@@ -220,11 +230,8 @@ class Bmv2Switches(SwitchProcesses):
 
             with netns(netns_pid) if netns_pid else contextlib.nullcontext():
                 return socket.create_connection(("127.0.0.1", THRIFT_PORT), timeout=5)
-        io = bmv2_register_io(client, Bmv2Thrift(
-            dial, where=f"the Thrift runtime of {switch} (127.0.0.1:{THRIFT_PORT} in its "
-                        f"namespace)"))
-        self._register_io.append(io)
-        return io
+        return Bmv2Thrift(dial, where=f"the Thrift runtime of {switch} (127.0.0.1:"
+                                      f"{THRIFT_PORT} in its namespace)")
 
     def device_config(self, switch: str) -> Callable[[Generated], object]:
         """Compile with p4c-bm2-ss: BMv2 JSON and p4c's P4Info (whose ids win)."""
@@ -243,13 +250,17 @@ class Bmv2Switches(SwitchProcesses):
         return config
 
     def records(self, switch: str, interfaces: dict[int, str], *, netns_pid: int | None = None):
-        """Its wires (sniffed in the namespace of process *netns_pid*, the switch's node)
-        and its event logger."""
+        """Its wires (sniffed in the namespace of process *netns_pid*, the switch's node),
+        its event logger, and the entries its tables hit (its Thrift runtime: the
+        actions' arguments, the entries described as the model describes them)."""
+        from ..bmv2.entries import HeldEntries
         from ..bmv2.events import NameMap
         from .wire import Bmv2Records
 
-        src = Bmv2Records(interfaces, self.nanolog(switch), self.names.get(switch) or NameMap(),
-                          device_id=self.device_id, netns_pid=netns_pid)
+        names = self.names.get(switch) or NameMap()
+        src = Bmv2Records(interfaces, self.nanolog(switch), names,
+                          device_id=self.device_id, netns_pid=netns_pid,
+                          held=HeldEntries(self.thrift(switch, netns_pid), names))
         self._sources[switch] = src
         return src
 

@@ -6,7 +6,9 @@ raw sockets on the switch's own interfaces (they live in the root namespace) see
 every frame it receives and every frame it sends (:meth:`InterfacePorts.sniff
 <sfclab.targets.ports.packet_io.InterfacePorts.sniff>`, in the kernel's order), and its
 event logger (``--nanolog``, :mod:`sfclab.targets.bmv2.events`) gives each
-packet's trace.  Once the switch has been quiet for a moment, each frame it
+packet's trace, whose actions get their arguments from the entries the switch holds
+(its Thrift runtime, :mod:`sfclab.targets.bmv2.entries`), as on the one-switch BMv2
+target.  Once the switch has been quiet for a moment, each frame it
 received opens a record, the frames it sent after it are that record's outputs
 (frames sent with nothing received before them are packet-outs, from the CPU
 port), and the traces, in the event logger's packet order, are given to the
@@ -34,6 +36,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from ...errors import TargetError
+from ..bmv2.entries import HeldEntries
 from ..bmv2.events import HEADER, EventSubscriber, NameMap, TraceBuilder
 from ..bmv2.sp import SpSocket
 from ..model.process import SwitchRecord
@@ -128,8 +131,12 @@ class Bmv2Records:
 
     def __init__(self, interfaces: dict[int, str], nanolog: str | None, names: NameMap, *,
                  device_id: int = 0, cpu_port: int = 255, quiet: float = 0.1,
-                 lost_after: float = 3.0, netns_pid: int | None = None) -> None:
+                 lost_after: float = 3.0, netns_pid: int | None = None,
+                 held: HeldEntries | None = None) -> None:
         self.interfaces = dict(interfaces)
+        #: the entries the switch holds (its Thrift runtime), asked once per batch of
+        #: records: the traces' action arguments and entries (None: actions without them)
+        self.held = held
         #: the interfaces are in the network namespace of this process (None: ours)
         self.netns_pid = netns_pid
         self.names = names
@@ -146,6 +153,7 @@ class Bmv2Records:
         self._seq = 1
         #: BMv2 packet ids whose events stayed short past *lost_after* (reported so)
         self._given_up: set[int] = set()
+        self._held_noted = False
         if nanolog:
             tcp = nanolog.startswith("tcp://")
             try:
@@ -205,7 +213,7 @@ class Bmv2Records:
             return []
         if not self._frames or now - self._last < self.quiet:
             return []
-        builder = TraceBuilder(self.names, device_id=self.device_id)
+        builder = self._builder()
         for m in self._messages:
             if len(m) < HEADER.size or HEADER.unpack_from(m)[4] not in self._given_up:
                 builder.feed(m)
@@ -220,7 +228,30 @@ class Bmv2Records:
                        cut=cut)
         self._seq += len(out)
         self._frames, self._messages = [], []
+        self._held_done()
         return out
+
+    def _builder(self) -> TraceBuilder:
+        """A trace builder; with :attr:`held`, one whose actions show their arguments
+        and whose hits name their entries."""
+        held = self.held
+        if held is None:
+            return TraceBuilder(self.names, device_id=self.device_id)
+        if held.names is not self.names:                # a new program was pushed
+            held.forget(self.names)
+        return TraceBuilder(self.names, device_id=self.device_id,
+                            action_args=held.action_args, entry_name=held.entry_name)
+
+    def _held_done(self) -> None:
+        """After a batch of records: ask the switch again next time (its entries may
+        change before the next packets); once its Thrift runtime failed, a note says so."""
+        held = self.held
+        if held is None:
+            return
+        held.forget()
+        if held.off is not None and not self._held_noted:
+            self._held_noted = True
+            self.notes.append(f"traces show actions without their arguments: {held.off}")
 
     def _owed(self, traces: Sequence[PacketTrace]) -> bool:
         """Whether the events promise frames not seen yet: a frame received without its
@@ -234,7 +265,7 @@ class Bmv2Records:
         return bool(promised - sent)
 
     def close(self) -> None:
-        for part in (self._wires, self._events):
+        for part in (self._wires, self._events, self.held and self.held.thrift):
             if part is not None:
                 part.close()
         self._wires = self._events = None

@@ -31,11 +31,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
-from ...errors import TargetError, did_you_mean
+from ...errors import TargetError
 from .stages import TOFINO1_STAGES, PipeletStages, SlotStages, bfa_files, bfa_tables, check_stages, ingress_stages, over_the_chip, pipelet_stages, slot_stages, stage_report, stage_table
 from ..process.tools import find_executable, wait_for_port
+from ..url_query import INTEGER, VETH, choice, read_query
 
 __all__ = [
     "BF_P4C", "INSTALL_SDE", "CONFIG_FORMATS", "DEFAULT_GRPC_PORT", "find_sde_install",
@@ -276,7 +277,12 @@ def compile_tna(source: Any, out_dir: str | os.PathLike, *, timeout: float = 180
 
 # -- the target ------------------------------------------------------------------------------------
 
-_URL_PARAMS = ("device_id", "format", "veth")
+#: The parameters of a Tofino URL (see :func:`parse_tofino_url`).
+_URL_PARAMS = {"device_id": INTEGER,
+               "format": choice(*CONFIG_FORMATS,
+                                hint="pi (bf_switchd --p4rt-server, stratum_bf) or bfrt "
+                                     "(stratum_bfrt)"),
+               "veth": VETH}
 
 
 def parse_tofino_url(url: str) -> dict[str, Any]:
@@ -296,28 +302,7 @@ def parse_tofino_url(url: str) -> dict[str, Any]:
         raise TargetError(f"bad port in {url!r}") from None
     out: dict[str, Any] = {"host": parts.hostname or "127.0.0.1", "port": port,
                            "device_id": 0, "format": "pi", "veth": None}
-    for key, values in parse_qs(parts.query, keep_blank_values=True).items():
-        if key not in _URL_PARAMS:
-            raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, _URL_PARAMS)
-                              or "known: " + ", ".join(_URL_PARAMS))
-        value = values[-1]
-        if key == "veth":
-            from ..bmv2.target import parse_veth
-
-            out[key] = parse_veth(value) or None
-        elif key == "device_id":
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise TargetError(f"device_id must be an integer in {url!r}, not {value!r}"
-                                  ) from None
-        elif value not in CONFIG_FORMATS:
-            raise TargetError(f"unknown format {value!r} in {url!r}",
-                              hint="pi (bf_switchd --p4rt-server, stratum_bf) or bfrt "
-                                   "(stratum_bfrt)")
-        else:
-            out[key] = value
+    out |= read_query(url, _URL_PARAMS)
     return out
 
 
