@@ -1,6 +1,6 @@
 """The embedded model's packet rate on TNA programs beside v1model's, on the same chains.
 
-    python benchmarks/bench_tna_model.py [--quick] [--pipes N]
+    python benchmarks/bench_tna_model.py [--quick] [--pipes N] [--blocks]
 
 Each example chain set is compiled for v1model and for TNA (``model?arch=tna``: a Tofino
 1 of 2 pipes by default); both programs are pushed to an embedded model over P4Runtime,
@@ -13,12 +13,19 @@ TNA program needs more passes than the v1model one).  The issue's target: the TN
 at 0.5x the v1model model's rate or better, on every class; the last column divides the
 rates of passes (packets/s times passes), the model's speed without the program's extra
 passes.  Rates are packets per second of the process's CPU time.
+
+``--blocks`` adds, after the rates (its own rounds, never the measured ones), where a TNA
+packet's time goes: its parsers, its controls, its deparsers and the rest (traffic manager,
+intrinsic metadata, the pass loop), and the ratio the TNA model would reach if everything
+but the controls took no time (the controls run the program's tables and NFs in every
+pipelet, as v1model's controls do once).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import sfclab
@@ -40,7 +47,45 @@ def rate(switch, port: int, pkts: list[bytes], n: int) -> float:
     return n / (time.process_time() - t)
 
 
-def bench_file(name: str, n: int, pipes: int, rounds: int = 3) -> list[tuple]:
+def blocks(switch, port: int, pkts: list[bytes], n: int) -> dict[str, float]:
+    """The shares of a TNA packet's time in the switch's parsers, controls, deparsers and
+    the rest: each block timed around its call (``perf_counter``: a cheap clock, so the
+    timing changes little), on *n* packets after the measured rounds."""
+    spent: dict[str, float] = defaultdict(float)
+    saved = []
+    for cp in switch.pipelines.values():
+        for g in (cp.ingress, cp.egress):
+            for attr, kind in (("parse", "parsers"), ("control", "controls"),
+                               ("deparse", "deparsers")):
+                f = getattr(g, attr)
+                saved.append((g, attr, f))
+                setattr(g, attr, _timed(f, kind, spent))
+    try:
+        t = time.perf_counter()
+        for i in range(n):
+            switch.process(port, pkts[i % len(pkts)])
+        total = time.perf_counter() - t
+    finally:
+        for g, attr, f in saved:
+            setattr(g, attr, f)
+    spent["rest"] = total - sum(spent.values())
+    return {k: x / total for k, x in spent.items()}
+
+
+def _timed(f, kind: str, spent: dict):
+    clock = time.perf_counter
+
+    def timed(p):
+        t = clock()
+        try:
+            return f(p)
+        finally:
+            spent[kind] += clock() - t
+    return timed
+
+
+def bench_file(name: str, n: int, pipes: int, rounds: int = 3,
+               with_blocks: bool = False) -> list[tuple]:
     chains = parse_file(EXAMPLES / name)
     v1 = generate(sfclab.compile(chains, arch="v1model"))
     tna = generate(sfclab.compile(chains, arch="tna", pipes=pipes))
@@ -58,7 +103,8 @@ def bench_file(name: str, n: int, pipes: int, rounds: int = 3) -> list[tuple]:
             for _ in range(rounds):                  # alternating: the same load for both
                 best_a = max(best_a, rate(sa, 1, pkts, n))
                 best_b = max(best_b, rate(sb, 1, pkts, n))
-            rows.append((name, chain.name, nfs or "(none)", passes, best_a, best_b))
+            split = blocks(sb, 1, pkts, n) if with_blocks else None
+            rows.append((name, chain.name, nfs or "(none)", passes, best_a, best_b, split))
     return rows
 
 
@@ -71,9 +117,14 @@ def main() -> None:
           "| TNA / v1model | per pass |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     worst = worst_pass = None
+    with_blocks = "--blocks" in sys.argv
+    splits = []
     for name in FILES:
-        for f, chain, nfs, passes, a, b in bench_file(name, n, pipes if name != "every_nf.sfc"
-                                                      else max(pipes, 2)):
+        for f, chain, nfs, passes, a, b, split in bench_file(
+                name, n, pipes if name != "every_nf.sfc" else max(pipes, 2),
+                with_blocks=with_blocks):
+            if split is not None:
+                splits.append((f, chain, passes[1], a, b, split))
             ratio = b / a
             per_pass = ratio * passes[1] / passes[0]
             worst = ratio if worst is None else min(worst, ratio)
@@ -82,6 +133,23 @@ def main() -> None:
                   f"| {ratio:.2f} | {per_pass:.2f} |")
     print(f"\nworst class: TNA at {worst:.2f}x the v1model model's packet rate, "
           f"{worst_pass:.2f}x its rate of passes (target: 0.5x)")
+    if splits:
+        print_blocks(splits)
+
+
+def print_blocks(splits: list[tuple]) -> None:
+    """The ``--blocks`` table: a TNA packet's CPU time (its measured rate) split by the
+    blocks' shares, and the ratio with only the controls' time left."""
+    print("\n## where a TNA packet's time goes (us of CPU time a packet, by the blocks' "
+          "shares)\n")
+    print("| chains | class | TNA passes | parsers | controls | deparsers | rest "
+          "| TNA / v1model with the controls' time only |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for f, chain, passes, a, b, sp in splits:
+        us = {k: sp.get(k, 0.0) / b * 1e6 for k in ("parsers", "controls", "deparsers", "rest")}
+        bound = b / a / sp["controls"] if sp.get("controls") else float("inf")
+        print(f"| {f} | {chain} | {passes} | {us['parsers']:.0f} | {us['controls']:.0f} "
+              f"| {us['deparsers']:.0f} | {us['rest']:.0f} | {bound:.2f} |")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from .expr import CE, INVALID, NOCONST, ConstVal, DynHeader, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value, scalars
 from .types import BOOL, Bits, BoolT
 
-__all__ = ["AssignCompiler", "seq", "header_bases"]
+__all__ = ["AssignCompiler", "seq", "fused", "header_bases"]
 
 
 class AssignCompiler:
@@ -311,9 +311,15 @@ def _fuse_stores(fns: list[Callable]) -> list[Callable]:
     return out
 
 
+def fused(fns: list[Callable | None]) -> list[Callable]:
+    """*fns* without the Nones, each run of scalar stores fused into one function: what
+    :func:`seq` runs, for a caller that calls them itself."""
+    return _fuse_stores([f for f in fns if f is not None])
+
+
 def seq(fns: list[Callable]) -> Callable:
     """One closure running *fns* in order."""
-    fns = _fuse_stores([f for f in fns if f is not None])
+    fns = fused(fns)
     if not fns:
         return lambda p: None
     if len(fns) == 1:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
+from .assign import fused
 from .control import Compiler, PacketIO, _apply_sites, seq
 from .expr import CE, NOCONST, DynHeader, Scope
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef
@@ -153,27 +154,64 @@ class PipelineCompiler(Compiler):
         return on_reject, on_error
 
     def _state(self, st: A.ParserState, sc: Scope) -> Callable:
+        """A parser state as one generated function: its trace event, its statements in
+        order, then its transition (a one-key select of exact values is a dict lookup,
+        written inline)."""
         inner = sc.child()
-        ops = seq([self.stmt(s, inner, f"parser state {st.name}") for s in st.stmts])
-        name = st.name
+        ops = fused([self.stmt(s, inner, f"parser state {st.name}") for s in st.stmts])
+        env: dict = {"EVENT": ("parser_state", st.name), "ParserError": ParserError}
+        lines = ["def state(p):", "    p.tr.append(EVENT)"]
+        for i, op in enumerate(ops):
+            env[f"O{i}"] = op
+            lines.append(f"    O{i}(p)")
         if isinstance(st.transition, str):
-            nxt = st.transition
+            env["NXT"] = st.transition
+            lines.append("    return NXT")
+        else:
+            one = self._select_one(st.transition, inner)
+            if one is None:
+                env["SEL"] = self._select(st.transition, inner)
+                lines.append("    return SEL(p)")
+            else:
+                key, table, default = one
+                env["TABLE"], env["DEFAULT"] = table, default
+                if key.slot is not None:
+                    lines.append(f"    x = p.v[{key.slot}]")
+                else:
+                    env["KEY"] = key.fn
+                    lines.append("    x = KEY(p)")
+                lines += ["    st = TABLE.get(int(x) if x.__class__ is bool else x, DEFAULT)",
+                          "    if st is None:",
+                          "        raise ParserError('NoMatch')",
+                          "    return st"]
+        exec("\n".join(lines) + "\n", env)                   # noqa: S102 - generated here
+        return env["state"]
 
-            event = ("parser_state", name)
-
-            def state(p):
-                p.tr.append(event)
-                ops(p)
-                return nxt
-            return state
-        sel = self._select(st.transition, inner)
-        event = ("parser_state", name)
-
-        def state_sel(p):
-            p.tr.append(event)
-            ops(p)
-            return sel(p)
-        return state_sel
+    def _select_one(self, s: A.Select, sc: Scope) -> tuple[CE, dict, str | None] | None:
+        """``(key, value -> state, default state)`` for a select on one key whose cases are
+        exact values (or default); None for any other select."""
+        if len(s.exprs) != 1:
+            return None
+        key = self.expr(s.exprs[0], sc)
+        t = key.t
+        w = (t.width if isinstance(t, Bits) else 1 if isinstance(t, BoolT) else
+             t.underlying.width if isinstance(t, EnumT) and t.underlying else 0)
+        full = (1 << w) - 1 if w else -1
+        table: dict = {}
+        for c in s.cases:
+            ks = c.keys[0]
+            if isinstance(ks, (A.Default, A.DontCare)):
+                return key, table, c.state
+            if isinstance(ks, (A.Mask, A.Range)) or not w:
+                return None
+            if isinstance(ks, A.Name) and getattr(sc.get(ks.name), "kind", "") == "value_set":
+                return None
+            v = self.expr(ks, sc, t if isinstance(t, Bits) else None)
+            if v.const is NOCONST:
+                return None                 # _select says what is wrong
+            val = v.const if not isinstance(v.const, bool) else int(v.const)
+            table.setdefault(val & full if isinstance(val, int) else val, c.state)
+        return key, table, None
 
     def _select(self, s: A.Select, sc: Scope) -> Callable:
         keys = [self.expr(e, sc) for e in s.exprs]

@@ -331,3 +331,42 @@ def test_the_egress_prefix_remembers_what_its_bytes_unpack_to(fwd):
         raw = fwd.by_pipe[0].eg_prefix(port, rid, length, ns, memo)
         assert len(raw) == 27
         assert memo == {(t.name, raw): unpack(int.from_bytes(raw, "big"))}
+
+
+def test_the_ingress_prefix_remembers_what_its_bytes_unpack_to(fwd):
+    """As the egress prefix: the ingress intrinsic metadata's values in the memo are what
+    its 8 bytes unpack to (resubmit flag, port, MAC timestamp)."""
+    from sfclab.targets.model.parser_rt import _field_codec
+
+    t = fwd.env.named("ingress_intrinsic_metadata_t")
+    unpack, _ = _field_codec(t)
+    for resubmitted, port, ns in ((False, 3, 0), (True, 511, 2**48 + 99), (False, 196, 12345)):
+        memo: dict = {}
+        raw = fwd.by_pipe[0].ig_prefix(resubmitted, port, ns, memo)
+        assert len(raw) == 8 and raw[0] >> 7 == resubmitted
+        assert memo == {(t.name, raw): unpack(int.from_bytes(raw, "big"))}
+
+
+@pytest.mark.parametrize("name, port, packet", [
+    ("loops.p4", 1, counted(3, 68)),              # recirculated three times
+    ("checksum.p4", 1, ipv4(7)),                  # headers rewritten, checksums updated
+    ("mirror.p4", 1, bytes.fromhex("000000000001") + ETH[6:]),
+], ids=["recirculated", "rewritten", "mirrored"])
+def test_every_header_the_memo_remembers_unpacks_from_its_bytes(name, port, packet):
+    """A deparser that packs changed values tells the packet's memo what the bytes unpack
+    to, so that the next gress's parser takes them from there: after a packet ran, every
+    header the memo holds is exactly what unpacking its bytes gives (values and types)."""
+    from sfclab.targets.model.parser_rt import _field_codec
+
+    sw = switch(name)
+    if name == "mirror.p4":
+        sw.set_clone_session(5, [3])
+    assert sw.process(port, packet).outputs
+    seen = 0
+    for key, vals in sw._memo.items():
+        if not (isinstance(key, tuple) and isinstance(key[0], str) and isinstance(key[1], bytes)):
+            continue                                  # a checksum's field list sum
+        want = _field_codec(sw.env.named(key[0]))[0](int.from_bytes(key[1], "big"))
+        assert vals == want and [type(x) for x in vals] == [type(x) for x in want], key[0]
+        seen += 1
+    assert seen >= 3

@@ -326,25 +326,35 @@ class TnaCompiler(PipelineCompiler):
 
     @staticmethod
     def _emit_run(hdrs: list[HeaderRef]) -> Callable:
-        items = []
-        for r in hdrs:
+        """``emit(a); emit(b); …`` as one generated function, a straight line per header:
+        a valid header's bytes are those its parser extracted while its values are unchanged
+        (packing them again gives the same bytes), else packed; and the packet's memo learns
+        what packed bytes unpack to (the next gress's parser extracts them again), for
+        header types whose fields unpack to exactly the stored values (unsigned bits)."""
+        env: dict = {}
+        lines = ["def emit_all(p):", "    v, out, tr, ext, memo = p.v, p.emitted, p.tr, p.ext, "
+                 "p.memo"]
+        for i, r in enumerate(hdrs):
             _, pack = _field_codec(r.type)
-            items.append((r.base, r.base + 1 + len(r.fields), pack, r.type.nbytes,
-                          ("deparser_emit", r.path.split(".", 1)[-1])))
-        items = tuple(items)
-
-        def emit_all(p):
-            v, out, tr, ext = p.v, p.emitted, p.tr, p.ext
-            for b0, end, pack, nb, event in items:
-                if v[b0]:
-                    cur = v[b0 + 1:end]
-                    e = ext.get(b0) if ext is not None else None
-                    # the bytes the parser extracted while the values are those (packing
-                    # them again gives the same bytes)
-                    out.append(e[1] if e is not None and e[0] == cur
-                               else pack(cur).to_bytes(nb, "big"))
-                    tr.append(event)
-        return emit_all
+            b0, end, nb = r.base, r.base + 1 + len(r.fields), r.type.nbytes
+            env[f"P{i}"] = pack
+            env[f"E{i}"] = ("deparser_emit", r.path.split(".", 1)[-1])
+            env[f"T{i}"] = r.type.name
+            exact = all(isinstance(ft, Bits) and not ft.signed for _, ft in r.type.fields)
+            lines += [f"    if v[{b0}]:",
+                      f"        cur = v[{b0 + 1}:{end}]",
+                      f"        e = ext.get({b0}) if ext is not None else None",
+                      "        if e is not None and e[0] == cur:",
+                      "            out.append(e[1])",
+                      "        else:",
+                      f"            raw = P{i}(cur).to_bytes({nb}, 'big')",
+                      "            out.append(raw)"]
+            if exact:
+                lines += ["            if memo is not None:",
+                          f"                memo[(T{i}, raw)] = cur"]
+            lines.append(f"        tr.append(E{i})")
+        exec("\n".join(lines) + "\n", env)                   # noqa: S102 - generated here
+        return env["emit_all"]
 
     # -- field lists ---------------------------------------------------------------------------
     def bits_of(self, e: A.Node, sc: Scope) -> Callable:

@@ -88,6 +88,7 @@ class CompiledPipeline:
     ig_token: Callable | None = None              # … of an ingress packet
     s: dict = field(default_factory=dict)          # the slots the switch reads
     eg_prefix: Callable = field(default=lambda port, rid, length, ns, memo: b"")
+    ig_prefix: Callable = field(default=lambda resubmitted, port, ns, memo: b"")
 
 
 def pipeline_blocks(inst: A.Instance) -> list[str]:
@@ -152,6 +153,7 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
     out = CompiledPipeline(inst.name, ig, eg, tpl, layout)
     out.token, out.ig_token = _sfc_token(eg.hdr), _sfc_token(ig.hdr)
     out.eg_prefix = _eg_prefix(env.named("egress_intrinsic_metadata_t"))
+    out.ig_prefix = _ig_prefix(env.named("ingress_intrinsic_metadata_t"))
     return out
 
 
@@ -221,6 +223,36 @@ def _sfc_token(hdr: StructRef) -> Callable | None:
     valid = sfc.base
     slots = [(n, sfc.fields[n].slot) for n in want]
     return lambda v: {n: v[s] for n, s in slots} if v[valid] else None
+
+
+def _field_at(t: HeaderT) -> dict[str, tuple[int, int, int]]:
+    """Field name -> (bit offset from the right, mask, index) in header type *t*."""
+    off, at = t.nbits, {}
+    for i, (n, ft) in enumerate(t.fields):
+        w = ft.width if isinstance(ft, Bits) else ft.underlying.width
+        off -= w
+        at[n] = (off, (1 << w) - 1, i)
+    return at
+
+
+def _ig_prefix(t: HeaderT) -> Callable[[bool, int, int, dict], bytes]:
+    """``prefix(resubmitted, port, ns, memo)``: the ingress intrinsic metadata in front of
+    a packet entering an ingress parser (8 bytes on Tofino 1): the resubmit flag, the
+    port and the MAC timestamp, every other field 0.  *memo* (the packet's
+    :attr:`TnaPkt.memo`) learns what the bytes unpack to: these values."""
+    at = _field_at(t)
+    (sf, _, i_f), (sp, mp, ip), (st, mt, it) = (at[n] for n in (
+        "resubmit_flag", "ingress_port", "ingress_mac_tstamp"))
+    nbytes, zeros, tname = t.nbytes, [0] * len(at), t.name
+
+    def prefix(resubmitted: bool, port: int, ns: int, memo: dict) -> bytes:
+        flag, port, ns = 1 if resubmitted else 0, port & mp, ns & mt
+        raw = (flag << sf | port << sp | ns << st).to_bytes(nbytes, "big")
+        vals = list(zeros)
+        vals[i_f], vals[ip], vals[it] = flag, port, ns
+        memo[(tname, raw)] = vals
+        return raw
+    return prefix
 
 
 def _eg_prefix(t: HeaderT) -> Callable[[int, int, int, int, dict], bytes]:

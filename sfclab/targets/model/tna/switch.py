@@ -61,6 +61,8 @@ from .prelude import PORT_METADATA_BYTES, with_prelude
 
 __all__ = ["TnaSwitch", "TnaPkt", "is_tna", "switch_pipelines"]
 
+_NO_PORT_METADATA = bytes(PORT_METADATA_BYTES)     # port metadata: zeros (none configured)
+
 
 class TnaPkt(Pkt):
     """A packet in one pipelet: :class:`~..storage.Pkt`, the pipe it runs in, and the
@@ -301,10 +303,9 @@ class TnaSwitch(ControlPlane):
             return []
         s = cp.s
         ns = now * 1000
-        meta = resubmitted if resubmitted is not None else b""
-        head = ((1 if resubmitted is not None else 0) << 63 | port << 48
-                | ns & 0xFFFFFFFFFFFF).to_bytes(8, "big")
-        head += meta[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0")
+        head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
+        head += (resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0")
+                 if resubmitted is not None else _NO_PORT_METADATA)
         v = list(cp.template)
         v[s["ig_tstamp"]] = ns & 0xFFFFFFFFFFFF
         p = TnaPkt(v, head + data, tr, now)
@@ -413,15 +414,16 @@ class TnaSwitch(ControlPlane):
         if cp is None:
             self._drop(tr, drops, f"pipe {pipe} runs no program: port {eport}'s egress")
             return
-        out, token = data, None
+        out, v = data, None
         if bypass:
             tr.append(("note", f"bypass_egress: pipe {pipe}'s egress skipped"))
         else:
             done = self._egress_pass(cp, pipe, eport, data, rid, now, tr, eq, drops)
             if done is None:
                 return
-            out, token = done
+            out, v = done
         if self.ports.reenters(eport):
+            token = cp.token(v) if v is not None and cp.token else None
             tr.append(("recirculate", token, f"{self.ports.how(eport)} on port {eport}"))
             ingress_q.append((eport, out, None))
             return
@@ -431,7 +433,7 @@ class TnaSwitch(ControlPlane):
             res.packet_ins.append(self._decode_packet_in(out))
 
     def _egress_pass(self, cp: CompiledPipeline, pipe: int, eport: int, data: bytes, rid: int,
-                     now: int, tr, eq, drops) -> tuple[bytes, dict | None] | None:
+                     now: int, tr, eq, drops) -> tuple[bytes, list] | None:
         s = cp.s
         ns = now * 1000
         spare, self._spare = self._spare, None
@@ -453,4 +455,4 @@ class TnaSwitch(ControlPlane):
         if drop_ctl & 1:
             self._drop(tr, drops, f"eg_dprsr_md.drop_ctl is {drop_ctl} when egress ended")
             return None
-        return out, cp.token(v) if cp.token else None
+        return out, v
