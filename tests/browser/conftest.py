@@ -5,10 +5,16 @@ chromium``; ``SFCLAB_CHROMIUM`` points elsewhere).  JupyterLab runs on 127.0.0.1
 with a random token and its config/data/runtime dirs in a temp dir.  Without the
 browser, Playwright or the editor bundle the tests skip and say which is missing.
 Screenshots go to ``test-artifacts/``.
+
+One JupyterLab (and one Notebook 7) serves the whole session: each test module gets a
+folder of its own in its root, and when the module is done its kernels are shut down
+(and waited for), so a module starts as on a new server: an empty folder, no kernel
+running.  A server that died is started again for the next module.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -84,6 +90,7 @@ class Lab:
     token: str
     root: Path
     app: str = "lab"  # "lab": JupyterLab; "notebook": Notebook 7
+    folder: str = ""  # root's path in the server's root ("": the server's root)
 
     def notebook(self, name: str, cells: list[str]) -> str:
         """Write a notebook (no widget state saved) and return its URL."""
@@ -92,28 +99,125 @@ class Lab:
             "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
                        "execution_count": None, "source": src} for i, src in enumerate(cells)]}
         (self.root / name).write_text(json.dumps(nb, indent=1))
+        return self.url_of(name)
+
+    def url_of(self, name: str) -> str:
+        """The URL that opens notebook *name* of :attr:`root` (JupyterLab: its workspace
+        reset)."""
+        path = f"{self.folder}/{name}" if self.folder else name
         if self.app == "notebook":
-            return f"{self.url}notebooks/{name}?token={self.token}"
-        return f"{self.url}lab/tree/{name}?reset&token={self.token}"
+            return f"{self.url}notebooks/{path}?token={self.token}"
+        return f"{self.url}lab/tree/{path}?reset&token={self.token}"
+
+    def api(self, method: str, path: str) -> object:
+        """The Jupyter server's REST API: *method* on ``api/PATH``; the reply's JSON."""
+        req = urllib.request.Request(f"{self.url}api/{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+
+class _Server:
+    """A Jupyter server (``jupyterlab`` or ``notebook``) kept for the session, started when
+    a module first needs it and again when it died; each module gets a :class:`Lab` on a
+    folder of its own, and its kernels are shut down when the module is done."""
+
+    def __init__(self, base: Path, module: str) -> None:
+        self.base, self.module, self.runs = base, module, 0
+        self.serving: Iterator[Lab] | None = None
+        self.lab: Lab | None = None
+
+    def alive(self) -> bool:
+        try:
+            self.lab.api("GET", "status")           # type: ignore[union-attr]
+            return True
+        except (OSError, AttributeError):
+            return False
+
+    def for_module(self, name: str) -> Lab:
+        if self.serving is None or not self.alive():
+            self.stop()
+            self.runs += 1
+            self.serving = _serve(self.base / f"run{self.runs}", self.module)
+            self.lab = next(self.serving)
+        folder = Path(name).stem                    # test_views_browser.py: test_views_browser
+        (self.lab.root / folder).mkdir()
+        return Lab(self.lab.url, self.lab.token, self.lab.root / folder, self.lab.app, folder)
+
+    def done_with(self, lab: Lab) -> None:
+        """Shut down every session and kernel; wait until none is left (else stop: the
+        next module gets a new server)."""
+        try:
+            sessions = lab.api("GET", "sessions")
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:   # each waits for its kernel
+                list(pool.map(lambda s: lab.api("DELETE", f"sessions/{s['id']}"), sessions))
+            deadline = time.monotonic() + 30
+            while kernels := lab.api("GET", "kernels"):
+                for k in kernels:                                    # type: ignore[union-attr]
+                    lab.api("DELETE", f"kernels/{k['id']}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"kernels still running: {kernels}")
+                time.sleep(0.3)
+        except (OSError, RuntimeError, ValueError):
+            self.stop()
+
+    def stop(self) -> None:
+        if self.serving is not None:
+            self.serving.close()       # _serve's finally: the server and its kernels end
+        self.serving = self.lab = None
+
+
+def _later_browser_items(request: pytest.FixtureRequest) -> bool:
+    """Whether a test of tests/browser/ runs after this module's tests."""
+    items, here = request.session.items, request.node.path
+    last = max((k for k, item in enumerate(items) if item.path == here), default=len(items))
+    return any("tests/browser/" in str(item.path).replace(os.sep, "/")
+               for item in items[last + 1:])
+
+
+@pytest.fixture(scope="session")
+def _lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Server]:
+    server = _Server(tmp_path_factory.mktemp("lab"), "jupyterlab")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def _notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Server]:
+    server = _Server(tmp_path_factory.mktemp("nb7"), "notebook")
+    yield server
+    server.stop()
+
+
+def _module_lab(server: _Server, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    lab = server.for_module(request.node.name)
+    try:
+        yield lab
+    finally:
+        server.done_with(lab)
+        if not _later_browser_items(request):
+            server.stop()                # the browser tests are over: free its memory
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    yield from _serve(tmp_path_factory.mktemp("lab"), "jupyterlab")
+def lab(_lab_server: _Server, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    """JupyterLab: the session's server, a folder of this module's own, no kernel running."""
+    yield from _module_lab(_lab_server, request)
 
 
 @pytest.fixture(scope="module")
-def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def notebook7(request: pytest.FixtureRequest) -> Iterator[Lab]:
     """Notebook 7 (``pip install notebook``; the test extra has it) on the same terms."""
     if shutil.which("jupyter-notebook", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("Notebook 7 is not installed in this environment: pip install notebook")
-    yield from _serve(tmp_path_factory.mktemp("nb7"), "notebook")
+    yield from _module_lab(request.getfixturevalue("_notebook7_server"), request)
 
 
 def _serve(base: Path, module: str) -> Iterator[Lab]:
     """Run ``python -m MODULE`` (jupyterlab or notebook) on 127.0.0.1 until the end."""
     root = base / "notebooks"
-    root.mkdir()
+    root.mkdir(parents=True)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_DATA_DIR": str(base / "data"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            "IPYTHONDIR": str(base / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
@@ -131,6 +235,9 @@ def _serve(base: Path, module: str) -> Iterator[Lab]:
          f"--ServerApp.token={token}", "--no-browser", f"--ServerApp.root_dir={root}",
          f"--{app}.workspaces_dir={base / 'workspaces'}",
          f"--{app}.user_settings_dir={base / 'settings'}",
+         # a module's kernels are shut down at its end: SIGTERM 0.5 s after the request
+         # (the default waits 2.5 s for a kernel whose Lab's threads still run)
+         "--KernelManager.shutdown_wait_time=1",
          *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/"

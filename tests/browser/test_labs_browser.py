@@ -140,7 +140,7 @@ def run_lab(lab, page, name: str) -> tuple[list[dict], list[int]]:
     shutil.copy(ROOT / "notebooks" / name, lab.root / name)
     cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
     code = [k for k, c in enumerate(cells) if c["cell_type"] == "code"]
-    open_notebook(page, f"{lab.url}lab/tree/{name}?reset&token={lab.token}")
+    open_notebook(page, lab.url_of(name))
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     cell(page, code[-1]).locator(".jp-InputArea-prompt", has_text=f"[{len(code)}]").wait_for(

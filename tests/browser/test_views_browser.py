@@ -10,8 +10,8 @@
 3. Editing a 20-chain cell so a new NF enters the set shows it in the same live view
    (how fast: ``benchmarks/bench_live_browser.py``; docs/benchmarks.md: "Live view speed").
 
-Each test opens a notebook of its own (so a kernel of its own) on the module's
-JupyterLab.  Screenshots go to ``test-artifacts/``; ``SFCLAB_DOCS_SCREENSHOTS=1`` also
+Each test opens a notebook of its own (so a kernel of its own) in the module's folder
+of the session's JupyterLab.  Screenshots go to ``test-artifacts/``; ``SFCLAB_DOCS_SCREENSHOTS=1`` also
 copies the best two to ``docs/live-view.png`` and ``docs/traces.png``.
 """
 

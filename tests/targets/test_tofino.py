@@ -314,6 +314,8 @@ def test_sde_env():
 # (tofino_programs.py); the tests skip without the compiler.  By default they compile CI's
 # sweep (every example in the auto mode, the NFs of the risky kinds); with
 # SFCLAB_TOFINO_SWEEP=full every program (benchmarks/bench_tofino.py times the full sweep).
+# The CLI's tests come first and ask for the queue (tofino_builds), so that its compiles run
+# beside theirs: the CLI compiles one program at a time and would leave a core idle.
 
 
 def _assert_compiles(builds, programs: dict[str, object]) -> None:
@@ -341,6 +343,50 @@ def _assert_compiles(builds, programs: dict[str, object]) -> None:
             differ[w] = diffs[:4]
     assert not over, f"tables past a Tofino 1's stage 11 (pipe, gress, stage, table): {over}"
     assert not differ, f"sfclab's P4Info differs from the compiler's: {differ}"
+
+
+@needs_tofino_compiler
+@pytest.mark.usefixtures("tofino_builds")   # first: the session's compiles run beside its own
+@pytest.mark.skipif(shutil.which("p4c-bm2-ss") is None,
+                    reason="p4c-bm2-ss (for the network's BMv2 switches) is not installed")
+def test_compile_topology_p4c_compiles_each_tna_switch_with_the_tofino_compiler(tmp_path, capsys):
+    """``sfclab compile --topology campus.topo p4sfc_intent.json --p4c``: the two Tofino core
+    switches' programs go through the Tofino compiler, the BMv2 edge switches' through
+    p4c-bm2-ss (the examples' Tofino switches: the network test below)."""
+    from sfclab.cli import main
+
+    rc = main(["compile", "--topology", str(EXAMPLES / "campus.topo"),
+               str(EXAMPLES / "p4sfc_intent.json"), "-o", str(tmp_path / "o"), "--p4c"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    for s in ("core1", "core2"):
+        for pipe in ("pipe0", "pipe1"):
+            assert (tmp_path / "o" / s / "tofino" / pipe / "program.bfa").is_file()
+    assert out.out.count(f"{P4C_BAREFOOT}: OK") + out.out.count(f"{T.BF_P4C}: OK") == 2
+    assert out.out.count("p4c-bm2-ss: OK") == 2
+    assert out.out.count("stages per pipe and gress") == 2
+
+
+@needs_tofino_compiler
+@pytest.mark.usefixtures("tofino_builds")   # as above
+def test_compile_tna_p4c_prints_per_pipe_and_gress_the_slots_stages_and_core(tmp_path, capsys):
+    from sfclab.cli import main
+
+    src = tmp_path / "lb.sfc"
+    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => lb => output; }\n")
+    assert main(["compile", "--arch", "tna", "--p4c", "-o", str(tmp_path / "o"), str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "stages per pipe and gress (tofino/pipe0/program.bfa, tofino/pipe1/program.bfa)" in out
+    heads = [line for line in out.splitlines() if line.startswith("pipe ")]
+    assert [h.split(":")[0] for h in heads] == ["pipe 0 ingress", "pipe 0 egress",
+                                                "pipe 1 ingress", "pipe 1 egress"]
+    for h in heads:      # the lean core: 2 stages of an ingress at most, 1 of an egress
+        n = int(h.split("sfclab's core: ")[1].split()[0])
+        assert n <= (2 if "ingress" in h else 1), h
+    row = next(line for line in out.splitlines() if line.split()[1:2] == ["lb"])
+    used, span, estimate = row.split()[2:5]
+    first, last = (int(x) for x in used.split("-"))
+    assert int(span) == last - first + 1 <= int(estimate) == 3
 
 
 @needs_tofino_compiler
@@ -381,55 +427,13 @@ def test_every_network_tofino_switch_compiles_for_tofino(network, tofino_builds)
     """The Tofino switches' programs of the examples placed on campus.topo, as
     ``sfclab compile --topology`` writes them: p4sc_table3.sfc's, p4sfc_mixed.sfc's and
     web.sfc's (the full sweep only; CI compiles campus.topo's switches with
-    p4sfc_intent.json through the CLI, the next test).  (every_nf.sfc on campus.topo crashed
+    p4sfc_intent.json through the CLI, above).  (every_nf.sfc on campus.topo crashed
     p4c-barefoot 9.13.4 before the packet-out field's @pa_no_overlay; with the measured
     stage estimates its NFs no longer fit campus's switches, and placement refuses it:
     the same crash is covered by every_nf.sfc --pipeline naive above.)"""
     programs = network_programs(*network)
     assert programs, f"{network[0]} has no Tofino switch"
     _assert_compiles(tofino_builds, programs)
-
-
-@needs_tofino_compiler
-@pytest.mark.skipif(shutil.which("p4c-bm2-ss") is None,
-                    reason="p4c-bm2-ss (for the network's BMv2 switches) is not installed")
-def test_compile_topology_p4c_compiles_each_tna_switch_with_the_tofino_compiler(tmp_path, capsys):
-    """``sfclab compile --topology campus.topo p4sfc_intent.json --p4c``: the two Tofino core
-    switches' programs go through the Tofino compiler, the BMv2 edge switches' through
-    p4c-bm2-ss (every_nf.sfc's Tofino switches: the test above)."""
-    from sfclab.cli import main
-
-    rc = main(["compile", "--topology", str(EXAMPLES / "campus.topo"),
-               str(EXAMPLES / "p4sfc_intent.json"), "-o", str(tmp_path / "o"), "--p4c"])
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    for s in ("core1", "core2"):
-        for pipe in ("pipe0", "pipe1"):
-            assert (tmp_path / "o" / s / "tofino" / pipe / "program.bfa").is_file()
-    assert out.out.count(f"{P4C_BAREFOOT}: OK") + out.out.count(f"{T.BF_P4C}: OK") == 2
-    assert out.out.count("p4c-bm2-ss: OK") == 2
-    assert out.out.count("stages per pipe and gress") == 2
-
-
-@needs_tofino_compiler
-def test_compile_tna_p4c_prints_per_pipe_and_gress_the_slots_stages_and_core(tmp_path, capsys):
-    from sfclab.cli import main
-
-    src = tmp_path / "lb.sfc"
-    src.write_text("chain c match ipv4.dst == 10.0.1.0/24 { input => lb => output; }\n")
-    assert main(["compile", "--arch", "tna", "--p4c", "-o", str(tmp_path / "o"), str(src)]) == 0
-    out = capsys.readouterr().out
-    assert "stages per pipe and gress (tofino/pipe0/program.bfa, tofino/pipe1/program.bfa)" in out
-    heads = [line for line in out.splitlines() if line.startswith("pipe ")]
-    assert [h.split(":")[0] for h in heads] == ["pipe 0 ingress", "pipe 0 egress",
-                                                "pipe 1 ingress", "pipe 1 egress"]
-    for h in heads:      # the lean core: 2 stages of an ingress at most, 1 of an egress
-        n = int(h.split("sfclab's core: ")[1].split()[0])
-        assert n <= (2 if "ingress" in h else 1), h
-    row = next(line for line in out.splitlines() if line.split()[1:2] == ["lb"])
-    used, span, estimate = row.split()[2:5]
-    first, last = (int(x) for x in used.split("-"))
-    assert int(span) == last - first + 1 <= int(estimate) == 3
 
 
 _BFA = """version: 1.0.1

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import pytest
 
-from sfclab.codegen import generate
 from sfclab.p4.catalog import load_default
 from sfclab.passes.placement import TNA_CORE_STAGES
 
-import sfclab
-
 from tofino_measure import RECORD, load_record, measure
-from tofino_programs import NFS, needs_tofino_compiler, swept_nf_programs
+from tofino_programs import NFS, needs_tofino_compiler, placed_chain, swept_nf_programs
 
 
 TO_RECORD = "measure again: python benchmarks/bench_tofino.py --only nfs --record"
@@ -97,13 +94,12 @@ def test_placements_budget_holds_what_the_compiler_places(tofino_builds):
 @needs_tofino_compiler
 def test_a_chain_placement_fits_in_one_ingress_pipelet_fits_a_tofino_pipe(tofino_builds):
     """firewall => l3fwd: placement puts both on I0 (2 + 2 stages after the core's 2 of 12);
-    the compiled program's pipe 0 ingress uses the core's 2 and the NFs' 4 stages at most."""
-    compiled = sfclab.compile("chain c match ipv4.dst == 10.0.1.0/24 "
-                              "{ input => firewall => l3fwd => output; }", arch="tna")
+    the compiled program's pipe 0 ingress uses the core's 2 and the NFs' 4 stages at most.
+    (The program is queued with the session's others: ``tofino_programs.programs_of``.)"""
+    compiled, gen = placed_chain()
     (i0, nfs), *rest = compiled.placement.best.pipelets
     assert str(i0) == "I0" and set(nfs) == {"firewall", "l3fwd"}
     assert all(not n for _, n in rest)
-    gen = generate(compiled)
     b = tofino_builds.submit(gen).result()
     assert b.result.ok
     m = measure(b.out, gen)

@@ -169,6 +169,19 @@ def network_programs(topology: str, chains: str) -> dict[str, object]:
             for s, sp in net.program.switches.items() if sp.generated.arch == "tna"}
 
 
+#: test_tofino_stages.py's chain placed in one ingress pipelet (the default 2 pipes).
+PLACED_CHAIN = ("chain c match ipv4.dst == 10.0.1.0/24 "
+                "{ input => firewall => l3fwd => output; }")
+
+
+@functools.cache
+def placed_chain() -> tuple[object, object]:
+    """:data:`PLACED_CHAIN` compiled for TNA and its program: ``(compiled, generated)``
+    (made once, so that the program queued at the session's start is the test's)."""
+    compiled = sfclab.compile(PLACED_CHAIN, arch="tna")
+    return compiled, generate(compiled)
+
+
 def longest_first(programs: dict[str, object]) -> dict[str, object]:
     """*programs* ordered by their text's length, longest first: the compile time grows with
     it (minutes for every_nf.sfc, seconds for one NF), so with the longest started first the
@@ -235,6 +248,8 @@ def programs_of(item) -> dict[str, object]:
         return swept_nf_programs()
     if name == "test_every_example_compiles_for_tofino":
         return swept_example_programs(item.callspec.params["path"])
+    if name == "test_a_chain_placement_fits_in_one_ingress_pipelet_fits_a_tofino_pipe":
+        return {"firewall => l3fwd placed": placed_chain()[1]}
     if name == "test_every_network_tofino_switch_compiles_for_tofino":
         network = item.callspec.params["network"]       # None: the full sweep's only
         return network_programs(*network) if network is not None else {}
@@ -245,4 +260,5 @@ __all__ = ["NFS", "NF_PIPES", "PIPELINES", "EXAMPLE_FILES", "PIPES", "OTHER_PIPE
            "CI_NETWORKS", "P4C_BAREFOOT", "FULL", "SWEEP", "FULL_COMMAND", "CI_NF_PROGRAMS", "CI_EXAMPLES", "TofinoBuilds",
            "Build", "nf_programs", "example_programs", "network_programs", "longest_first",
            "tofino_compiler", "needs_tofino_compiler", "alone", "mid_chain", "all_nf_programs",
-           "swept_nf_programs", "swept_example_programs", "swept_examples", "swept_networks", "programs_of"]
+           "swept_nf_programs", "swept_example_programs", "swept_examples", "swept_networks", "programs_of",
+           "PLACED_CHAIN", "placed_chain"]
