@@ -11,8 +11,8 @@ branches, a multibranch, a bounded loop, P4SC requests and a P4SFC intent file.
   ``SFCLAB_TOFINO_SWEEP=full``: all), its recirculations as planned.
 * Compiled with ``p4c-barefoot``, no table of any pipe sits past a Tofino 1's stage 11 and
   each pipelet uses at most the stages placement counted for it (``SFCLAB_TOFINO_SWEEP=full``
-  only: 430 s for the 10 sets, measured with 2 compiles at a time; CI compiles the examples' programs, which hold every
-  library NF).
+  only: 430 s for the 10 sets, measured with 2 compiles at a time; CI compiles the
+  examples' programs, which hold every library NF).
 """
 
 from __future__ import annotations
