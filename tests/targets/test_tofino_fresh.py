@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tna_diff_support import planned_recirculations, recirculations
+from tna_diff_support import off_the_plan
 from tofino_measure import measure
 from tofino_programs import FULL, needs_tofino_compiler
 
@@ -77,15 +77,7 @@ def _diff(name: str) -> tuple[list[str], list[str], int]:
     tna = open_target(f"model?arch=tna&pipes={compiled.placement.pipes}")
     try:
         report = diff_targets(gen, tna, "model", packets=2)
-        off = []
-        for r in tna.results:
-            path = tna.session.path_of(r.trace)
-            if path is None:
-                continue
-            want = planned_recirculations(compiled, gen, path)
-            whole = tuple(r.trace.nfs()) == compiled.fsm.path(path).path.nfs
-            if want is not None and whole and recirculations(r.trace) != want:
-                off.append(f"{path}: {recirculations(r.trace)} recirculations, plan {want}")
+        off = off_the_plan(compiled, gen, tna)
     finally:
         tna.close()
     divergences = [f"{c} #{k}: {'; '.join(w)}" for c, k, w, _, _ in report.divergences]

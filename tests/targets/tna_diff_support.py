@@ -50,6 +50,21 @@ def recirculations(trace) -> int:
     return sum(1 for e in trace.events if e.kind == "recirculate")
 
 
+def off_the_plan(compiled, gen, tna) -> list[str]:
+    """The packets *tna* (a ``model?arch=tna`` target) ran whose recirculations differ from
+    the plan of *compiled*'s placement, one line each (those that ran their path whole)."""
+    off = []
+    for r in tna.results:
+        path = tna.session.path_of(r.trace)
+        if path is None:
+            continue
+        want = planned_recirculations(compiled, gen, path)
+        ran_whole = tuple(r.trace.nfs()) == compiled.fsm.path(path).path.nfs
+        if want is not None and ran_whole and recirculations(r.trace) != want:
+            off.append(f"{path}: {recirculations(r.trace)} recirculations, the plan {want}")
+    return off
+
+
 def planned_recirculations(compiled, gen, path: str) -> int | None:
     """How often a packet on *path* goes round: the pipelet plan the program was made
     from (placement's NFs on pipelets, :mod:`sfclab.passes.pipelets`), else the FSM
@@ -85,16 +100,7 @@ def sweep_file(name: str, modes: tuple[str, ...] = PIPELINES, packets: int = 2) 
         tna = open_target(f"model?arch=tna&pipes={pipes}")
         try:
             report = diff_targets(gen, tna, "model", packets=packets)
-            off_plan = []
-            for r in tna.results:
-                path = tna.session.path_of(r.trace)
-                if path is None:
-                    continue
-                want = planned_recirculations(compiled, gen, path)
-                ran_whole = tuple(r.trace.nfs()) == compiled.fsm.path(path).path.nfs
-                if want is not None and ran_whole and recirculations(r.trace) != want:
-                    off_plan.append(f"{path}: {recirculations(r.trace)} recirculations, the "
-                                    f"plan {want}")
+            off_plan = off_the_plan(compiled, gen, tna)
         finally:
             tna.close()
         rows[gen.program.text] = {
