@@ -539,7 +539,9 @@ def test_wheel_scrolls_ctrl_wheel_zooms_keys_delete_tidy_and_fit(lab, page, arti
     page.keyboard.press("Delete")
     page.wait_for_function(f"() => {CY}.getElementById('monitor').empty()", timeout=10_000)
     assert page.evaluate(f"() => {CY}.getElementById('lb->monitor').empty()")
-    page.evaluate(f"() => {CY}.getElementById('qos->l3fwd').select()")
+    # (in braces: the arrow returns nothing; Playwright would copy back the cytoscape
+    # collection that select() returns, the whole graph, which took it ~18 s)
+    page.evaluate(f"() => {{ {CY}.getElementById('qos->l3fwd').select(); }}")
     page.mouse.click(*node_point(page, "qos"))     # a press on the canvas focuses the editor
     page.evaluate(f"() => {{ {CY}.elements().unselect(); {CY}.getElementById('qos->l3fwd').select(); }}")
     page.keyboard.press("Backspace")
