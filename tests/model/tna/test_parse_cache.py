@@ -134,3 +134,21 @@ def test_packets_that_differ_in_their_last_header_byte_or_their_port_are_told_ap
             assert out[12:] == pkt[12:]                          # its EtherType, its payload
             assert (int.from_bytes(out[6:12], "big") >> 32) & 0x1FF == port   # bridged port
     assert sw.by_pipe[0].ingress.cache.hits == 8
+
+
+def test_a_cache_that_keeps_missing_turns_itself_off(monkeypatch):
+    """Every packet different (a new source MAC each): after TRIAL lookups with under a
+    third of them hits the cache stops remembering, and packets still run as before."""
+    from sfclab.targets.model.tna import parse_cache
+
+    monkeypatch.setattr(parse_cache, "TRIAL", 64)
+    sw = TnaSwitch(PROGRAMS / "forward.p4")
+    sw.insert("fwd", {"hdr.ethernet.dst": 5}, "Ig.send", {"port": 6, "tag": 1})
+    cache = sw.by_pipe[0].ingress.cache
+    for i in range(100):
+        pkt = ETH[:6] + i.to_bytes(6, "big") + ETH[12:]
+        [(_, out)] = sw.process(3, pkt).outputs
+        assert out[12:] == pkt[12:]
+        if i == 62:
+            assert cache.on and len(cache.runs) == 63
+    assert not cache.on and cache.runs == {} and cache.hits == 0

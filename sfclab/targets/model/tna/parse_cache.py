@@ -35,7 +35,8 @@ __all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL"]
 
 #: The most runs one parser's cache holds; a full cache is emptied and fills again.
 LIMIT = 4096
-#: After this many lookups, a cache whose hits are under a third of them turns itself off.
+#: A cache whose hits are under a third of its lookups, over any run of this many lookups
+#: (counted from the first), turns itself off.
 TRIAL = 2048
 
 _PACKET_METHODS = {"extract", "advance"}
@@ -70,7 +71,8 @@ def cacheable(decl: A.ParserDecl, intr_type: str, tstamp: str) -> str | None:
             return f"its local {getattr(d, 'name', d)} keeps state outside the packet"
     allowed_intr = set()                 # ids of the Name nodes of intr that may be read
     uses_intr = []
-    for st in decl.states:
+    variables = [d for d in decl.locals if isinstance(d, A.VarDecl)]
+    for st in (*variables, *decl.states):
         for n in A.walk(st):
             if isinstance(n, A.Call):
                 f = n.func
@@ -113,7 +115,7 @@ class ParseCache:
     this packet."""
 
     __slots__ = ("parse", "tstamp_slot", "valid_slot", "runs", "lengths", "lookups", "hits",
-                 "on")
+                 "window", "on")
 
     def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int) -> None:
         self.parse = parse
@@ -121,6 +123,7 @@ class ParseCache:
         self.runs: dict = {}
         self.lengths: list[int] = []     # the consumed lengths remembered runs have
         self.lookups = self.hits = 0
+        self.window = 0                  # hits before the current TRIAL lookups began
         self.on = True
 
     def run(self, p, key, at: int, ts: int) -> None:
@@ -130,6 +133,8 @@ class ParseCache:
         data = p.data
         runs = self.runs
         self.lookups += 1
+        if not self.lookups % TRIAL:
+            self._judge()
         for n in self.lengths:
             hit = runs.get((key, data[at:at + n]))
             if hit is not None:
@@ -145,9 +150,15 @@ class ParseCache:
                 if ext:
                     p.ext.update(ext)
                 return
-        if self.lookups == TRIAL and self.hits * 3 < TRIAL:
-            self.on = False                  # most packets differ: remembering costs more
         self._record(p, key, at)
+
+    def _judge(self) -> None:
+        """Every :data:`TRIAL` lookups: off when under a third of them hit."""
+        if (self.hits - self.window) * 3 < TRIAL:
+            self.on = False                  # most packets differ: remembering costs more
+            self.runs.clear()
+            self.lengths.clear()
+        self.window = self.hits
 
     def _record(self, p, key, at: int) -> None:
         v = p.v
@@ -161,17 +172,14 @@ class ParseCache:
         if any(getattr(p, a, None) is not x for a, x in zip(_KEPT, kept)) or len(v) != len(before):
             return                           # the run changed more than its slots: never reuse
         writes = []
-        i, n = 0, len(v)
-        while i < n:
-            x = v[i]
-            if x is before[i]:
-                i += 1
-                continue
-            j = i + 1
-            while j < n and v[j] is not before[j]:
+        changed = [i for i, x, y in zip(range(len(v)), v, before) if x is not y]
+        k = 0
+        while k < len(changed):                  # runs of consecutive slots, one slice each
+            i = j = changed[k]
+            while k < len(changed) and changed[k] == j:
                 j += 1
+                k += 1
             writes.append((i, j, tuple(v[i:j])))
-            i = j
         valid = self.valid_slot               # the intrinsic metadata was extracted: its
         stamped = any(a <= valid < b for a, b, _ in writes)   # timestamp is this packet's
         ext = {k: e for k, e in (p.ext or {}).items() if ext0.get(k) is not e}
