@@ -135,6 +135,9 @@ class ParseCache:
         self.lookups += 1
         if not self.lookups % TRIAL:
             self._judge()
+            if not self.on:
+                self.parse(p)
+                return
         for n in self.lengths:
             hit = runs.get((key, data[at:at + n]))
             if hit is not None:
