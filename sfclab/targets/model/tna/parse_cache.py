@@ -112,16 +112,25 @@ class ParseCache:
     before *at* (the intrinsic metadata the switch puts in front) are determined by *key*
     and the timestamp; ``tstamp_slot`` is the slot the timestamp is extracted into (when
     the run extracts the header whose validity slot is ``valid_slot``), *ts* its value for
-    this packet."""
+    this packet.
 
-    __slots__ = ("parse", "tstamp_slot", "valid_slot", "runs", "lengths", "lookups", "hits",
-                 "window", "on")
+    ``region`` is the gress's slots (``lo, hi``): before its parser runs they hold a fresh
+    packet's values, but for ``volatile`` ones, which the switch sets for each packet.  A
+    run that writes outside the region is not remembered; a remembered run writes back
+    the region's slots from the first it wrote to the last, in one slice where no
+    volatile slot lies between (the slots it did not write hold, then as now, a fresh
+    packet's values)."""
 
-    def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int) -> None:
+    __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "volatile", "runs", "lengths",
+                 "lookups", "hits", "window", "on")
+
+    def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
+                 region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
         self.parse = parse
         self.tstamp_slot, self.valid_slot = tstamp_slot, valid_slot
+        self.region, self.volatile = region, volatile
         self.runs: dict = {}
-        self.lengths: list[int] = []     # the consumed lengths remembered runs have
+        self.lengths: dict = {}          # key -> the consumed lengths its remembered runs have
         self.lookups = self.hits = 0
         self.window = 0                  # hits before the current TRIAL lookups began
         self.on = True
@@ -138,7 +147,7 @@ class ParseCache:
             if not self.on:
                 self.parse(p)
                 return
-        for n in self.lengths:
+        for n in self.lengths.get(key, ()):
             hit = runs.get((key, data[at:at + n]))
             if hit is not None:
                 self.hits += 1
@@ -174,13 +183,18 @@ class ParseCache:
             return
         if any(getattr(p, a, None) is not x for a, x in zip(_KEPT, kept)) or len(v) != len(before):
             return                           # the run changed more than its slots: never reuse
-        writes = []
         changed = [i for i, x, y in zip(range(len(v)), v, before) if x is not y]
+        lo, hi = self.region
+        if changed and (changed[0] < lo or changed[-1] >= hi):
+            return                           # it wrote another gress's slots: never reuse
+        writes = []
+        cuts = sorted(self.volatile)
         k = 0
-        while k < len(changed):                  # runs of consecutive slots, one slice each
+        while k < len(changed):                  # slices up to the next volatile slot
             i = j = changed[k]
-            while k < len(changed) and changed[k] == j:
-                j += 1
+            stop = next((c for c in cuts if c > i), hi)
+            while k < len(changed) and changed[k] < stop:
+                j = changed[k] + 1
                 k += 1
             writes.append((i, j, tuple(v[i:j])))
         valid = self.valid_slot               # the intrinsic metadata was extracted: its
@@ -192,5 +206,6 @@ class ParseCache:
         consumed = p.pos - at
         self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, p.pos,
                                                    stamped)
-        if consumed not in self.lengths:
-            self.lengths.append(consumed)
+        seen = self.lengths.setdefault(key, [])
+        if consumed not in seen:
+            seen.append(consumed)

@@ -142,6 +142,7 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
         if not isinstance(hdr_t, StructT) or not isinstance(meta_t, StructT):
             raise ModelCompileError(f"{_pos(parser)}parser {parser.name}: the headers and the "
                                     f"metadata must be structs")
+        start = len(layout.template)             # the gress's slots begin
         hdr, meta = layout.build(hdr_t, "hdr"), layout.build(meta_t, "meta")
         intr = {t: layout.build(env.named(t), _SHORT[t]) for t in INTRINSIC_TYPES
                 if t.startswith(g)}
@@ -154,7 +155,7 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
                              _bind(deparser, [pout, hdr, meta], intr, env, g))
         gress = Gress(parse, body, dep, hdr, meta, intr, c.keeps_err,
                       (parser.name, control.name, deparser.name))
-        _parse_cache(gress, parser, g)
+        _parse_cache(gress, parser, g, (start, len(layout.template)))
         gresses.append(gress)
     ig, eg = gresses
     tpl = list(layout.template)
@@ -171,8 +172,8 @@ _STAMPED = {"ingress": ("ingress_intrinsic_metadata_t", "ingress_mac_tstamp"),
             "egress": ("egress_intrinsic_metadata_t", "enq_tstamp")}
 
 
-def _parse_cache(gress: Gress, parser: A.ParserDecl, g: str) -> None:
-    """Give *gress* a :class:`ParseCache` when its parser qualifies."""
+def _parse_cache(gress: Gress, parser: A.ParserDecl, g: str, region: tuple[int, int]) -> None:
+    """Give *gress* (its slots: *region*) a :class:`ParseCache` when its parser qualifies."""
     tname, fname = _STAMPED[g]
     ref = gress.intrinsic.get(tname)
     if not isinstance(ref, HeaderRef) or fname not in ref.fields:
@@ -183,7 +184,8 @@ def _parse_cache(gress: Gress, parser: A.ParserDecl, g: str) -> None:
         gress.uncached = f"parser {parser.name}: {why}"
         return
     f = ref.fields[fname]
-    gress.cache = ParseCache(gress.parse, f.slot, ref.base)
+    stamp = gress.slot(f"{g}_intrinsic_metadata_from_parser_t", "global_tstamp")
+    gress.cache = ParseCache(gress.parse, f.slot, ref.base, region, frozenset({stamp}))
     gress.tstamp_mask = _field_at(ref.type)[fname][1]
 
 
