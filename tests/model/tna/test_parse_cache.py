@@ -99,7 +99,7 @@ def test_a_remembered_run_carries_this_packets_timestamps(tmp_path):
 @pytest.mark.parametrize("line, why", [
     ("        md.ts = ig_intr_md.ingress_mac_tstamp;\n", "reads ig_intr_md.ingress_mac_tstamp"),
     ("        md.ts = (bit<48>) pkt.lookahead<bit<16>>();\n", "calls pkt.lookahead"),
-])
+], ids=["timestamp", "lookahead"])
 def test_a_parser_that_reads_more_than_its_bytes_is_not_cached(tmp_path, line, why):
     sw = TnaSwitch(stamped(tmp_path, line))
     g = sw.by_pipe[0].ingress
