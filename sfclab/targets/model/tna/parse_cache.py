@@ -39,10 +39,10 @@ __all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "BACKOFF", "MAX_BACKOFF"
 #: The most runs one parser's cache holds; a full cache is emptied and fills again.
 LIMIT = 1024
 #: A cache is judged every this many lookups: under a third of them hits, it backs off.
-TRIAL = 256
+TRIAL = 1024
 #: A cache that backs off runs this many parses without looking up, twice as many each
 #: time it backs off again in a row (at most MAX_BACKOFF), then tries again.
-BACKOFF = 1024
+BACKOFF = 4096
 MAX_BACKOFF = 1 << 16
 
 _PACKET_METHODS = {"extract", "advance"}
