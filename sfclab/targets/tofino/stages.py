@@ -111,21 +111,22 @@ class PipeletStages:
 
     @property
     def spread(self) -> int:
-        """Stages the checksum-update conditions took at the pipelet's end beyond one: with
-        room, p4c-barefoot 9.13.4 gives the TCP and the UDP condition a stage each; in a
-        full pipe it puts both in one stage, beside other tables (measured: the NFs' and
-        core's 12 counted stages of a held-out set's ingress with both in stage 11)."""
+        """Stages at the pipelet's end that hold only the checksum-update conditions: with
+        room, p4c-barefoot 9.13.4 gives the TCP and the UDP condition a stage each after
+        the other tables; in a full pipe it puts both beside the last stage's tables
+        (measured: three pipelets filled to the 12 stages placement counts, each compiled
+        in 12, the conditions in stage 11 with the core's tables)."""
         run = 0
         for st in reversed(self.used):
             if st not in self.conditions:
                 break
             run += 1
-        return max(0, run - 1)
+        return run
 
     @property
     def need(self) -> int:
-        """The stages it uses, the checksum conditions' spread aside: what the plan counts
-        (placement's count must not be below it)."""
+        """The stages it uses, the conditions' stages of their own at the end aside: what
+        placement's count must hold."""
         return self.stages - self.spread
 
 
@@ -285,9 +286,10 @@ def stage_report(rows: Sequence[PipeletStages]) -> str:
                      f"{TOFINO1_STAGES} (plan {p.plan}); sfclab's core: {len(p.core)} "
                      f"stage(s) of its own ({_stages_text(p.core)}){over}")
         if p.spread:
-            lines.append(f"    the TCP and UDP checksum-update conditions took a stage each "
-                         f"({_stages_text(p.conditions)}), where a full pipe has both in "
-                         f"one: {p.need} stages as placement counts them")
+            lines.append(f"    the TCP and UDP checksum-update conditions took stage(s) "
+                         f"{_stages_text(p.conditions[-p.spread:])} of their own at the end, "
+                         f"where a full pipe puts them beside its last tables: {p.need} "
+                         f"stages without them (plan {p.plan})")
         if p.slots:
             lines.append(stage_table(p.slots))
     return "\n".join(lines)
