@@ -99,7 +99,7 @@ def test_a_remembered_run_carries_this_packets_timestamps(tmp_path):
 @pytest.mark.parametrize("line, why", [
     ("        md.ts = ig_intr_md.ingress_mac_tstamp;\n", "reads ig_intr_md.ingress_mac_tstamp"),
     ("        md.ts = (bit<48>) pkt.lookahead<bit<16>>();\n", "calls pkt.lookahead"),
-])
+], ids=["timestamp", "lookahead"])
 def test_a_parser_that_reads_more_than_its_bytes_is_not_cached(tmp_path, line, why):
     sw = TnaSwitch(stamped(tmp_path, line))
     g = sw.by_pipe[0].ingress
@@ -136,19 +136,31 @@ def test_packets_that_differ_in_their_last_header_byte_or_their_port_are_told_ap
     assert sw.by_pipe[0].ingress.cache.hits == 8
 
 
-def test_a_cache_that_keeps_missing_turns_itself_off(monkeypatch):
+def test_a_cache_that_keeps_missing_backs_off_and_tries_again(monkeypatch):
     """Every packet different (a new source MAC each): after TRIAL lookups with under a
-    third of them hits the cache stops remembering, and packets still run as before."""
+    third of them hits the cache forgets its runs and parses without looking up for
+    BACKOFF packets, then looks up again (and keeps what hits); packets run as before."""
     from sfclab.targets.model.tna import parse_cache
 
     monkeypatch.setattr(parse_cache, "TRIAL", 64)
+    monkeypatch.setattr(parse_cache, "BACKOFF", 20)
     sw = TnaSwitch(PROGRAMS / "forward.p4")
     sw.insert("fwd", {"hdr.ethernet.dst": 5}, "Ig.send", {"port": 6, "tag": 1})
     cache = sw.by_pipe[0].ingress.cache
-    for i in range(100):
+
+    def send(i: int) -> None:
         pkt = ETH[:6] + i.to_bytes(6, "big") + ETH[12:]
         [(_, out)] = sw.process(3, pkt).outputs
         assert out[12:] == pkt[12:]
-        if i == 62:
-            assert cache.on and len(cache.runs) == 63
-    assert not cache.on and cache.runs == {} and cache.hits == 0
+
+    for i in range(64):
+        send(i)
+    assert cache.on and len(cache.runs) == 64 and cache.hits == 0
+    send(64)                                       # the 65th: judged, backs off
+    assert not cache.on and cache.runs == {}
+    for i in range(65, 85):                        # BACKOFF parses, none looked up
+        send(i)
+    assert cache.on and cache.lookups == 64
+    for _ in range(3):                             # looking up again: one flow hits
+        send(7)
+    assert cache.hits == 2 and len(cache.runs) == 1

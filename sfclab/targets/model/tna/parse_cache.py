@@ -21,23 +21,29 @@ What a run read is exactly the bytes it consumed (no lookahead), so a packet who
 *n* bytes equal those of a remembered run that consumed *n* bytes makes every decision the
 same way and ends at the same place.  Only runs that end without a parser error are
 remembered, and only when nothing but the parser's own slots, position and memo changed.
-A parser that keeps missing (every packet different, after :data:`TRIAL` runs most of them
-misses) stops looking; the cache holds at most :data:`LIMIT` runs (then it starts again).
+A parser that keeps missing (every packet different: of :data:`TRIAL` lookups, under a
+third hit) forgets its runs and stops looking for a while (:data:`BACKOFF` parses, longer
+each time in a row), then tries again; the cache holds at most :data:`LIMIT` runs (then it
+starts again).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 
 from ....p4 import ast as A
 
-__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL"]
+__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "BACKOFF", "MAX_BACKOFF"]
 
 #: The most runs one parser's cache holds; a full cache is emptied and fills again.
-LIMIT = 4096
-#: A cache whose hits are under a third of its lookups, over any run of this many lookups
-#: (counted from the first), turns itself off.
-TRIAL = 2048
+LIMIT = 1024
+#: A cache is judged every this many lookups: under a third of them hits, it backs off.
+TRIAL = 1024
+#: A cache that backs off runs this many parses without looking up, twice as many each
+#: time it backs off again in a row (at most MAX_BACKOFF), then tries again.
+BACKOFF = 4096
+MAX_BACKOFF = 1 << 16
 
 _PACKET_METHODS = {"extract", "advance"}
 _CHECKSUM_METHODS = {"add", "subtract", "subtract_all_and_deposit", "verify", "get"}
@@ -121,36 +127,43 @@ class ParseCache:
     volatile slot lies between (the slots it did not write hold, then as now, a fresh
     packet's values)."""
 
-    __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "volatile", "runs", "lengths",
-                 "lookups", "hits", "window", "on")
+    __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "cuts", "runs", "lengths",
+                 "lookups", "hits", "window", "won", "skip", "backoff")
 
     def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
                  region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
         self.parse = parse
         self.tstamp_slot, self.valid_slot = tstamp_slot, valid_slot
-        self.region, self.volatile = region, volatile
+        self.region, self.cuts = region, sorted(volatile)
         self.runs: dict = {}
         self.lengths: dict = {}          # key -> the consumed lengths its remembered runs have
-        self.lookups = self.hits = 0
-        self.window = 0                  # hits before the current TRIAL lookups began
-        self.on = True
+        self.lookups = self.hits = 0     # in all
+        self.window = self.won = 0       # lookups and hits since the last judgement
+        self.skip = 0                    # parses left to run without looking up
+        self.backoff = BACKOFF
+
+    @property
+    def on(self) -> bool:
+        """Whether the cache is looking runs up (not backing off)."""
+        return not self.skip
 
     def run(self, p, key, at: int, ts: int) -> None:
-        if not self.on:
+        if self.skip:
+            self.skip -= 1
             self.parse(p)
             return
+        self.window += 1
+        if self.window > TRIAL and self._judged_off():
+            self.parse(p)
+            return
+        self.lookups += 1
         data = p.data
         runs = self.runs
-        self.lookups += 1
-        if not self.lookups % TRIAL:
-            self._judge()
-            if not self.on:
-                self.parse(p)
-                return
         for n in self.lengths.get(key, ()):
             hit = runs.get((key, data[at:at + n]))
             if hit is not None:
                 self.hits += 1
+                self.won += 1
                 writes, events, ext, pos, stamped = hit
                 v = p.v
                 for a, b, vals in writes:
@@ -164,39 +177,47 @@ class ParseCache:
                 return
         self._record(p, key, at)
 
-    def _judge(self) -> None:
-        """Every :data:`TRIAL` lookups: off when under a third of them hit."""
-        if (self.hits - self.window) * 3 < TRIAL:
-            self.on = False                  # most packets differ: remembering costs more
-            self.runs.clear()
-            self.lengths.clear()
-        self.window = self.hits
+    def _judged_off(self) -> bool:
+        """After :data:`TRIAL` lookups: under a third of them hit, the cache forgets its
+        runs and backs off (:data:`BACKOFF` parses, twice as many each time in a row);
+        else a new window begins."""
+        bad = self.won * 3 < TRIAL
+        self.window, self.won = 1, 0
+        if not bad:
+            self.backoff = BACKOFF
+            return False
+        self.runs.clear()                # most packets differ: remembering costs more
+        self.lengths.clear()
+        self.skip = self.backoff
+        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        self.window = 0
+        return True
 
     def _record(self, p, key, at: int) -> None:
         v = p.v
-        before = v[:]
+        lo, hi = self.region
+        head, before, tail = v[:lo], v[lo:hi], v[hi:]
         kept = [getattr(p, a, None) for a in _KEPT]
         n0 = len(p.tr)
         ext0 = dict(p.ext) if p.ext else {}
         self.parse(p)
         if p.parser_error != "NoError" or p.pos < at:
             return
-        if any(getattr(p, a, None) is not x for a, x in zip(_KEPT, kept)) or len(v) != len(before):
-            return                           # the run changed more than its slots: never reuse
-        changed = [i for i, x, y in zip(range(len(v)), v, before) if x is not y]
-        lo, hi = self.region
-        if changed and (changed[0] < lo or changed[-1] >= hi):
-            return                           # it wrote another gress's slots: never reuse
+        if any(getattr(p, a, None) is not x for a, x in zip(_KEPT, kept)) \
+                or len(v) != lo + len(before) + len(tail) or v[:lo] != head or v[hi:] != tail:
+            return                           # it changed more than its gress's slots
+        changed: list[int] = []
+        for a in range(0, hi - lo, 32):      # slot by slot only where a block changed
+            now, old = v[lo + a:lo + a + 32], before[a:a + 32]
+            if now != old:
+                changed += [lo + a + i for i, (x, y) in enumerate(zip(now, old)) if x != y]
         writes = []
-        cuts = sorted(self.volatile)
-        k = 0
-        while k < len(changed):                  # slices up to the next volatile slot
-            i = j = changed[k]
-            stop = next((c for c in cuts if c > i), hi)
-            while k < len(changed) and changed[k] < stop:
-                j = changed[k] + 1
-                k += 1
-            writes.append((i, j, tuple(v[i:j])))
+        first = 0
+        for stop in [*(bisect_left(changed, c) for c in self.cuts), len(changed)]:
+            if stop > first:                 # a slice up to the next volatile slot
+                a, b = changed[first], changed[stop - 1] + 1
+                writes.append((a, b, tuple(v[a:b])))
+                first = stop
         valid = self.valid_slot               # the intrinsic metadata was extracted: its
         stamped = any(a <= valid < b for a, b, _ in writes)   # timestamp is this packet's
         ext = {k: e for k, e in (p.ext or {}).items() if ext0.get(k) is not e}
