@@ -1,6 +1,6 @@
 """The embedded model's packet rate on TNA programs beside v1model's, on the same chains.
 
-    python benchmarks/bench_tna_model.py [--quick] [--pipes N] [--blocks]
+    python benchmarks/bench_tna_model.py [--quick] [--pipes N] [--blocks] [--distinct]
 
 Each example chain set is compiled for v1model and for TNA (``model?arch=tna``: a Tofino
 1 of 2 pipes by default); both programs are pushed to an embedded model over P4Runtime,
@@ -13,6 +13,11 @@ TNA program needs more passes than the v1model one).  The issue's target: the TN
 at 0.5x the v1model model's rate or better, on every class; the last column divides the
 rates of passes (packets/s times passes), the model's speed without the program's extra
 passes.  Rates are packets per second of the process's CPU time.
+
+``--distinct`` makes every packet of a round different (its IPv4 identification, the
+checksum made again): no two packets share their header bytes, so the TNA model's
+remembered parser runs (``model/tna/parse_cache.py``) never hit, and the rates are what a
+flow-less stream of packets gets (a cache whose lookups keep missing backs off).
 
 ``--blocks`` adds, after the rates (its own rounds, never the measured ones), where a TNA
 packet's time goes: its parsers, its controls, its deparsers and the rest (traffic manager,
@@ -60,6 +65,9 @@ def blocks(switch, port: int, pkts: list[bytes], n: int) -> dict[str, float]:
                 f = getattr(g, attr)
                 saved.append((g, attr, f))
                 setattr(g, attr, _timed(f, kind, spent))
+            if g.cache is not None:              # the parser's runs looked up (or made)
+                saved.append((g, "cache", g.cache))
+                g.cache = _TimedCache(g.cache, spent)
     try:
         t = time.perf_counter()
         for i in range(n):
@@ -70,6 +78,22 @@ def blocks(switch, port: int, pkts: list[bytes], n: int) -> dict[str, float]:
             setattr(g, attr, f)
     spent["rest"] = total - sum(spent.values())
     return {k: x / total for k, x in spent.items()}
+
+
+class _TimedCache:
+    """A gress's parse cache, its lookups (and the parser runs it makes) timed as
+    parsers."""
+
+    def __init__(self, cache, spent: dict) -> None:
+        self.cache, self.spent = cache, spent
+
+    def run(self, p, key, at, ts):
+        t = time.perf_counter()
+        try:
+            # the parser it runs on a miss is the untimed one
+            return self.cache.run(p, key, at, ts)
+        finally:
+            self.spent["parsers"] += time.perf_counter() - t
 
 
 def _timed(f, kind: str, spent: dict):
@@ -84,8 +108,24 @@ def _timed(f, kind: str, spent: dict):
     return timed
 
 
+def distinct(pkts: list[bytes], n: int) -> list[bytes]:
+    """*n* packets cycling through *pkts*, each with its own IPv4 identification (the
+    header checksum computed again): no two the same."""
+    from scapy.all import IP, Ether
+
+    out = []
+    for i in range(n):
+        pkt = Ether(pkts[i % len(pkts)])
+        if IP not in pkt:
+            return pkts                  # nothing to make different: as given
+        pkt[IP].id = i & 0xFFFF
+        del pkt[IP].chksum
+        out.append(bytes(pkt))
+    return out
+
+
 def bench_file(name: str, n: int, pipes: int, rounds: int = 3,
-               with_blocks: bool = False) -> list[tuple]:
+               with_blocks: bool = False, all_distinct: bool = False) -> list[tuple]:
     chains = parse_file(EXAMPLES / name)
     v1 = generate(sfclab.compile(chains, arch="v1model"))
     tna = generate(sfclab.compile(chains, arch="tna", pipes=pipes))
@@ -97,13 +137,17 @@ def bench_file(name: str, n: int, pipes: int, rounds: int = 3,
         for chain in v1.compiled.chains:
             pkts = [bytes(p.packet) for p in packets_for(chain, 100, chains=v1.compiled.chains)]
             ra, rb = sa.process(1, pkts[0]), sb.process(1, pkts[0])
+            if all_distinct:                         # each round its own packets
+                pkts = distinct(pkts, n * (rounds + 1))
             nfs = " -> ".join(ra.trace.nfs())
             passes = (ra.passes, rb.passes)
             best_a = best_b = 0.0
-            for _ in range(rounds):                  # alternating: the same load for both
-                best_a = max(best_a, rate(sa, 1, pkts, n))
-                best_b = max(best_b, rate(sb, 1, pkts, n))
-            split = blocks(sb, 1, pkts, n) if with_blocks else None
+            for r in range(rounds):                  # alternating: the same load for both
+                chunk = pkts[r * n:(r + 1) * n] if all_distinct else pkts
+                best_a = max(best_a, rate(sa, 1, chunk, n))
+                best_b = max(best_b, rate(sb, 1, chunk, n))
+            last = pkts[rounds * n:] if all_distinct else pkts
+            split = blocks(sb, 1, last, n) if with_blocks else None
             rows.append((name, chain.name, nfs or "(none)", passes, best_a, best_b, split))
     return rows
 
@@ -112,7 +156,7 @@ def main() -> None:
     n = 1_000 if "--quick" in sys.argv else 5_000
     pipes = int(sys.argv[sys.argv.index("--pipes") + 1]) if "--pipes" in sys.argv else 2
     print(f"## the TNA model beside the v1model model ({pipes} pipes, {n} packets a round, "
-          f"best of 3)\n")
+          f"best of 3{', every packet different' if '--distinct' in sys.argv else ''})\n")
     print("| chains | class | NFs | passes v1model / TNA | v1model packets/s | TNA packets/s "
           "| TNA / v1model | per pass |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
@@ -122,7 +166,7 @@ def main() -> None:
     for name in FILES:
         for f, chain, nfs, passes, a, b, split in bench_file(
                 name, n, pipes if name != "every_nf.sfc" else max(pipes, 2),
-                with_blocks=with_blocks):
+                with_blocks=with_blocks, all_distinct="--distinct" in sys.argv):
             if split is not None:
                 splits.append((f, chain, passes[1], a, b, split))
             ratio = b / a

@@ -54,8 +54,8 @@ def _checks(what: str, build, generated, m) -> list[str]:
     nf_program = what.endswith((" alone", " mid-chain"))
     for p in m.pipelets if nf_program else ():
         core = TNA_CORE_STAGES.ingress if p.gress == "ingress" else TNA_CORE_STAGES.egress
-        if p.stages > p.plan or len(p.core) > core:
-            notes.append(f"plan: {p.name} {p.stages} stages (plan {p.plan}), core "
+        if p.need > p.plan or len(p.core) > core:
+            notes.append(f"plan: {p.name} {p.need} stages (plan {p.plan}), core "
                          f"{len(p.core)} {p.core}")
     return notes
 

@@ -26,7 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import TargetError, did_you_mean
 
-__all__ = ["Param", "TEXT", "INTEGER", "VETH", "PORTS", "choice", "parse_veth", "read_query"]
+__all__ = ["Param", "TEXT", "INTEGER", "NUMBER", "VETH", "PORTS", "choice", "parse_veth",
+           "read_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,13 @@ def _text(value: str) -> str | None:
 def _integer(value: str) -> int:
     try:
         return int(value)
+    except ValueError:
+        raise ValueError() from None
+
+
+def _number(value: str) -> float:
+    try:
+        return float(value)
     except ValueError:
         raise ValueError() from None
 
@@ -76,6 +84,8 @@ def parse_veth(text: str) -> dict[int, str]:
 TEXT = Param(_text)
 #: An integer (``device_id=1``).
 INTEGER = Param(_integer, "an integer")
+#: A number (``timeout=2.5``).
+NUMBER = Param(_number, "a number")
 #: Ports on veth pairs (``veth=1@veth0,2@veth2``; an empty one: None).
 VETH = Param(lambda v: parse_veth(v) or None, "PORT@INTERFACE pairs",
              "give the switch's ends of its veth pairs: veth=1@veth0,2@veth2")
@@ -104,7 +114,9 @@ def read_query(url: str, params: Mapping[str, Param]) -> dict[str, Any]:
     for key, values in parse_qs(urlsplit(url).query, keep_blank_values=True).items():
         if key not in params:
             raise TargetError(f"unknown parameter {key!r} in {url!r}",
-                              hint=did_you_mean(key, params) or "known: " + ", ".join(params))
+                              hint=did_you_mean(key, params) or ("known: " + ", ".join(params)
+                                                                 if params else
+                                                                 "it takes no parameters"))
         out[key] = _read_value(url, key, values[-1], params[key])
     return out
 

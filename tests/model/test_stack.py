@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from scapy.contrib.mpls import MPLS
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from sfclab.targets.model import ModelSwitch
+from sfclab.targets.model.errors import ModelCompileError
 
 from .conftest import v1model
 
@@ -90,3 +92,41 @@ def test_too_many_labels_is_stack_out_of_bounds():
     r = ModelSwitch(PROGRAM).process(1, labelled(1, 2, 3, 4))
     err = next(e.value for e in r.trace.events if e.kind == "parser_done")
     assert err == "StackOutOfBounds" and r.dropped
+
+
+# (where the cursor is written, the expression, the column of its caret): p4c 1.2.5.16
+# refuses each ("hdr.mpls.last: 'last', and 'next' for stacks can only be used in a parser")
+OUTSIDE_A_PARSER = [
+    ("ingress", "apply { hdr.mpls[0].ttl = hdr.mpls.last.ttl; }", "hdr.mpls.last"),
+    ("ingress", "apply { hdr.mpls.next.ttl = 1; }", "hdr.mpls.next"),
+    ("ingress", "apply { if (hdr.mpls.lastIndex == 0) { mark_to_drop(sm); } }",
+     "hdr.mpls.lastIndex"),
+    ("ingress", "action a() { hdr.mpls.last.setInvalid(); }\n    apply { a(); }",
+     "hdr.mpls.last"),
+    ("decls", "bit<8> ttl_of(in mpls_t[3] s) { return s.last.ttl; }", "s.last"),
+]
+
+
+@pytest.mark.parametrize("where, code, what", OUTSIDE_A_PARSER)
+def test_a_stack_cursor_outside_a_parser_is_refused_at_load(where, code, what):
+    """Before, the model ran ``.last``/``.next``/``.lastIndex`` in a control, an action or a
+    function (p4c refuses them outside a parser); now it refuses the program at load, at the
+    expression, and says what to write (the parser's own uses load, as PROGRAM shows)."""
+    if where == "decls":
+        text = v1model(DECLS + code, PARSER, "apply { hdr.mpls[0].ttl = ttl_of(hdr.mpls); }",
+                       headers="ethernet_t ethernet; mpls_t[3] mpls;")
+    else:
+        text = v1model(DECLS, PARSER, code, headers="ethernet_t ethernet; mpls_t[3] mpls;")
+    with pytest.raises(ModelCompileError) as e:
+        ModelSwitch(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1)
+                if what in ln and ln.strip() in code)
+    col = text.splitlines()[line - 1].index(what) + 1
+    name = what.rsplit(".", 1)[1]
+    kind = "'lastIndex'" if name == "lastIndex" else "'last' and 'next'"
+    assert e.value.message.splitlines()[0] == (
+        f"<string>:{line}:{col}: {what}: a header stack's {kind} can be used only in a parser "
+        "(p4c refuses it in a control, an action or a function)")
+    assert e.value.message.splitlines()[2] == " " * (3 + col) + "^" * len(what)
+    stack = what.rsplit(".", 1)[0]
+    assert e.value.hint.startswith(f"index the stack with a constant or a value: {stack}[0] … ")

@@ -386,7 +386,7 @@ def test_compile_tna_p4c_prints_per_pipe_and_gress_the_slots_stages_and_core(tmp
     row = next(line for line in out.splitlines() if line.split()[1:2] == ["lb"])
     used, span, estimate = row.split()[2:5]
     first, last = (int(x) for x in used.split("-"))
-    assert int(span) == last - first + 1 <= int(estimate) == 3
+    assert int(span) == last - first + 1 <= int(estimate) == 3 + 1    # and its checksum condition
 
 
 @needs_tofino_compiler
@@ -484,14 +484,14 @@ def test_pipelet_stages_read_the_bfa():
     assert [t[:3] for t in bfa_tables(bfa)][:2] == [("ingress", 2, "tbl_program30"),
                                                      ("ingress", 3, "slot0_lb_backends")]
     (row,) = slot_stages(bfa, gen)
-    assert row == SlotStages(0, "lb", (2, 3, 4), 3) and row.span == 3
+    assert row == SlotStages(0, "lb", (2, 3, 4), 3 + 1) and row.span == 3   # + its condition
     i0, e0 = pipelet_stages({0: bfa}, gen)
     assert (i0.name, i0.stages, i0.core, e0.core) == ("I0", 6, (5,), (0, 12))   # lb: on I0
     assert i0.plan == 2 + 3 + 1 and e0.plan == 1       # lb's checksum condition: +1
     table = stage_table([row, SlotStages(1, "qos", (5, 6, 7, 8), 3)], 9)
-    assert "0     lb                  2-4                 3         3" in table
+    assert "0     lb                  2-4                 3         4" in table
     assert "(more than the estimate)" in table.splitlines()[2]
-    assert "the pipelet uses 9 of 12 stages; the slots' estimates add up to 6" in table
+    assert "the pipelet uses 9 of 12 stages; the slots' estimates add up to 7" in table
     report = stage_report([i0, e0])
     assert report.startswith("pipe 0 ingress: slot0_lb; stages used 6 of 12 (plan 6); "
                              "sfclab's core: 1 stage(s) of its own (5)")

@@ -13,6 +13,8 @@ fails on any machine.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from sfclab.p4.catalog import load_default
@@ -85,8 +87,8 @@ def test_placements_budget_holds_what_the_compiler_places(tofino_builds):
     for what, m in measured.items():
         for p in m.pipelets:
             core = TNA_CORE_STAGES.ingress if p.gress == "ingress" else TNA_CORE_STAGES.egress
-            if p.stages > p.plan or len(p.core) > core:
-                wrong[f"{what} {p.name}"] = (f"{p.stages} stages (plan {p.plan}), core "
+            if p.need > p.plan or len(p.core) > core:
+                wrong[f"{what} {p.name}"] = (f"{p.need} stages (plan {p.plan}), core "
                                              f"{len(p.core)} ({p.core})")
     assert not wrong, wrong
 
@@ -150,3 +152,66 @@ def test_compile_p4c_refuses_a_program_past_a_tofino_1s_last_stage(
     else:
         assert rc == 0, out.err
         assert "error" not in out.err
+
+
+@functools.cache
+def _h2():
+    """h2_nat_lb_branch.sfc's TNA program (pipe 1's egress: lb | classifier, then qos)."""
+    from pathlib import Path
+
+    import sfclab
+    from sfclab.codegen import generate
+    from sfclab.lang import parse_file
+
+    src = Path(__file__).resolve().parents[1] / "heldout_new" / "chains" / "h2_nat_lb_branch.sfc"
+    return generate(sfclab.compile(parse_file(src), arch="tna", pipes=2))
+
+
+def _egress_bfa(gen, conditions: dict[int, list[str]]) -> str:
+    """A ``.bfa`` of pipe 1's egress as p4c-barefoot 9.13.4 laid out h2's (lb 0-2, qos 3-7,
+    the core's end in 8), with the checksum-update conditions in the stages given."""
+    slot = {s.nf: s.index for s in gen.composition.slots}
+    tables = {0: [f"slot{slot['lb']}_lb_backends"], 2: [f"slot{slot['lb']}_lb_backends_1"],
+              3: [f"slot{slot['qos']}_qos_dscp_marking"], 7: [f"slot{slot['qos']}_qos_2"],
+              8: ["tbl_end"]}
+    for st, names in conditions.items():
+        tables.setdefault(st, []).extend(names)
+    return "version: 1.0.1\n" + "".join(
+        f"stage {st} egress:\n" + "".join(f"  exact_match {n} {i}:\n    p4: {{ name: {n} }}\n"
+                                          for i, n in enumerate(names))
+        for st, names in sorted(tables.items()))
+
+
+TCP = "egresshdr.tcp.checksum_encode_update_condition_6"
+UDP = "egresshdr.udp.checksum_encode_update_condition_7"
+
+
+@pytest.mark.parametrize("conditions, stages, need", [
+    ({9: [TCP], 10: [UDP]}, 11, 9),        # as the compiler placed h2's: a stage each
+    ({9: [TCP, UDP]}, 10, 9),              # both in one stage of their own
+    ({8: [TCP, UDP]}, 9, 9),               # beside the core's end (a full pipe's way)
+    ({5: [TCP], 6: [UDP]}, 9, 9),          # stages of their own, but before the NFs' end
+])
+def test_the_checksum_conditions_stages_at_the_end_are_room_not_need(
+        conditions, stages, need):
+    """p4c-barefoot 9.13.4 gave h2's pipe 1 egress 11 stages where placement counted 10:
+    with room, the TCP and the UDP checksum-update condition get a stage each after the
+    other tables (9, 10); in a full pipe both go beside the last stage's tables (filled to
+    the 12 placement counts, each compiled in 12: h7_p4sc.sfc's pipe 0 ingress, h2 with
+    monitor after qos, p4sfc_mixed.sfc with reporter after monitor).  What a pipelet needs
+    leaves those stages aside; before, the check saw 11 stages for a count of 10."""
+    from sfclab.targets.tofino.stages import pipelet_stages, stage_report
+
+    gen = _h2()
+    (e1,) = [p for p in pipelet_stages({1: _egress_bfa(gen, conditions)}, gen)
+             if p.name == "E1"]
+    assert (e1.stages, e1.need, e1.plan) == (stages, need, 10)
+    report = stage_report([e1])
+    if stages > need:
+        own = ", ".join(map(str, range(need, stages)))
+        assert (f"conditions took stage(s) {own} of their own at the end, where a full pipe "
+                f"puts them beside its last tables: 9 stages without them (plan 10)") in report
+    else:
+        assert "conditions took" not in report
+    lb = next(s for s in e1.slots if s.nf == "lb")
+    assert (lb.span, lb.estimate) == (3, 4)       # lb 3, and its checksum condition

@@ -99,3 +99,23 @@ def test_the_parsers_read_their_queries():
         2, 64, {1: "v0"}, "9090", None)
     assert parse_tofino_url("tofino://h:1?veth=1@v0&format=bfrt") == {
         "host": "h", "port": 1, "device_id": 0, "format": "bfrt", "veth": {1: "v0"}}
+
+
+def test_network_connect_reads_its_url_in_the_same_words():
+    """``Network.connect("mininet?…")`` had its own reader ("the Mininet network has no option
+    'timeuot'", "option timeout='soon' is not a float"): now the words are the switch
+    targets', and the network it was connected to is kept."""
+    import sfclab
+    from sfclab.ir.topology import line
+
+    net = sfclab.Network(line(2), "chain a: firewall")
+    try:
+        before = net.target
+        e = _error(net.connect, "mininet?timeuot=3")
+        assert (e.message, e.hint) == ("unknown parameter 'timeuot' in 'mininet?timeuot=3'",
+                                       "did you mean 'timeout' or 'start_timeout'?")
+        url = "mininet?switch=model&timeout=soon"
+        assert str(_error(net.connect, url)) == f"timeout must be a number in {url!r}, not 'soon'"
+        assert net.target is before
+    finally:
+        net.close()

@@ -23,6 +23,7 @@ from .calls import ExternCalls, ExternObj
 from .functions import FunctionCalls, FunctionObj, bind_args
 from .statements import LoopCompiler
 from .errors import ModelCompileError
+from .parser_only import cursors_outside_parsers
 from .exits import ExitSignal, copy_out, exit_points, mark_exit
 from .expr import CE, NOCONST, ConstVal, DynHeader, ExprCompiler, Scope, wrap_fn
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, default_value
@@ -100,6 +101,7 @@ class Compiler(FunctionCalls, LoopCompiler, ExternCalls, TableCompiler, AssignCo
         self._tmp = 0
         self._sites: dict[str, set[str]] = {}     # control instances' apply arguments
         self._path: tuple[str, ...] = ()          # the control being compiled
+        self.outside_parser = cursors_outside_parsers(prog)
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts, sc: Scope, where: str) -> Callable:

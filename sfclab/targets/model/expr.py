@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .errors import ModelCompileError
+from .parser_only import cursor_outside_parser
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, TupleT, Type, UnionT
 
@@ -170,6 +171,11 @@ _CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt
 class ExprCompiler:
     """Compiles expressions in a :class:`Scope`; subclasses add statements and calls."""
 
+    #: ids of the stack cursors (``.next``, ``.last``, ``.lastIndex``) written outside a
+    #: parser, and the program's text (:mod:`.parser_only`; the compiler sets them)
+    outside_parser: frozenset[int] = frozenset()
+    source_text: str | None = None
+
     def __init__(self, env) -> None:
         self.env = env
 
@@ -209,6 +215,8 @@ class ExprCompiler:
                     raise self.error(f"{base.path} has no field {e.name!r}", e)
                 return sub
             if isinstance(base, StackRef):
+                if id(e) in self.outside_parser:
+                    raise cursor_outside_parser(e, self.source_text)
                 if e.name == "next":
                     b = base.base
                     return DynHeader(base, lambda p: p.v[b], "next")
@@ -299,6 +307,8 @@ class ExprCompiler:
                 if e.name == "size":
                     return _const(base.type.size, Bits(32))
                 if e.name == "lastIndex":
+                    if id(e) in self.outside_parser:
+                        raise cursor_outside_parser(e, self.source_text)
                     b = base.base
                     return CE(lambda p: (p.v[b] - 1) & 0xFFFFFFFF, Bits(32))
             raise self.error(f"cannot evaluate {expr_p4(e)}", e)

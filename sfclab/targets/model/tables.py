@@ -30,6 +30,11 @@ __all__ = ["KeySpec", "ActionInfo", "Entry", "Table", "to_int", "DEFAULT_SIZE"]
 
 #: p4c's table size when the program gives none.
 DEFAULT_SIZE = 1024
+#: A ternary/range/optional table remembers the entry each key it looked up matched (the
+#: scan in priority order runs once per distinct key until the entries change); past
+#: this many keys it forgets them all and starts again.
+SEEN_LIMIT = 4096
+_UNSEEN = object()
 
 
 def to_int(value, width: int, what: str) -> int:
@@ -190,6 +195,7 @@ class Table:
             levels.append((li, mask, {key: e}))
         else:
             bisect.insort(self.index, e, key=_rank)
+            self._seen.clear()
 
     def remove_entry(self, e: Entry) -> None:
         """Take an entry of the table out of it and, in place, out of its lookup index:
@@ -211,6 +217,7 @@ class Table:
             i = bisect.bisect_left(ordered, _rank(e), key=_rank)
             if i < len(ordered) and ordered[i] is e:
                 del ordered[i]
+                self._seen.clear()
             else:                                 # not where its rank puts it: rebuild
                 self.reindex()
 
@@ -251,9 +258,13 @@ class Table:
                 return None
             return lpm
         ordered = self.index
+        seen = self._seen = {}           # key values -> the entry they matched (or None)
 
         def scan(p):
-            vals = [r(p) for r in readers]
+            vals = tuple([r(p) for r in readers])
+            e = seen.get(vals, _UNSEEN)
+            if e is not _UNSEEN:
+                return e
             for e in ordered:
                 for x, (kind, a, b) in zip(vals, e.tests):
                     if kind == 0:
@@ -263,8 +274,13 @@ class Table:
                         if not a <= x <= b:
                             break
                 else:
-                    return e
-            return None
+                    break
+            else:
+                e = None
+            if len(seen) >= SEEN_LIMIT:
+                seen.clear()
+            seen[vals] = e
+            return e
         return scan
 
     # -- the control plane -------------------------------------------------------------------

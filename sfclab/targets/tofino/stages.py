@@ -70,7 +70,9 @@ def bfa_files(tofino_dir: str | Path) -> dict[int, Path]:
 @dataclass(frozen=True, slots=True)
 class SlotStages:
     """One NF slot: the stages its tables, gateways and statements use in the compiled
-    program, and the catalogue's estimate that placement adds up."""
+    program, and what placement counts for it: the catalogue's estimate, and a stage more
+    for a branch table after it and one for a TCP/UDP checksum-update condition
+    (:func:`~sfclab.passes.placement.tna_extra_stages`)."""
 
     slot: int
     nf: str
@@ -86,7 +88,8 @@ class SlotStages:
 @dataclass(frozen=True, slots=True)
 class PipeletStages:
     """One pipelet (``pipe``, ``gress``) of the compiled program: the stages with tables,
-    each NF slot's, the core's own (no NF table there), and the plan's estimate."""
+    each NF slot's, the core's own (no NF table there), the plan's estimate, and the
+    stages that hold only the compiler's TCP/UDP checksum-update conditions."""
 
     pipe: int
     gress: str
@@ -94,6 +97,8 @@ class PipeletStages:
     slots: tuple[SlotStages, ...]
     core: tuple[int, ...]
     plan: int
+    #: Stages holding nothing but the deparser's TCP/UDP checksum-update conditions.
+    conditions: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -103,6 +108,26 @@ class PipeletStages:
     def stages(self) -> int:
         """How many stages it uses (its last used stage + 1)."""
         return self.used[-1] + 1 if self.used else 0
+
+    @property
+    def spread(self) -> int:
+        """Stages at the pipelet's end that hold only the checksum-update conditions: with
+        room, p4c-barefoot 9.13.4 gives the TCP and the UDP condition a stage each after
+        the other tables; in a full pipe it puts both beside the last stage's tables
+        (measured: three pipelets filled to the 12 stages placement counts, each compiled
+        in 12, the conditions in stage 11 with the core's tables)."""
+        run = 0
+        for st in reversed(self.used):
+            if st not in self.conditions:
+                break
+            run += 1
+        return run
+
+    @property
+    def need(self) -> int:
+        """The stages it uses, the conditions' stages of their own at the end aside: what
+        placement's count must hold."""
+        return self.stages - self.spread
 
 
 def _owners(name: str, body: str, slots: Sequence[Any], controls) -> set[int]:
@@ -136,20 +161,24 @@ def _updates_l4(comp, nf: str) -> bool:
                                  for n in A.walk(d.control))
 
 
-def _estimate(cat, nf: str) -> int:
-    return cat.get(nf).stages if nf in cat else 0
+def _estimate(cat, nf: str, extra: Mapping[str, int]) -> int:
+    return (cat.get(nf).stages if nf in cat else 0) + extra.get(nf, 0)
+
+
+_CONDITION = "checksum_encode_update_condition"
 
 
 def pipelet_stages(bfa: Mapping[int, str], generated) -> list[PipeletStages]:
     """Per pipelet of *generated* (a TNA program), the stages the compiler gave it: *bfa*
     maps a pipe to its ``.bfa`` text."""
     from ...codegen.tna import pipelet_estimates
-    from ...passes.placement import Pipelet
+    from ...passes.placement import Pipelet, tna_extra_stages
 
     comp = generated.composition
     cat = comp.compiled.catalog
     controls = _controls(generated)
     plan = pipelet_estimates(comp)
+    extra = tna_extra_stages(cat, comp.compiled.paths)
     out = []
     for pipe, text in sorted(bfa.items()):
         tables = bfa_tables(text)
@@ -158,6 +187,7 @@ def pipelet_stages(bfa: Mapping[int, str], generated) -> list[PipeletStages]:
             slots = [s for s in comp.slots if s.pipelet == pl]
             used: dict[int, set[int]] = {s.index: set() for s in slots}
             stages: dict[int, bool] = {}          # stage -> holds an NF's table
+            other: set[int] = set()               # stages with a table besides conditions
             l4 = any(_updates_l4(comp, s.nf) for s in slots)
             for g, st, name, body in tables:
                 if g != gress:
@@ -166,13 +196,16 @@ def pipelet_stages(bfa: Mapping[int, str], generated) -> list[PipeletStages]:
                 for i in owners:
                     used[i].add(st)
                 # the compiler's condition for an NF's TCP/UDP checksum update is the NF's
-                nf = bool(owners) or (l4 and "checksum_encode_update_condition" in name)
+                nf = bool(owners) or (l4 and _CONDITION in name)
                 stages[st] = stages.get(st, False) or nf
+                if _CONDITION not in name:
+                    other.add(st)
             out.append(PipeletStages(
                 pipe, gress, tuple(sorted(stages)),
-                tuple(SlotStages(s.index, s.nf, tuple(sorted(used[s.index])), _estimate(cat, s.nf))
-                      for s in slots),
-                tuple(st for st, nf in sorted(stages.items()) if not nf), plan.get(pl, 0)))
+                tuple(SlotStages(s.index, s.nf, tuple(sorted(used[s.index])),
+                                 _estimate(cat, s.nf, extra)) for s in slots),
+                tuple(st for st, nf in sorted(stages.items()) if not nf), plan.get(pl, 0),
+                tuple(st for st in sorted(stages) if st not in other)))
     return out
 
 
@@ -225,7 +258,7 @@ def check_stages(bfa: Mapping[int, str], generated, *, where: str | Path = "prog
 
 
 def stage_table(rows: Sequence[SlotStages], total: int | None = None) -> str:
-    """A pipelet's NF slots: the stages each used, its span and the catalogue's estimate."""
+    """A pipelet's NF slots: the stages each used, its span and what placement counts for it."""
     lines = [f"    {'slot':<6}{'NF':<20}{'stages used':<16}{'span':>5}{'estimate':>10}"]
     for r in rows:
         used = (f"{r.stages[0]}-{r.stages[-1]}" if len(r.stages) > 1 else
@@ -252,6 +285,11 @@ def stage_report(rows: Sequence[PipeletStages]) -> str:
         lines.append(f"pipe {p.pipe} {p.gress}: {names}; stages used {p.stages} of "
                      f"{TOFINO1_STAGES} (plan {p.plan}); sfclab's core: {len(p.core)} "
                      f"stage(s) of its own ({_stages_text(p.core)}){over}")
+        if p.spread:
+            lines.append(f"    the TCP and UDP checksum-update conditions took stage(s) "
+                         f"{_stages_text(p.conditions[-p.spread:])} of their own at the end, "
+                         f"where a full pipe puts them beside its last tables: {p.need} "
+                         f"stages without them (plan {p.plan})")
         if p.slots:
             lines.append(stage_table(p.slots))
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from ..expr import ConstVal, Scope
 from ..storage import HeaderRef, Layout, StructRef
 from ..types import Bits, HeaderT, StructT, TypeEnv
 from .compiler import TnaCompiler, reads_parser_err
+from .parse_cache import ParseCache, cacheable
 from .prelude import INTRINSIC_TYPES
 
 __all__ = ["CompiledPipeline", "Gress", "compile_pipeline", "pipeline_blocks", "UNSET",
@@ -68,6 +69,11 @@ class Gress:
     intrinsic: dict[str, HeaderRef | StructRef]
     keeps_parser_err: bool
     names: tuple[str, str, str]                  # the blocks' control/parser names
+    #: The parser's runs remembered by the bytes they read (:mod:`.parse_cache`), or None
+    #: when its runs depend on more than those bytes (``uncached`` says why).
+    cache: ParseCache | None = None
+    uncached: str | None = None
+    tstamp_mask: int = 0                         # the intrinsic timestamp field's mask
 
     def slot(self, struct: str, fname: str) -> int:
         """The slot of intrinsic field *struct*.*fname* (``ingress_intrinsic_metadata_for_tm_t``)."""
@@ -136,6 +142,7 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
         if not isinstance(hdr_t, StructT) or not isinstance(meta_t, StructT):
             raise ModelCompileError(f"{_pos(parser)}parser {parser.name}: the headers and the "
                                     f"metadata must be structs")
+        start = len(layout.template)             # the gress's slots begin
         hdr, meta = layout.build(hdr_t, "hdr"), layout.build(meta_t, "meta")
         intr = {t: layout.build(env.named(t), _SHORT[t]) for t in INTRINSIC_TYPES
                 if t.startswith(g)}
@@ -146,8 +153,10 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
         body = c.control_body(control, (control.name,), _bind(control, [hdr, meta], intr, env, g))
         dep = c.control_body(deparser, (deparser.name,),
                              _bind(deparser, [pout, hdr, meta], intr, env, g))
-        gresses.append(Gress(parse, body, dep, hdr, meta, intr, c.keeps_err,
-                             (parser.name, control.name, deparser.name)))
+        gress = Gress(parse, body, dep, hdr, meta, intr, c.keeps_err,
+                      (parser.name, control.name, deparser.name))
+        _parse_cache(gress, parser, g, (start, len(layout.template)))
+        gresses.append(gress)
     ig, eg = gresses
     tpl = list(layout.template)
     out = CompiledPipeline(inst.name, ig, eg, tpl, layout)
@@ -155,6 +164,29 @@ def compile_pipeline(sw, prog: A.Program, env: TypeEnv, inst: A.Instance, *,
     out.eg_prefix = _eg_prefix(env.named("egress_intrinsic_metadata_t"))
     out.ig_prefix = _ig_prefix(env.named("ingress_intrinsic_metadata_t"))
     return out
+
+
+#: Per gress: the intrinsic metadata the switch puts in front of the packet, and its field
+#: that differs in every packet (the timestamp).
+_STAMPED = {"ingress": ("ingress_intrinsic_metadata_t", "ingress_mac_tstamp"),
+            "egress": ("egress_intrinsic_metadata_t", "enq_tstamp")}
+
+
+def _parse_cache(gress: Gress, parser: A.ParserDecl, g: str, region: tuple[int, int]) -> None:
+    """Give *gress* (its slots: *region*) a :class:`ParseCache` when its parser qualifies."""
+    tname, fname = _STAMPED[g]
+    ref = gress.intrinsic.get(tname)
+    if not isinstance(ref, HeaderRef) or fname not in ref.fields:
+        gress.uncached = f"{tname} is not a header with {fname}"
+        return
+    why = cacheable(parser, tname, fname)
+    if why is not None:
+        gress.uncached = f"parser {parser.name}: {why}"
+        return
+    f = ref.fields[fname]
+    stamp = gress.slot(f"{g}_intrinsic_metadata_from_parser_t", "global_tstamp")
+    gress.cache = ParseCache(gress.parse, f.slot, ref.base, region, frozenset({stamp}))
+    gress.tstamp_mask = _field_at(ref.type)[fname][1]
 
 
 def _bind(decl, fixed: list, intr: dict, env: TypeEnv, gress: str) -> dict:

@@ -311,7 +311,13 @@ class TnaSwitch(ControlPlane):
         p = TnaPkt(v, head + data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
-        out = self._run(cp.ingress, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
+        g = cp.ingress
+        if g.cache is not None:          # the prefix is (port, resubmit header, timestamp)
+            key = (port, None if resubmitted is None else head[-PORT_METADATA_BYTES:])
+            g.cache.run(p, key, len(head), ns & g.tstamp_mask)
+        else:
+            g.parse(p)
+        out = self._run(g, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
         if out is None:
             return []
         # ingress writes ingress slots only: the first egress copy of a pipeline that runs
@@ -321,9 +327,9 @@ class TnaSwitch(ControlPlane):
                                      drops)
 
     def _run(self, g, p: TnaPkt, where: str, err_slot: int, tr, drops) -> bytes | None:
-        """One gress (``where``: ``pipe 1 egress``): parser, control, deparser; the bytes
-        the deparser sends on, or None when a parser error dropped the packet."""
-        g.parse(p)
+        """One gress (``where``: ``pipe 1 egress``) after its parser ran: control,
+        deparser; the bytes the deparser sends on, or None when a parser error dropped
+        the packet."""
         if p.parser_error != "NoError":
             p.v[err_slot] = PARSER_ERR_FLAGS.get(p.parser_error, 0x1)
             if not g.keeps_parser_err:
@@ -439,11 +445,17 @@ class TnaSwitch(ControlPlane):
         spare, self._spare = self._spare, None
         v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        p = TnaPkt(v, cp.eg_prefix(eport, rid, len(data), ns, self._memo) + data, tr, now)
+        head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
+        p = TnaPkt(v, head + data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
         p.ingress_len = p.plen = len(data)
         p.in_egress = True
-        out = self._run(cp.egress, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
+        g = cp.egress
+        if g.cache is not None:          # the prefix is (port, rid, length, timestamp)
+            g.cache.run(p, (eport, rid, len(data)), len(head), ns & g.tstamp_mask)
+        else:
+            g.parse(p)
+        out = self._run(g, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
         if out is None:
             return None
         drop_ctl = v[s["eg_drop"]]

@@ -1,0 +1,232 @@
+"""A TNA parser's runs, remembered by the bytes they read: a flow cache for parsers.
+
+A TNA packet runs two parsers a pass (ingress and egress), and a packet that goes round a
+recirculation port runs them again; the packets of one flow carry the same headers.  A
+parser whose effects depend on nothing but the bytes it reads runs once per distinct
+header bytes: :class:`ParseCache` remembers what the run did (the slots it wrote, where it
+stopped, its trace events, the headers it extracted) under the bytes it consumed, and a
+later packet that starts with the same bytes gets the same effects written back, without
+running the states.
+
+Which parsers qualify is decided from the parser's P4 text (:func:`cacheable`), never
+guessed: its calls are ``extract``, ``advance``, ``verify`` and the methods of its own
+``Checksum`` instances only (no ``lookahead``, which reads past what it consumes; no value
+set, counter, random, hash, sub-parser or function, whose state or result is not in the
+bytes); it takes no ``*_from_parser_t`` metadata (the switch sets its timestamp before the
+parse); and it reads the intrinsic metadata's timestamp (``ingress_mac_tstamp``,
+``enq_tstamp``: different in every packet) nowhere but in the extract, so that a
+remembered run is the new packet's run with that one slot set to the new timestamp.
+
+What a run read is exactly the bytes it consumed (no lookahead), so a packet whose first
+*n* bytes equal those of a remembered run that consumed *n* bytes makes every decision the
+same way and ends at the same place.  Only runs that end without a parser error are
+remembered, and only when nothing but the parser's own slots, position and memo changed.
+A parser that keeps missing (every packet different: of :data:`TRIAL` lookups, under a
+third hit) forgets its runs and stops looking for a while (:data:`BACKOFF` parses, longer
+each time in a row), then tries again; the cache holds at most :data:`LIMIT` runs (then it
+starts again).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+
+from ....p4 import ast as A
+
+__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "BACKOFF", "MAX_BACKOFF"]
+
+#: The most runs one parser's cache holds; a full cache is emptied and fills again.
+LIMIT = 1024
+#: A cache is judged every this many lookups: under a third of them hits, it backs off.
+TRIAL = 1024
+#: A cache that backs off runs this many parses without looking up, twice as many each
+#: time it backs off again in a row (at most MAX_BACKOFF), then tries again.
+BACKOFF = 4096
+MAX_BACKOFF = 1 << 16
+
+_PACKET_METHODS = {"extract", "advance"}
+_CHECKSUM_METHODS = {"add", "subtract", "subtract_all_and_deposit", "verify", "get"}
+_FROM_PARSER = {"ingress_intrinsic_metadata_from_parser_t",
+                "egress_intrinsic_metadata_from_parser_t"}
+#: What the switch puts in every packet's Pkt that a parser must leave alone.
+_KEPT = ("plen", "ingress_len", "resubmit", "recirculate", "clone", "digests", "truncate",
+         "marked_drop", "emitted", "payload", "now", "in_egress", "color", "memo", "pipe")
+
+
+def cacheable(decl: A.ParserDecl, intr_type: str, tstamp: str) -> str | None:
+    """None when parser *decl*'s runs depend on the bytes it consumes only (with the
+    intrinsic metadata of type *intr_type*'s field *tstamp* read only by its extract);
+    else why not."""
+    if not decl.params:
+        return "it has no parameters"
+    pkt = decl.params[0].name
+    intr = None
+    for prm in decl.params[1:]:
+        t = prm.type.name if isinstance(prm.type, A.NamedType) else None
+        if t in _FROM_PARSER:
+            return f"it takes {t}, whose timestamp the switch sets"
+        if t == intr_type:
+            intr = prm.name
+    checksums = set()
+    for d in decl.locals:
+        if isinstance(d, A.Instance) and isinstance(d.type, A.NamedType) \
+                and d.type.name == "Checksum":
+            checksums.add(d.name)
+        elif not isinstance(d, A.VarDecl):
+            return f"its local {getattr(d, 'name', d)} keeps state outside the packet"
+    allowed_intr = set()                 # ids of the Name nodes of intr that may be read
+    uses_intr = []
+    variables = [d for d in decl.locals if isinstance(d, A.VarDecl)]
+    for st in (*variables, *decl.states):
+        for n in A.walk(st):
+            if isinstance(n, A.Call):
+                f = n.func
+                if isinstance(f, A.Name) and f.name == "verify":
+                    continue
+                if isinstance(f, A.Member) and isinstance(f.expr, A.Name):
+                    if f.expr.name == pkt and f.name in _PACKET_METHODS:
+                        if f.name == "extract" and n.args and isinstance(n.args[0], A.Name) \
+                                and n.args[0].name == intr:
+                            allowed_intr.add(id(n.args[0]))
+                        continue
+                    if f.expr.name in checksums and f.name in _CHECKSUM_METHODS:
+                        continue
+                return f"it calls {_show(f)}"
+            if isinstance(n, A.Member) and isinstance(n.expr, A.Name) and n.expr.name == intr:
+                if n.name == tstamp:
+                    return f"it reads {intr}.{tstamp}"
+                allowed_intr.add(id(n.expr))
+            if isinstance(n, A.Name) and intr is not None and n.name == intr:
+                uses_intr.append(n)
+    for n in uses_intr:
+        if id(n) not in allowed_intr:
+            return f"it uses {intr} as a whole"
+    return None
+
+
+def _show(f: A.Node) -> str:
+    if isinstance(f, A.Member):
+        return f"{_show(f.expr)}.{f.name}"
+    return getattr(f, "name", type(f).__name__)
+
+
+class ParseCache:
+    """One parser's remembered runs (see the module's docstring).
+
+    :meth:`run` parses packet *p* whose bytes from *at* on are the packet and whose bytes
+    before *at* (the intrinsic metadata the switch puts in front) are determined by *key*
+    and the timestamp; ``tstamp_slot`` is the slot the timestamp is extracted into (when
+    the run extracts the header whose validity slot is ``valid_slot``), *ts* its value for
+    this packet.
+
+    ``region`` is the gress's slots (``lo, hi``): before its parser runs they hold a fresh
+    packet's values, but for ``volatile`` ones, which the switch sets for each packet.  A
+    run that writes outside the region is not remembered; a remembered run writes back
+    the region's slots from the first it wrote to the last, in one slice where no
+    volatile slot lies between (the slots it did not write hold, then as now, a fresh
+    packet's values)."""
+
+    __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "cuts", "runs", "lengths",
+                 "lookups", "hits", "window", "won", "skip", "backoff")
+
+    def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
+                 region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
+        self.parse = parse
+        self.tstamp_slot, self.valid_slot = tstamp_slot, valid_slot
+        self.region, self.cuts = region, sorted(volatile)
+        self.runs: dict = {}
+        self.lengths: dict = {}          # key -> the consumed lengths its remembered runs have
+        self.lookups = self.hits = 0     # in all
+        self.window = self.won = 0       # lookups and hits since the last judgement
+        self.skip = 0                    # parses left to run without looking up
+        self.backoff = BACKOFF
+
+    @property
+    def on(self) -> bool:
+        """Whether the cache is looking runs up (not backing off)."""
+        return not self.skip
+
+    def run(self, p, key, at: int, ts: int) -> None:
+        if self.skip:
+            self.skip -= 1
+            self.parse(p)
+            return
+        self.window += 1
+        if self.window > TRIAL and self._judged_off():
+            self.parse(p)
+            return
+        self.lookups += 1
+        data = p.data
+        runs = self.runs
+        for n in self.lengths.get(key, ()):
+            hit = runs.get((key, data[at:at + n]))
+            if hit is not None:
+                self.hits += 1
+                self.won += 1
+                writes, events, ext, pos, stamped = hit
+                v = p.v
+                for a, b, vals in writes:
+                    v[a:b] = vals
+                if stamped:
+                    v[self.tstamp_slot] = ts
+                p.pos = pos
+                p.tr.extend(events)
+                if ext:
+                    p.ext.update(ext)
+                return
+        self._record(p, key, at)
+
+    def _judged_off(self) -> bool:
+        """After :data:`TRIAL` lookups: under a third of them hit, the cache forgets its
+        runs and backs off (:data:`BACKOFF` parses, twice as many each time in a row);
+        else a new window begins."""
+        bad = self.won * 3 < TRIAL
+        self.window, self.won = 1, 0
+        if not bad:
+            self.backoff = BACKOFF
+            return False
+        self.runs.clear()                # most packets differ: remembering costs more
+        self.lengths.clear()
+        self.skip = self.backoff
+        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        self.window = 0
+        return True
+
+    def _record(self, p, key, at: int) -> None:
+        v = p.v
+        lo, hi = self.region
+        head, before, tail = v[:lo], v[lo:hi], v[hi:]
+        kept = [getattr(p, a, None) for a in _KEPT]
+        n0 = len(p.tr)
+        ext0 = dict(p.ext) if p.ext else {}
+        self.parse(p)
+        if p.parser_error != "NoError" or p.pos < at:
+            return
+        if any(getattr(p, a, None) is not x for a, x in zip(_KEPT, kept)) \
+                or len(v) != lo + len(before) + len(tail) or v[:lo] != head or v[hi:] != tail:
+            return                           # it changed more than its gress's slots
+        changed: list[int] = []
+        for a in range(0, hi - lo, 32):      # slot by slot only where a block changed
+            now, old = v[lo + a:lo + a + 32], before[a:a + 32]
+            if now != old:
+                changed += [lo + a + i for i, (x, y) in enumerate(zip(now, old)) if x != y]
+        writes = []
+        first = 0
+        for stop in [*(bisect_left(changed, c) for c in self.cuts), len(changed)]:
+            if stop > first:                 # a slice up to the next volatile slot
+                a, b = changed[first], changed[stop - 1] + 1
+                writes.append((a, b, tuple(v[a:b])))
+                first = stop
+        valid = self.valid_slot               # the intrinsic metadata was extracted: its
+        stamped = any(a <= valid < b for a, b, _ in writes)   # timestamp is this packet's
+        ext = {k: e for k, e in (p.ext or {}).items() if ext0.get(k) is not e}
+        if len(self.runs) >= LIMIT:
+            self.runs.clear()
+            self.lengths.clear()
+        consumed = p.pos - at
+        self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, p.pos,
+                                                   stamped)
+        seen = self.lengths.setdefault(key, [])
+        if consumed not in seen:
+            seen.append(consumed)
