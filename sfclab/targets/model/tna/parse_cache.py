@@ -114,11 +114,11 @@ def _show(f: A.Node) -> str:
 class ParseCache:
     """One parser's remembered runs (see the module's docstring).
 
-    :meth:`run` parses packet *p* whose bytes from *at* on are the packet and whose bytes
-    before *at* (the intrinsic metadata the switch puts in front) are determined by *key*
-    and the timestamp; ``tstamp_slot`` is the slot the timestamp is extracted into (when
-    the run extracts the header whose validity slot is ``valid_slot``), *ts* its value for
-    this packet.
+    A packet is looked up (:meth:`hit`) by its bytes alone, the intrinsic metadata the
+    switch would put in front being determined by *key* and the timestamp (so a hit
+    never builds them); on a miss the switch puts them in front and :meth:`miss` parses.
+    ``tstamp_slot`` is the slot the timestamp is extracted into (when the run extracts
+    the header whose validity slot is ``valid_slot``), *ts* its value for this packet.
 
     ``region`` is the gress's slots (``lo, hi``): before its parser runs they hold a fresh
     packet's values, but for ``volatile`` ones, which the switch sets for each packet.  A
@@ -128,7 +128,7 @@ class ParseCache:
     packet's values)."""
 
     __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "cuts", "runs", "lengths",
-                 "lookups", "hits", "window", "won", "skip", "backoff")
+                 "lookups", "hits", "window", "won", "skip", "backoff", "looked")
 
     def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
                  region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
@@ -141,26 +141,31 @@ class ParseCache:
         self.window = self.won = 0       # lookups and hits since the last judgement
         self.skip = 0                    # parses left to run without looking up
         self.backoff = BACKOFF
+        self.looked = False              # whether the last miss was looked up
 
     @property
     def on(self) -> bool:
         """Whether the cache is looking runs up (not backing off)."""
         return not self.skip
 
-    def run(self, p, key, at: int, ts: int) -> None:
+    def hit(self, p, key, ts: int) -> bool:
+        """Look packet *p* up (``p.data``: the packet's bytes, without the intrinsic
+        metadata the switch puts in front): True when a remembered run's effects were
+        written into *p* (``p.pos`` then indexes ``p.data``); False when the caller is to
+        put the intrinsic metadata in front and call :meth:`miss`."""
         if self.skip:
             self.skip -= 1
-            self.parse(p)
-            return
+            self.looked = False
+            return False
         self.window += 1
         if self.window > TRIAL and self._judged_off():
-            self.parse(p)
-            return
+            self.looked = False
+            return False
         self.lookups += 1
         data = p.data
         runs = self.runs
         for n in self.lengths.get(key, ()):
-            hit = runs.get((key, data[at:at + n]))
+            hit = runs.get((key, data[:n]))
             if hit is not None:
                 self.hits += 1
                 self.won += 1
@@ -174,8 +179,17 @@ class ParseCache:
                 p.tr.extend(events)
                 if ext:
                     p.ext.update(ext)
-                return
-        self._record(p, key, at)
+                return True
+        self.looked = True
+        return False
+
+    def miss(self, p, key, at: int) -> None:
+        """Parse *p* (its bytes from *at* on are the packet's, those before the intrinsic
+        metadata) after :meth:`hit` said no; remembered when it was looked up."""
+        if self.looked:
+            self._record(p, key, at)
+        else:
+            self.parse(p)
 
     def _judged_off(self) -> bool:
         """After :data:`TRIAL` lookups: under a third of them hit, the cache forgets its
@@ -225,7 +239,7 @@ class ParseCache:
             self.runs.clear()
             self.lengths.clear()
         consumed = p.pos - at
-        self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, p.pos,
+        self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, consumed,
                                                    stamped)
         seen = self.lengths.setdefault(key, [])
         if consumed not in seen:

@@ -303,20 +303,23 @@ class TnaSwitch(ControlPlane):
             return []
         s = cp.s
         ns = now * 1000
-        head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
-        head += (resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0")
-                 if resubmitted is not None else _NO_PORT_METADATA)
         v = list(cp.template)
         v[s["ig_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        p = TnaPkt(v, head + data, tr, now)
+        p = TnaPkt(v, data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
-        p.ingress_len = p.plen = len(data)
         g = cp.ingress
-        if g.cache is not None:          # the prefix is (port, resubmit header, timestamp)
-            key = (port, None if resubmitted is None else head[-PORT_METADATA_BYTES:])
-            g.cache.run(p, key, len(head), ns & g.tstamp_mask)
-        else:
-            g.parse(p)
+        resub = (None if resubmitted is None
+                 else resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0"))
+        key = (port, resub)              # with the timestamp: the intrinsic metadata
+        cache = g.cache
+        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
+            head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
+            head += _NO_PORT_METADATA if resub is None else resub
+            p.data = head + data
+            if cache is None:
+                g.parse(p)
+            else:
+                cache.miss(p, key, len(head))
         out = self._run(g, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
         if out is None:
             return []
@@ -445,16 +448,19 @@ class TnaSwitch(ControlPlane):
         spare, self._spare = self._spare, None
         v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
-        p = TnaPkt(v, head + data, tr, now)
+        p = TnaPkt(v, data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
-        p.ingress_len = p.plen = len(data)
         p.in_egress = True
         g = cp.egress
-        if g.cache is not None:          # the prefix is (port, rid, length, timestamp)
-            g.cache.run(p, (eport, rid, len(data)), len(head), ns & g.tstamp_mask)
-        else:
-            g.parse(p)
+        key = (eport, rid, len(data))    # with the timestamp: the intrinsic metadata
+        cache = g.cache
+        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
+            head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
+            p.data = head + data
+            if cache is None:
+                g.parse(p)
+            else:
+                cache.miss(p, key, len(head))
         out = self._run(g, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
         if out is None:
             return None
