@@ -137,6 +137,9 @@ class TnaSwitch(ControlPlane):
         self._t0 = time.monotonic()
         self._spare = None            # the last ingress pass's values, for its first egress
         self._memo: dict = {}          # the packet's header bytes -> values (TnaPkt.memo)
+        #: per pipe, the trace's names of its ingress and egress (``pipe 1 egress``)
+        self._where = [(f"pipe {k} ingress", f"pipe {k} egress") for k in range(self.ports.pipes)]
+        self._how: dict[int, str] = {}   # port -> ``recirculated on port 196``
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -272,10 +275,12 @@ class TnaSwitch(ControlPlane):
                 tr.append(("drop", why))
                 drops.append(why)
                 break
-            eg = deque(self._ingress(task, passes, now, tr, ingress_q, res, drops))
+            eg = self._ingress(task, passes, now, tr, ingress_q, res, drops)
             passes += 1
-            while eg:
-                self._egress(eg.popleft(), now, tr, ingress_q, eg, res, drops)
+            i = 0
+            while i < len(eg):           # an egress mirror adds copies to eg
+                self._egress(eg[i], now, tr, ingress_q, eg, res, drops)
+                i += 1
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
         return res
@@ -320,7 +325,7 @@ class TnaSwitch(ControlPlane):
                 g.parse(p)
             else:
                 cache.miss(p, key, len(head))
-        out = self._run(g, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
+        out = self._run(g, p, self._where[pipe][0], s["ig_err"], tr, drops)
         if out is None:
             return []
         # ingress writes ingress slots only: the first egress copy of a pipeline that runs
@@ -433,7 +438,10 @@ class TnaSwitch(ControlPlane):
             out, v = done
         if self.ports.reenters(eport):
             token = cp.token(v) if v is not None and cp.token else None
-            tr.append(("recirculate", token, f"{self.ports.how(eport)} on port {eport}"))
+            how = self._how.get(eport)
+            if how is None:
+                how = self._how[eport] = f"{self.ports.how(eport)} on port {eport}"
+            tr.append(("recirculate", token, how))
             ingress_q.append((eport, out, None))
             return
         tr.append(("packet_out", eport))
@@ -461,7 +469,7 @@ class TnaSwitch(ControlPlane):
                 g.parse(p)
             else:
                 cache.miss(p, key, len(head))
-        out = self._run(g, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
+        out = self._run(g, p, self._where[pipe][1], s["eg_err"], tr, drops)
         if out is None:
             return None
         drop_ctl = v[s["eg_drop"]]
