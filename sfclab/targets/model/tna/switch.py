@@ -350,10 +350,11 @@ class TnaSwitch(ControlPlane):
         except ExitSignal:
             tr.append(("note", f"exit: the rest of {where} was skipped"))
         tr.append(("pipeline_done", where))
-        p.emitted = []
-        g.deparse(p)
+        g.deparse(p)                     # into p.emitted (a new packet's: empty)
         tr.append(("deparser_done", ""))
-        return b"".join(p.emitted) + p.payload
+        out = p.emitted
+        out.append(p.payload)
+        return b"".join(out)
 
     def _traffic_manager(self, cp, p, port, data, out, resubmitted, ingress_q, res, tr,
                          drops) -> list:
