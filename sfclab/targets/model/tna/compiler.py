@@ -80,6 +80,8 @@ _V1MODEL_FUNCTIONS = {"mark_to_drop": "set ig_dprsr_md.drop_ctl = 1 (or eg_dprsr
 #: full.
 _SUMS: dict[tuple[int, int], int] = {}
 _SUMS_LIMIT = 8192
+#: The most packed headers a deparser's emit of one header remembers (then it starts again).
+_PACKED_LIMIT = 4096
 
 
 def _packet_sum16(p, bits: tuple[int, int]) -> int:
@@ -334,7 +336,9 @@ class TnaCompiler(PipelineCompiler):
     def _emit_run(hdrs: list[HeaderRef]) -> Callable:
         """``emit(a); emit(b); …`` as one generated function, a straight line per header:
         a valid header's bytes are those its parser extracted while its values are unchanged
-        (packing them again gives the same bytes), else packed; and the packet's memo learns
+        (packing them again gives the same bytes), else packed (remembered by the values,
+        across packets: a flow's packets change their headers alike, at most
+        :data:`_PACKED_LIMIT` a header); and the packet's memo learns
         what packed bytes unpack to (the next gress's parser extracts them again), for
         header types whose fields unpack to exactly the stored values (unsigned bits)."""
         env: dict = {}
@@ -344,6 +348,7 @@ class TnaCompiler(PipelineCompiler):
             _, pack = _field_codec(r.type)
             b0, end, nb = r.base, r.base + 1 + len(r.fields), r.type.nbytes
             env[f"P{i}"] = pack
+            env[f"B{i}"] = {}                # values -> bytes, across packets
             env[f"E{i}"] = ("deparser_emit", r.path.split(".", 1)[-1])
             env[f"T{i}"] = r.type.name
             exact = all(isinstance(ft, Bits) and not ft.signed for _, ft in r.type.fields)
@@ -353,7 +358,13 @@ class TnaCompiler(PipelineCompiler):
                       "        if e is not None and e[0] == cur:",
                       "            out.append(e[1])",
                       "        else:",
-                      f"            raw = P{i}(cur).to_bytes({nb}, 'big')",
+                      "            k = tuple(cur)",
+                      f"            raw = B{i}.get(k)",
+                      "            if raw is None:",
+                      f"                raw = P{i}(cur).to_bytes({nb}, 'big')",
+                      f"                if len(B{i}) >= {_PACKED_LIMIT}:",
+                      f"                    B{i}.clear()",
+                      f"                B{i}[k] = raw",
                       "            out.append(raw)"]
             if exact:
                 lines.append(f"            memo[(T{i}, raw)] = cur")
@@ -365,10 +376,12 @@ class TnaCompiler(PipelineCompiler):
     def bits_of(self, e: A.Node, sc: Scope) -> Callable:
         """A closure giving ``(value, nbits)`` of a field list, fields of invalid headers as
         zeros (their place kept: the checksum units and the hash crossbar read fixed bits).
-        Generated once as one expression (``(v[12] if v[10] else 0) << 144 | …``)."""
+        Generated once as one expression, a header's fields under one test of its validity
+        (``((v[12] << 144 | v[13] << 128 | …) if v[10] else 0) | …``)."""
         items = self._slot_items(e, sc)
         total = sum(w for _, _, w, _ in items)
-        terms, fns, shift = [], [], total
+        groups: list[tuple[int | None, list[str]]] = []     # runs of one header's fields
+        fns, shift = [], total
         for slot, fn, w, valid in items:
             shift -= w
             if slot is not None:
@@ -376,9 +389,13 @@ class TnaCompiler(PipelineCompiler):
             else:
                 fns.append(fn)
                 x = f"F[{len(fns) - 1}](p)"
-            if valid is not None:
-                x = f"({x} if v[{valid}] else 0)"
-            terms.append(f"({x} << {shift})" if shift else x)
+            term = f"({x} << {shift})" if shift else x
+            if groups and valid is not None and groups[-1][0] == valid:
+                groups[-1][1].append(term)
+            else:
+                groups.append((valid, [term]))
+        terms = [" | ".join(ts) if valid is None else f"(({' | '.join(ts)}) if v[{valid}] else 0)"
+                 for valid, ts in groups]
         env = {"F": tuple(fns)}
         exec(f"def bits(p):\n    v = p.v\n    return ({' | '.join(terms) or '0'}), {total}\n",
              env)                                                # noqa: S102 - generated here
