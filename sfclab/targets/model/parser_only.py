@@ -43,6 +43,9 @@ def cursors_outside_parsers(prog: A.Program) -> frozenset[int]:
 
 
 def _source_line(pos: A.Pos, text: str | None, width: int) -> str:
+    """The line *pos* is on with a caret under it: from the text *pos*'s file was parsed
+    from, else *text*, else the file read now (empty when none is known)."""
+    text = pos.text or text
     if text is None and pos.file and Path(pos.file).is_file():
         text = Path(pos.file).read_text(errors="replace")
     return caret_context(text, pos.line, pos.column, width) if text else ""
@@ -50,8 +53,8 @@ def _source_line(pos: A.Pos, text: str | None, width: int) -> str:
 
 def cursor_outside_parser(e: A.Member, text: str | None = None) -> ModelCompileError:
     """The error for *e* (``hdr.st.last``, a header stack's cursor) outside a parser: where
-    it is, the line with a caret under it (from *text*, else the file it was read from),
-    and what to write instead."""
+    it is, the line with a caret under it (from the text it was parsed from, else *text*,
+    else its file), and what to write instead."""
     stack, what = expr_p4(e.expr), expr_p4(e)
     pos = e.pos
     where = f"{pos}: " if pos else ""
