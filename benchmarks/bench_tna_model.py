@@ -17,7 +17,7 @@ passes.  Rates are packets per second of the process's CPU time.
 ``--distinct`` makes every packet of a round different (its IPv4 identification, the
 checksum made again): no two packets share their header bytes, so the TNA model's
 remembered parser runs (``model/tna/parse_cache.py``) never hit, and the rates are what a
-flow-less stream of packets gets (a cache whose lookups keep missing backs off).
+flow-less stream of packets gets (a cache whose lookups keep missing remembers samples).
 
 ``--blocks`` adds, after the rates (its own rounds, never the measured ones), where a TNA
 packet's time goes: its parsers, its controls, its deparsers and the rest (traffic manager,
@@ -81,17 +81,24 @@ def blocks(switch, port: int, pkts: list[bytes], n: int) -> dict[str, float]:
 
 
 class _TimedCache:
-    """A gress's parse cache, its lookups (and the parser runs it makes) timed as
-    parsers."""
+    """A gress's parse cache, its lookups (and the parser runs it makes on a miss) timed
+    as parsers."""
 
     def __init__(self, cache, spent: dict) -> None:
         self.cache, self.spent = cache, spent
 
-    def run(self, p, key, at, ts):
+    def hit(self, p, key, ts):
         t = time.perf_counter()
         try:
-            # the parser it runs on a miss is the untimed one
-            return self.cache.run(p, key, at, ts)
+            return self.cache.hit(p, key, ts)
+        finally:
+            self.spent["parsers"] += time.perf_counter() - t
+
+    def miss(self, p, key, at):
+        t = time.perf_counter()
+        try:
+            # the parser it runs is the untimed one
+            return self.cache.miss(p, key, at)
         finally:
             self.spent["parsers"] += time.perf_counter() - t
 

@@ -136,14 +136,15 @@ def test_packets_that_differ_in_their_last_header_byte_or_their_port_are_told_ap
     assert sw.by_pipe[0].ingress.cache.hits == 8
 
 
-def test_a_cache_that_keeps_missing_backs_off_and_tries_again(monkeypatch):
+def test_a_cache_that_keeps_missing_remembers_samples_and_recovers(monkeypatch):
     """Every packet different (a new source MAC each): after TRIAL lookups with under a
-    third of them hits the cache forgets its runs and parses without looking up for
-    BACKOFF packets, then looks up again (and keeps what hits); packets run as before."""
+    third of them hits the cache remembers one miss in SAMPLE only, still serves the
+    runs it has, and remembers every miss again once a judgement finds a third hitting;
+    packets run as before throughout."""
     from sfclab.targets.model.tna import parse_cache
 
     monkeypatch.setattr(parse_cache, "TRIAL", 64)
-    monkeypatch.setattr(parse_cache, "BACKOFF", 20)
+    monkeypatch.setattr(parse_cache, "SAMPLE", 4)
     sw = TnaSwitch(PROGRAMS / "forward.p4")
     sw.insert("fwd", {"hdr.ethernet.dst": 5}, "Ig.send", {"port": 6, "tag": 1})
     cache = sw.by_pipe[0].ingress.cache
@@ -153,14 +154,18 @@ def test_a_cache_that_keeps_missing_backs_off_and_tries_again(monkeypatch):
         [(_, out)] = sw.process(3, pkt).outputs
         assert out[12:] == pkt[12:]
 
-    for i in range(64):
+    for i in range(63):
         send(i)
-    assert cache.on and len(cache.runs) == 64 and cache.hits == 0
-    send(64)                                       # the 65th: judged, backs off
-    assert not cache.on and cache.runs == {}
-    for i in range(65, 85):                        # BACKOFF parses, none looked up
+    assert cache.on and len(cache.runs) == 63 and cache.hits == 0
+    send(63)                                       # the 64th lookup: judged missing
+    assert not cache.on and len(cache.runs) == 63  # kept, the miss not remembered
+    for i in range(64, 67):                        # the SAMPLE-th miss is remembered
         send(i)
-    assert cache.on and cache.lookups == 64
-    for _ in range(3):                             # looking up again: one flow hits
+        assert len(cache.runs) == (64 if i == 66 else 63)
+    send(7)                                        # a remembered flow still hits
+    assert cache.hits == 1
+    for _ in range(64):                            # one flow: the next judgement ...
         send(7)
-    assert cache.hits == 2 and len(cache.runs) == 1
+    assert cache.on and cache.hits == 65           # ... remembers every miss again
+    send(1000)
+    assert len(cache.runs) == 65

@@ -74,15 +74,21 @@ _V1MODEL_FUNCTIONS = {"mark_to_drop": "set ig_dprsr_md.drop_ctl = 1 (or eg_dprsr
                       "verify_checksum": "use a Checksum in the parser"}
 
 
+#: sum16 of field lists already summed, by (value, nbits): every gress of every pass sums
+#: the same field lists again (the parsers' checksum subtracts, the deparsers' updates),
+#: and the packets of a flow carry the same ones.  A pure function's results: emptied when
+#: full.
+_SUMS: dict[tuple[int, int], int] = {}
+_SUMS_LIMIT = 8192
+
+
 def _packet_sum16(p, bits: tuple[int, int]) -> int:
-    """``sum16(*bits)``, remembered for the packet (``p.memo``): every gress sums the same
-    field lists again (the parsers' checksum subtracts, the deparsers' updates)."""
-    memo = p.memo
-    if memo is None:
-        return sum16(*bits)
-    w = memo.get(bits)
+    """``sum16(*bits)``, remembered (:data:`_SUMS`)."""
+    w = _SUMS.get(bits)
     if w is None:
-        w = memo[bits] = sum16(*bits)
+        if len(_SUMS) >= _SUMS_LIMIT:
+            _SUMS.clear()
+        w = _SUMS[bits] = sum16(*bits)
     return w
 
 class RegisterActionObj:
@@ -343,15 +349,14 @@ class TnaCompiler(PipelineCompiler):
             exact = all(isinstance(ft, Bits) and not ft.signed for _, ft in r.type.fields)
             lines += [f"    if v[{b0}]:",
                       f"        cur = v[{b0 + 1}:{end}]",
-                      f"        e = ext.get({b0}) if ext is not None else None",
+                      f"        e = ext.get({b0})",
                       "        if e is not None and e[0] == cur:",
                       "            out.append(e[1])",
                       "        else:",
                       f"            raw = P{i}(cur).to_bytes({nb}, 'big')",
                       "            out.append(raw)"]
             if exact:
-                lines += ["            if memo is not None:",
-                          f"                memo[(T{i}, raw)] = cur"]
+                lines.append(f"            memo[(T{i}, raw)] = cur")
             lines.append(f"        tr.append(E{i})")
         exec("\n".join(lines) + "\n", env)                   # noqa: S102 - generated here
         return env["emit_all"]

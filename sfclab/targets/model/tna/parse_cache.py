@@ -21,10 +21,13 @@ What a run read is exactly the bytes it consumed (no lookahead), so a packet who
 *n* bytes equal those of a remembered run that consumed *n* bytes makes every decision the
 same way and ends at the same place.  Only runs that end without a parser error are
 remembered, and only when nothing but the parser's own slots, position and memo changed.
-A parser that keeps missing (every packet different: of :data:`TRIAL` lookups, under a
-third hit) forgets its runs and stops looking for a while (:data:`BACKOFF` parses, longer
-each time in a row), then tries again; the cache holds at most :data:`LIMIT` runs (then it
-starts again).
+Remembering a run costs more than running it (its slots are compared and copied), and
+the runs kept cost the garbage collector: a parser that keeps missing (every packet
+different: of :data:`TRIAL` lookups, under a third hit) remembers only one miss in
+:data:`SAMPLE` until a later judgement finds a third hitting again.  It still looks every
+packet up (a lookup costs a dictionary's), so the flows it remembered, and those of a
+later stream whose sampled misses it remembers, hit at once.  The cache holds at most
+:data:`LIMIT` runs (then it starts again).
 """
 
 from __future__ import annotations
@@ -34,16 +37,15 @@ from collections.abc import Callable
 
 from ....p4 import ast as A
 
-__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "BACKOFF", "MAX_BACKOFF"]
+__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "SAMPLE"]
 
 #: The most runs one parser's cache holds; a full cache is emptied and fills again.
 LIMIT = 1024
-#: A cache is judged every this many lookups: under a third of them hits, it backs off.
+#: A cache is judged every this many lookups: with under a third of them hits, it
+#: remembers only sampled misses until the next judgement.
 TRIAL = 1024
-#: A cache that backs off runs this many parses without looking up, twice as many each
-#: time it backs off again in a row (at most MAX_BACKOFF), then tries again.
-BACKOFF = 4096
-MAX_BACKOFF = 1 << 16
+#: A cache judged to be missing remembers one miss in this many.
+SAMPLE = 16
 
 _PACKET_METHODS = {"extract", "advance"}
 _CHECKSUM_METHODS = {"add", "subtract", "subtract_all_and_deposit", "verify", "get"}
@@ -114,11 +116,11 @@ def _show(f: A.Node) -> str:
 class ParseCache:
     """One parser's remembered runs (see the module's docstring).
 
-    :meth:`run` parses packet *p* whose bytes from *at* on are the packet and whose bytes
-    before *at* (the intrinsic metadata the switch puts in front) are determined by *key*
-    and the timestamp; ``tstamp_slot`` is the slot the timestamp is extracted into (when
-    the run extracts the header whose validity slot is ``valid_slot``), *ts* its value for
-    this packet.
+    A packet is looked up (:meth:`hit`) by its bytes alone, the intrinsic metadata the
+    switch would put in front being determined by *key* and the timestamp (so a hit
+    never builds them); on a miss the switch puts them in front and :meth:`miss` parses.
+    ``tstamp_slot`` is the slot the timestamp is extracted into (when the run extracts
+    the header whose validity slot is ``valid_slot``), *ts* its value for this packet.
 
     ``region`` is the gress's slots (``lo, hi``): before its parser runs they hold a fresh
     packet's values, but for ``volatile`` ones, which the switch sets for each packet.  A
@@ -128,7 +130,7 @@ class ParseCache:
     packet's values)."""
 
     __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "cuts", "runs", "lengths",
-                 "lookups", "hits", "window", "won", "skip", "backoff")
+                 "lookups", "hits", "window", "won", "sampled", "unsampled", "looked")
 
     def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
                  region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
@@ -139,28 +141,28 @@ class ParseCache:
         self.lengths: dict = {}          # key -> the consumed lengths its remembered runs have
         self.lookups = self.hits = 0     # in all
         self.window = self.won = 0       # lookups and hits since the last judgement
-        self.skip = 0                    # parses left to run without looking up
-        self.backoff = BACKOFF
+        self.sampled = False             # judged to be missing: remember sampled misses
+        self.unsampled = 0               # misses not remembered since the last one that was
+        self.looked = False              # whether the last miss is to be remembered
 
     @property
     def on(self) -> bool:
-        """Whether the cache is looking runs up (not backing off)."""
-        return not self.skip
+        """Whether the cache remembers every miss (not judged to be missing)."""
+        return not self.sampled
 
-    def run(self, p, key, at: int, ts: int) -> None:
-        if self.skip:
-            self.skip -= 1
-            self.parse(p)
-            return
+    def hit(self, p, key, ts: int) -> bool:
+        """Look packet *p* up (``p.data``: the packet's bytes, without the intrinsic
+        metadata the switch puts in front): True when a remembered run's effects were
+        written into *p* (``p.pos`` then indexes ``p.data``); False when the caller is to
+        put the intrinsic metadata in front and call :meth:`miss`."""
         self.window += 1
-        if self.window > TRIAL and self._judged_off():
-            self.parse(p)
-            return
+        if self.window >= TRIAL:
+            self._judge()
         self.lookups += 1
         data = p.data
         runs = self.runs
         for n in self.lengths.get(key, ()):
-            hit = runs.get((key, data[at:at + n]))
+            hit = runs.get((key, data[:n]))
             if hit is not None:
                 self.hits += 1
                 self.won += 1
@@ -172,26 +174,35 @@ class ParseCache:
                     v[self.tstamp_slot] = ts
                 p.pos = pos
                 p.tr.extend(events)
-                if ext:
-                    p.ext.update(ext)
-                return
-        self._record(p, key, at)
+                if ext:                  # the headers extracted: only parsers write ext,
+                    if p.ext:            # so a fresh packet's may be the remembered one
+                        p.ext.update(ext)
+                    else:
+                        p.ext = ext
+                return True
+        if self.sampled:
+            self.unsampled += 1
+            self.looked = self.unsampled >= SAMPLE
+            if self.looked:
+                self.unsampled = 0
+        else:
+            self.looked = True
+        return False
 
-    def _judged_off(self) -> bool:
-        """After :data:`TRIAL` lookups: under a third of them hit, the cache forgets its
-        runs and backs off (:data:`BACKOFF` parses, twice as many each time in a row);
-        else a new window begins."""
-        bad = self.won * 3 < TRIAL
-        self.window, self.won = 1, 0
-        if not bad:
-            self.backoff = BACKOFF
-            return False
-        self.runs.clear()                # most packets differ: remembering costs more
-        self.lengths.clear()
-        self.skip = self.backoff
-        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
-        self.window = 0
-        return True
+    def miss(self, p, key, at: int) -> None:
+        """Parse *p* (its bytes from *at* on are the packet's, those before the intrinsic
+        metadata) after :meth:`hit` said no; remembered unless the cache samples misses
+        and this one is not a sample."""
+        if self.looked:
+            self._record(p, key, at)
+        else:
+            self.parse(p)
+
+    def _judge(self) -> None:
+        """After :data:`TRIAL` lookups: under a third of them hits, the cache remembers
+        sampled misses only; else every miss again."""
+        self.sampled = self.won * 3 < self.window
+        self.window = self.won = 0
 
     def _record(self, p, key, at: int) -> None:
         v = p.v
@@ -225,7 +236,7 @@ class ParseCache:
             self.runs.clear()
             self.lengths.clear()
         consumed = p.pos - at
-        self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, p.pos,
+        self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, consumed,
                                                    stamped)
         seen = self.lengths.setdefault(key, [])
         if consumed not in seen:

@@ -137,6 +137,9 @@ class TnaSwitch(ControlPlane):
         self._t0 = time.monotonic()
         self._spare = None            # the last ingress pass's values, for its first egress
         self._memo: dict = {}          # the packet's header bytes -> values (TnaPkt.memo)
+        #: per pipe, the trace's names of its ingress and egress (``pipe 1 egress``)
+        self._where = [(f"pipe {k} ingress", f"pipe {k} egress") for k in range(self.ports.pipes)]
+        self._how: dict[int, str] = {}   # port -> ``recirculated on port 196``
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -272,10 +275,12 @@ class TnaSwitch(ControlPlane):
                 tr.append(("drop", why))
                 drops.append(why)
                 break
-            eg = deque(self._ingress(task, passes, now, tr, ingress_q, res, drops))
+            eg = self._ingress(task, passes, now, tr, ingress_q, res, drops)
             passes += 1
-            while eg:
-                self._egress(eg.popleft(), now, tr, ingress_q, eg, res, drops)
+            i = 0
+            while i < len(eg):           # an egress mirror adds copies to eg
+                self._egress(eg[i], now, tr, ingress_q, eg, res, drops)
+                i += 1
         res.passes = passes
         res.drop_reason = "" if res.outputs else (drops[-1] if drops else "no output")
         return res
@@ -303,21 +308,24 @@ class TnaSwitch(ControlPlane):
             return []
         s = cp.s
         ns = now * 1000
-        head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
-        head += (resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0")
-                 if resubmitted is not None else _NO_PORT_METADATA)
         v = list(cp.template)
         v[s["ig_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        p = TnaPkt(v, head + data, tr, now)
+        p = TnaPkt(v, data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
-        p.ingress_len = p.plen = len(data)
         g = cp.ingress
-        if g.cache is not None:          # the prefix is (port, resubmit header, timestamp)
-            key = (port, None if resubmitted is None else head[-PORT_METADATA_BYTES:])
-            g.cache.run(p, key, len(head), ns & g.tstamp_mask)
-        else:
-            g.parse(p)
-        out = self._run(g, p, f"pipe {pipe} ingress", s["ig_err"], tr, drops)
+        resub = (None if resubmitted is None
+                 else resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0"))
+        key = (port, resub)              # with the timestamp: the intrinsic metadata
+        cache = g.cache
+        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
+            head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
+            head += _NO_PORT_METADATA if resub is None else resub
+            p.data = head + data
+            if cache is None:
+                g.parse(p)
+            else:
+                cache.miss(p, key, len(head))
+        out = self._run(g, p, self._where[pipe][0], s["ig_err"], tr, drops)
         if out is None:
             return []
         # ingress writes ingress slots only: the first egress copy of a pipeline that runs
@@ -430,7 +438,10 @@ class TnaSwitch(ControlPlane):
             out, v = done
         if self.ports.reenters(eport):
             token = cp.token(v) if v is not None and cp.token else None
-            tr.append(("recirculate", token, f"{self.ports.how(eport)} on port {eport}"))
+            how = self._how.get(eport)
+            if how is None:
+                how = self._how[eport] = f"{self.ports.how(eport)} on port {eport}"
+            tr.append(("recirculate", token, how))
             ingress_q.append((eport, out, None))
             return
         tr.append(("packet_out", eport))
@@ -445,17 +456,20 @@ class TnaSwitch(ControlPlane):
         spare, self._spare = self._spare, None
         v = spare[1] if spare is not None and spare[0] is cp else list(cp.template)
         v[s["eg_tstamp"]] = ns & 0xFFFFFFFFFFFF
-        head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
-        p = TnaPkt(v, head + data, tr, now)
+        p = TnaPkt(v, data, tr, now)
         p.pipe, p.memo, p.ext = pipe, self._memo, {}
-        p.ingress_len = p.plen = len(data)
         p.in_egress = True
         g = cp.egress
-        if g.cache is not None:          # the prefix is (port, rid, length, timestamp)
-            g.cache.run(p, (eport, rid, len(data)), len(head), ns & g.tstamp_mask)
-        else:
-            g.parse(p)
-        out = self._run(g, p, f"pipe {pipe} egress", s["eg_err"], tr, drops)
+        key = (eport, rid, len(data))    # with the timestamp: the intrinsic metadata
+        cache = g.cache
+        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
+            head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
+            p.data = head + data
+            if cache is None:
+                g.parse(p)
+            else:
+                cache.miss(p, key, len(head))
+        out = self._run(g, p, self._where[pipe][1], s["eg_err"], tr, drops)
         if out is None:
             return None
         drop_ctl = v[s["eg_drop"]]
