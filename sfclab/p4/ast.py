@@ -44,11 +44,14 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Pos:
-    """Where a node was written: file (or ``<string>``), line and column (1-based)."""
+    """Where a node was written: file (or ``<string>``), line and column (1-based), and
+    the text of that file as it was read (for the caret under an error; None when the
+    node was not parsed from text)."""
 
     file: str
     line: int
     column: int = 1
+    text: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"

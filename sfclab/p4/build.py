@@ -63,7 +63,7 @@ class Builder(Transformer):
         if tok is None or getattr(tok, "line", None) is None:
             return None
         f, line = self.pp.where(tok.line)
-        return A.Pos(f, line, tok.column)
+        return A.Pos(f, line, tok.column, self.pp.files.get(f))
 
     def at(self, tok: Token) -> dict:
         """Where *tok* was written, as an error's keyword arguments."""

@@ -8,6 +8,9 @@ p4c's interfaces, refusing what p4c refuses) in every run; on the real tools wit
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -37,27 +40,48 @@ def standins(tmp_path, monkeypatch):
     monkeypatch.setenv("SFCLAB_P4C", str(p4c))
 
 
+@pytest.fixture(scope="module")
+def diff_on_standins(tmp_path_factory) -> Callable[[str], tuple[int, str]]:
+    """``run(name)``: ``sfclab diff-targets`` of example *name* on the stand-ins, as
+    ``(status, output)``; each example runs once in this module, so the tests that claim
+    something of the same run (every_nf.sfc's) share it."""
+    switch, p4c = install_standins(tmp_path_factory.mktemp("bin"))
+    runs: dict[str, tuple[int, str]] = {}
+
+    def run(name: str) -> tuple[int, str]:
+        if name not in runs:
+            out = io.StringIO()
+            with pytest.MonkeyPatch.context() as mp, redirect_stdout(out), \
+                    redirect_stderr(out):
+                mp.setenv("SFCLAB_BMV2", str(switch))
+                mp.setenv("SFCLAB_P4C", str(p4c))
+                status = main(_diff(name))
+            runs[name] = (status, out.getvalue())
+        return runs[name]
+    return run
+
+
 def test_every_example_file_is_tested():
     assert {"web.sfc", "every_nf.sfc", "p4sc_table3.sfc", "flexmesh_fig9.sfc",
             "p4sfc_intent.json"} <= set(CHAIN_FILES)
 
 
 @pytest.mark.parametrize("name", CHAIN_FILES)
-def test_diff_targets_runs_every_example_on_bmv2(standins, capsys, name):
-    status = main(_diff(name))
-    out = capsys.readouterr()
-    assert status == 0, out.out + out.err
-    assert "every packet ran the same way" in out.out
-    covered = next(line for line in out.out.splitlines() if line.startswith("service paths"))
+def test_diff_targets_runs_every_example_on_bmv2(diff_on_standins, name):
+    status, out = diff_on_standins(name)
+    assert status == 0, out
+    assert "every packet ran the same way" in out
+    covered = next(line for line in out.splitlines() if line.startswith("service paths"))
     done, _, total = covered.removeprefix("service paths covered: ").partition(" of ")
     assert int(done) >= 1 and int(total) >= int(done), covered
 
 
-def test_every_library_nf_runs_on_bmv2(standins, capsys):
+def test_every_library_nf_runs_on_bmv2(diff_on_standins):
     """examples/every_nf.sfc uses every switch NF of the library, and BMv2 runs each class
     as the model does (the model's behaviour per NF is checked against the NFs' documentation
     in tests/runtime/test_library_push.py; here the stand-in is the model again, so this
-    proves the BMv2 path — compile, push, packets, traces — for every NF)."""
+    proves the BMv2 path — compile, push, packets, traces — for every NF).  The diff-targets
+    run is the one test_diff_targets_runs_every_example_on_bmv2[every_nf.sfc] makes."""
     import sfclab
     from sfclab.p4.catalog import load_default
 
@@ -67,7 +91,8 @@ def test_every_library_nf_runs_on_bmv2(standins, capsys):
     assert len(switch_nfs) == 18
     used = {nf for c in sfclab.parse(text) for nf in c.nf_types()}
     assert used == switch_nfs, switch_nfs - used
-    assert main(_diff("every_nf.sfc")) == 0, capsys.readouterr().out
+    status, out = diff_on_standins("every_nf.sfc")
+    assert status == 0, out
 
 
 def test_the_demo_runs_on_bmv2(standins, capsys):

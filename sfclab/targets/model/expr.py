@@ -172,9 +172,8 @@ class ExprCompiler:
     """Compiles expressions in a :class:`Scope`; subclasses add statements and calls."""
 
     #: ids of the stack cursors (``.next``, ``.last``, ``.lastIndex``) written outside a
-    #: parser, and the program's text (:mod:`.parser_only`; the compiler sets them)
+    #: parser (:mod:`.parser_only`; the compiler sets them)
     outside_parser: frozenset[int] = frozenset()
-    source_text: str | None = None
 
     def __init__(self, env) -> None:
         self.env = env
@@ -216,7 +215,7 @@ class ExprCompiler:
                 return sub
             if isinstance(base, StackRef):
                 if id(e) in self.outside_parser:
-                    raise cursor_outside_parser(e, self.source_text)
+                    raise cursor_outside_parser(e)
                 if e.name == "next":
                     b = base.base
                     return DynHeader(base, lambda p: p.v[b], "next")
@@ -308,7 +307,7 @@ class ExprCompiler:
                     return _const(base.type.size, Bits(32))
                 if e.name == "lastIndex":
                     if id(e) in self.outside_parser:
-                        raise cursor_outside_parser(e, self.source_text)
+                        raise cursor_outside_parser(e)
                     b = base.base
                     return CE(lambda p: (p.v[b] - 1) & 0xFFFFFFFF, Bits(32))
             raise self.error(f"cannot evaluate {expr_p4(e)}", e)

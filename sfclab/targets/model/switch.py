@@ -105,8 +105,6 @@ class ModelSwitch(ControlPlane):
     def __init__(self, program, *, cpu_port: int = CPU_PORT, drop_port: int = DROP_PORT,
                  max_passes: int = 16, ports: Iterable[int] | None = None, seed: int = 0) -> None:
         self.program = flatten(_load(program))
-        #: the program's text, for a refusal's caret (a file's is read from its path)
-        self._text = program if isinstance(program, str) and "\n" in program else None
         self.cpu_port, self.drop_port, self.max_passes = cpu_port, drop_port, max_passes
         self.ports = set(ports) if ports is not None else None
         self.rng = random.Random(seed)
@@ -128,7 +126,6 @@ class ModelSwitch(ControlPlane):
         env = self.env = TypeEnv(prog)
         layout = self.layout = Layout()
         c = self.compiler = PipelineCompiler(self, env, layout, prog)
-        c.source_text = self._text
         env.const_eval = lambda e: c.const_int(e, c.global_scope)
         main = self._main()
         blocks = []
