@@ -77,6 +77,21 @@ def test_classifier_forms():
     assert not c.match.matches({**pkt, "tcp.dport": 999})
 
 
+@pytest.mark.parametrize("literal, value, plen", [
+    ("2001:db8:5::/48", 0x20010DB80005 << 80, 48),        # ends in `::` after 3 groups
+    ("2001:db8:0:5::/64", 0x20010DB800000005 << 64, 64),
+    ("2001:db8::5", 0x20010DB8 << 96 | 5, 128),
+    ("::1", 1, 128),
+])
+def test_ipv6_literals_of_every_compressed_form(literal, value, plen):
+    for text in (f"chain a match ipv6.dst == {literal}: l3fwd",
+                 f"chain a match ipv6.dst == {literal} {{ input => l3fwd => output }}"):
+        c = sfclab.parse(text)["a"]
+        hit = {"ipv6.dst": value | ((1 << (128 - plen)) - 1)}
+        assert c.match.matches(hit), text
+        assert not c.match.matches({"ipv6.dst": value ^ (1 << (128 - plen))}), text
+
+
 def test_weights_default_to_an_equal_split_of_the_rest():
     chains = sfclab.parse("chain a weight 0.5: l2fwd\nchain b: l3fwd\nchain c: nat")
     assert chains.weights() == {"a": 0.5, "b": 0.25, "c": 0.25}
