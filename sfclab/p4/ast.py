@@ -427,7 +427,8 @@ class Empty(Node):
 
 @dataclass(frozen=True, slots=True)
 class Annotation(Node):
-    """``@name`` or ``@name(body)``; the body is kept as written."""
+    """``@name``, ``@name(body)`` or ``@pragma body`` (name "pragma", the rest of its line);
+    the body is kept as written."""
 
     name: str
     body: str | None = None

@@ -128,7 +128,10 @@ class Builder(Transformer):
         for tok in c:
             s = str(tok)[1:]
             i = s.find("(")
-            name, body = (s, None) if i < 0 else (s[:i].strip(), s[i + 1:-1])
+            if s.startswith("pragma") and s[6:7] in (" ", "\t"):   # @pragma: the line's rest
+                name, body = "pragma", s[6:].strip()
+            else:
+                name, body = (s, None) if i < 0 else (s[:i].strip(), s[i + 1:-1])
             out.append(A.Annotation(name, body, self._p(tok)))
         return tuple(out)
 

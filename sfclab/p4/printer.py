@@ -156,8 +156,14 @@ def _keyset(keys: tuple[A.Node, ...]) -> str:
 # --- statements and declarations -----------------------------------------------------------
 
 def _annots(annots: tuple[A.Annotation, ...], sep: str = " ") -> str:
-    return "".join(f"@{a.name}" + (f"({a.body})" if a.body is not None else "") + sep
-                   for a in annots)
+    return "".join(_annot(a) + ("\n" if a.name == "pragma" else sep) for a in annots)
+
+
+def _annot(a: A.Annotation) -> str:
+    """``@name(body)``; ``@pragma body`` takes the rest of its line (a new line follows it)."""
+    if a.name == "pragma" and a.body is not None:
+        return f"@pragma {a.body}"
+    return f"@{a.name}" + (f"({a.body})" if a.body is not None else "")
 
 
 def _params(params: tuple[A.Param, ...]) -> str:

@@ -19,6 +19,7 @@ from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .errors import ModelCompileError
 from .parser_only import cursor_outside_parser
+from .refusal import refusal
 from .storage import HeaderRef, ScalarRef, StackRef, StructRef, scalars
 from .types import BOOL, ERROR, INT, STRING, Bits, BoolT, EnumT, TupleT, Type, UnionT
 
@@ -182,10 +183,9 @@ class ExprCompiler:
     def call_value(self, e: A.Call, sc: Scope) -> CE:
         raise ModelCompileError(f"cannot call {expr_p4(e.func)} in an expression here")
 
-    def error(self, msg: str, node: A.Node | None = None) -> ModelCompileError:
-        pos = getattr(node, "pos", None)
-        where = f"{pos}: " if pos else ""
-        return ModelCompileError(where + msg)
+    def error(self, msg: str, node: A.Node | None = None, *, hint: str = "") -> ModelCompileError:
+        """The refusal *msg* of *node*: its place, its line with a caret, *hint*."""
+        return refusal(msg, node, hint=hint)
 
     def check_width(self, t, ce: CE, node: A.Node | None) -> None:
         """p4c's refusal of an implicit conversion where a value of type *t* is stored: a

@@ -16,12 +16,11 @@ instead.
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from ...errors import caret_context
 from ...p4 import ast as A
 from ...p4.printer import expr_p4
 from .errors import ModelCompileError
+from .refusal import source_line
 
 __all__ = ["STACK_CURSORS", "cursors_outside_parsers", "cursor_outside_parser"]
 
@@ -42,15 +41,6 @@ def cursors_outside_parsers(prog: A.Program) -> frozenset[int]:
     return frozenset(_cursors(others) - _cursors(parsers))
 
 
-def _source_line(pos: A.Pos, width: int) -> str:
-    """The line *pos* is on with a caret under it: from the text *pos*'s file was parsed
-    from, else the file read now (empty when neither is known)."""
-    text = pos.text
-    if text is None and pos.file and Path(pos.file).is_file():
-        text = Path(pos.file).read_text(errors="replace")
-    return caret_context(text, pos.line, pos.column, width) if text else ""
-
-
 def cursor_outside_parser(e: A.Member) -> ModelCompileError:
     """The error for *e* (``hdr.st.last``, a header stack's cursor) outside a parser: where
     it is, the line with a caret under it (from the text it was parsed from), and what to
@@ -58,7 +48,7 @@ def cursor_outside_parser(e: A.Member) -> ModelCompileError:
     stack, what = expr_p4(e.expr), expr_p4(e)
     pos = e.pos
     where = f"{pos}: " if pos else ""
-    caret = _source_line(pos, len(what)) if pos else ""
+    caret = source_line(pos, len(what)) if pos else ""
     kind = "'lastIndex'" if e.name == "lastIndex" else "'last' and 'next'"
     return ModelCompileError(
         f"{where}{what}: a header stack's {kind} can be used only in a parser (p4c refuses "

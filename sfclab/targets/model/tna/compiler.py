@@ -174,7 +174,9 @@ class TnaCompiler(PipelineCompiler):
         t = targs[0] if targs else Bits(32)
         if not isinstance(t, (Bits, BoolT)):
             raise self.error(f"Register {qname}: cells of type {getattr(t, 'name', t)} are not "
-                             "modelled (bit<W> or int<W> cells only)", inst)
+                             "modelled (bit<W> or int<W> cells only)", inst,
+                             hint="keep each field in a Register of its own "
+                                  "(Register<bit<32>, _>), each with its RegisterAction")
         size = self._size(args[0])
         init = self.const_int(args[1], self.global_scope) if len(args) > 1 else 0
         w, signed = _width(t), isinstance(t, Bits) and t.signed
