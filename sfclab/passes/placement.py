@@ -60,6 +60,7 @@ from .common import first_seen, nf_info
 __all__ = [
     "TNA_CORE_STAGES",
     "TOFINO_MAX_PIPES",
+    "TOFINO_PIPE_COUNTS",
     "side_by_side_groups",
     "co_occurring",
     "CoreStages",
@@ -99,6 +100,8 @@ TNA_CORE_STAGES = CoreStages(ingress=2, egress=1)
 
 #: The most pipes a Tofino 1 has (the 64-port one; the 32-port one has 2).
 TOFINO_MAX_PIPES = 4
+#: The pipe counts a Tofino 1 comes with (``--pipes``, ``model?arch=tna&pipes=``).
+TOFINO_PIPE_COUNTS = (1, 2, 4)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -415,9 +418,13 @@ def _refuse(nfs, cost_of, sw: _Switch, at, why: str, paths=None) -> None:
     heavy = ", ".join(f"{n} {cost_of[n]}" for n in sorted(nfs, key=lambda n: -cost_of[n])[:6])
     more = _pipes_needed(nfs, cost_of, sw)
     tofino = bool(sw.reserved.ingress or sw.reserved.egress)
+    if tofino and more is not None:     # a Tofino 1 has 2 or 4 pipes, never 3
+        more = min((n for n in TOFINO_PIPE_COUNTS if n >= more), default=more)
     if more is not None and (not tofino or more <= TOFINO_MAX_PIPES):
         hint = (f"compile for more pipes ({more} would do: `--pipes {more}`, or pipes={more}; "
                 f"a 64-port Tofino 1 has 4, the 32-port one 2), or put fewer NFs on this switch")
+        if tofino:
+            hint += f"; run it on the TNA model as model?arch=tna&pipes={more}"
     else:
         hint = "put fewer NFs on this switch, or spread the chains over switches (--topology)"
         if tofino and paths:
