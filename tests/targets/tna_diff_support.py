@@ -20,7 +20,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PIPELINES = ("auto", "mafsa", "optimal", "naive")
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": {"p1": 1, "p2": 2, "p3": 3}}
-#: Pipes a chain set's placement needs (every_nf.sfc's 18 NFs do not place on 2).
+#: Pipes the sweep runs a chain set on: every_nf.sfc on 4, the sweep's 4-pipe model (it places
+#: on 2 as well, its 18 NFs side by side, and p4c-barefoot 9.13.4 fits that program).
 PIPES = {"every_nf.sfc": 4}
 #: The sweep CI runs, example -> pipeline modes: every library NF (every_nf.sfc, whose
 #: `segments` path goes round three times), p4sc_table3.sfc's reverse-order paths (one
