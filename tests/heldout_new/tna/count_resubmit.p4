@@ -16,7 +16,7 @@ header ipv4_t {
 }
 header resub_t { bit<8> count; bit<56> pad; }
 struct headers_t { ethernet_t ethernet; ipv4_t ipv4; }
-struct meta_t { resub_t rs; bool csum_ok; bit<16> idx; bit<32> cnt; }
+struct meta_t { resub_t rs; bool csum_ok; bit<16> idx; bit<8> cnt; }
 struct eg_meta_t { }
 
 parser IgParser(packet_in pkt, out headers_t hdr, out meta_t md,
@@ -62,10 +62,10 @@ control Ig(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_metadata_t
     Hash<bit<16>>(HashAlgorithm_t.CRC16) h;
     Register<bit<32>, bit<16>>(65536, 0) flows;
     Register<bit<32>, bit<16>>(65536) bytes;
-    RegisterAction<bit<32>, bit<16>, bit<32>>(flows) bump = {
-        void apply(inout bit<32> v, out bit<32> rv) {
+    RegisterAction<bit<32>, bit<16>, bit<8>>(flows) bump = {
+        void apply(inout bit<32> v, out bit<8> rv) {
             v = v + 1;
-            rv = v;
+            rv = v[7:0];       /* a gateway compares at most 4 bytes + 12 bits: a byte */
         }
     };
     RegisterAction<bit<32>, bit<16>, bit<32>>(bytes) add_bytes = {
@@ -81,6 +81,7 @@ control Ig(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_metadata_t
         size = 64;
     }
     apply {
+        bool routed = false;
         if (!hdr.ipv4.isValid()) {
             ig_dprsr_md.drop_ctl = 1;
         } else if (!md.csum_ok) {
@@ -88,20 +89,23 @@ control Ig(inout headers_t hdr, inout meta_t md, in ingress_intrinsic_metadata_t
             ig_tm_md.bypass_egress = 1;
         } else if (ig_intr_md.resubmit_flag == 1) {
             hdr.ethernet.src = 40w0 ++ md.rs.count;
-            route.apply();
+            routed = true;
         } else {
             md.idx = h.get({hdr.ipv4.src, hdr.ipv4.dst});
             md.cnt = bump.execute(md.idx);
             add_bytes.execute(md.idx);
             if (md.cnt >= 3) {
                 md.rs.setValid();
-                md.rs.count = md.cnt[7:0];
+                md.rs.count = md.cnt;
                 md.rs.pad = 0;
                 ig_dprsr_md.resubmit_type = 1;
             } else {
-                route.apply();
                 hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                routed = true;
             }
+        }
+        if (routed) {                  /* one application: Tofino's next-table rule */
+            route.apply();
         }
     }
 }
