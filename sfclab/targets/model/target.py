@@ -102,7 +102,8 @@ class ModelTarget:
 
     def __repr__(self) -> str:
         if self.arch == "tna":
-            return f"<ModelTarget model://{self.address} tna, {self.pipes} pipes>"
+            pipes = f"{self.pipes} pipe" + ("s" if self.pipes != 1 else "")
+            return f"<ModelTarget model://{self.address} tna, {pipes}>"
         return f"<ModelTarget model://{self.address}>"
 
     def push(self, gen: Generated) -> int:
