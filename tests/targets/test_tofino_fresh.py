@@ -55,7 +55,14 @@ def test_there_are_enough_held_out_sets():
     assert any(s.endswith(".json") for s in SETS)
 
 
-@pytest.mark.parametrize("name", SETS)
+#: Sets whose placement CI leaves to the full sweep: they agreed on both models and fit
+#: p4c-barefoot when written (h12-h15, 2.6 s of placement); h11 (an IPv6 prefix the lexer
+#: split) and h16 (refused on 2 pipes, told a count a Tofino has) stay in CI.
+FULL_ONLY = frozenset({"h12_all_nf_conflicts.sfc", "h13_loop_branch_cpu.sfc",
+                       "h14_flood_recirc.sfc", "h15_intent_list.json"})
+
+
+@pytest.mark.parametrize("name", [s for s in SETS if FULL or s not in FULL_ONLY])
 def test_each_held_out_set_places_within_a_tofino_1s_stages(name):
     """Placement's own count: every pipelet's estimate (core + NF slots) within 12."""
     gen = generate(compiled_set(name))
