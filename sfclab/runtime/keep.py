@@ -25,7 +25,7 @@ alone).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -104,10 +104,12 @@ def _entries(n: int) -> str:
 
 
 def learned_entries(read: Iterable[Any], installed: Mapping[tuple, Any],
-                    own: Mapping[tuple, Any]) -> list:
+                    own: Mapping[tuple, Any], const_tables: Collection[str] = ()) -> list:
     """The entries of *read* (the switch's) that are neither sfclab's (*installed*) nor
-    the user's (*own*), by key: a controller's."""
-    return [e for e in read if _key(e) not in installed and _key(e) not in own]
+    the user's (*own*), by key, nor the program's own (a table of *const_tables*, whose
+    const entries a read returns too): a controller's."""
+    return [e for e in read if _key(e) not in installed and _key(e) not in own
+            and e.table not in const_tables]
 
 
 def _key(e: Any) -> tuple:

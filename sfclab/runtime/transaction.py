@@ -227,7 +227,10 @@ def snapshot(session) -> Snapshot:
     learned, unread_entries = [], ""
     if session.pipeline is not None:
         try:
-            learned = learned_entries(session.read_entries(), session.installed, session.own)
+            const = {t.preamble.name for t in session.index.info.tables if t.is_const_table} \
+                if session.index is not None else set()
+            learned = learned_entries(session.read_entries(), session.installed, session.own,
+                                      const)
         except TargetError as e:
             learned, unread_entries = None, f"the switch's entries could not be read: {e.message}"
     return Snapshot(session.pipeline, session.state(), dict(session.own), registers, unread,

@@ -99,3 +99,21 @@ def test_a_plain_push_still_replaces_everything(lab):
     lab.push()
     assert _mine(lab) == [] and lab.target.session.own == {}
     assert not lab.target.session.kept
+
+
+def test_a_tna_reload_leaves_the_programs_const_entries_alone():
+    """The TNA program's ``pass_end`` tables (one per pipe) hold const entries, which a
+    read returns too: a reload took them for learned ones and reported 16 "dropped …
+    PERMISSION_DENIED … is a const table" (found by the held-out probes, h-unseen3)."""
+    lab = Lab(arch="tna")
+    try:
+        lab.set_chains("chain a match tcp.dport == 80: firewall -> l3fwd\n"
+                       "chain b match udp.dport == 53: monitor -> l3fwd\n")
+        lab.push()
+        lab.add("chain c match tcp.dport == 8080: monitor -> firewall -> l3fwd")
+        said = str(lab.update(allow_reload=True))
+        assert said.startswith("reloaded the program") and "dropped" not in said, said
+        lab.send("c", 1)
+        assert lab.traces[-1].path == "c/0" and lab.traces[-1].result.outputs
+    finally:
+        lab.close()
