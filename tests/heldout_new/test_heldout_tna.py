@@ -5,10 +5,12 @@ do.
 
 ``tna/count_resubmit.p4`` (Register + RegisterAction at a CRC16 Hash index, the parser's
 Checksum verify, resubmit with data, the deparser's Checksum update, bypass_egress) is
-``p4c-barefoot``'s to accept (9.13.4, checked by hand: ``p4c-barefoot --arch tna
---target tofino``).  Before, every refusal but one showed a bare ``file:line:col`` (no
-line, no caret, no hint), and ``@pragma stage 3`` — p4c's form, the rest of the line —
-was refused as a syntax error ("'stage' is not a declared type").
+``p4c-barefoot``'s to accept (9.13.4, run by hand: ``p4c-barefoot --arch tna --target
+tofino``; so are the ``@pragma`` and ``max()`` variants).  Before, every refusal but one
+showed a bare ``file:line:col`` (no line, no caret, no hint), and ``@pragma stage 3`` —
+p4c's form, the rest of the line — was refused as a syntax error ("'stage' is not a
+declared type").  (Left: the model runs what only Tofino's compiler refuses — a table
+applied in two places, a gateway on a 32-bit ``>=`` — as this program's first version had.)
 """
 
 from __future__ import annotations
