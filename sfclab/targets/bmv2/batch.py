@@ -249,10 +249,11 @@ class BatchTracker:
         if p.sent_at < 0:
             return False
         quiet = now - p.last_at
-        if p.awaited == 0 and p.out_events:
+        # every copy the switch made of it (an egress pass each) is out, its frame in
+        whole = p.awaited == 0 and self.unannounced(i) == 0
+        if whole and p.out_events:
             complete = True
-        elif p.pid is not None and p.awaited == 0 \
-                and self.builder.last_step(p.pid) == PIPELINE_DONE:
+        elif p.pid is not None and whole and self.builder.last_step(p.pid) == PIPELINE_DONE:
             # a pipeline ended: its last deciding action dropped the packet (a drop for
             # sure), forwarded it (more is coming, however late), or cannot be told (a drop
             # if nothing follows for the settle time)
@@ -270,6 +271,15 @@ class BatchTracker:
             else:
                 self.window.whole()
         return complete
+
+    def unannounced(self, i: int) -> int:
+        """How many copies of packet *i* ran (or run) their egress without a
+        ``PACKET_OUT`` yet: outputs on their way, however late (a loaded switch
+        transmits a multicast's replicas one by one)."""
+        p = self.packets[i]
+        if p.pid is None:
+            return 0
+        return max(0, self.builder.copies_out(p.pid) - p.out_events)
 
     @property
     def settle_time(self) -> float:
@@ -393,6 +403,7 @@ class BatchTracker:
         (its outputs only, saying why, when none came)."""
         self._repair()
         gaps = {p.pid: self.builder.gaps(p.pid) for p in self.packets if p.pid is not None}
+        unannounced = [self.unannounced(k) for k in range(len(self.packets))]
         traces = {t.packet_id: t for t in self.builder.finish()}
         out = []
         for k, p in enumerate(self.packets):
@@ -413,7 +424,12 @@ class BatchTracker:
                                     "event logger's queue overflowed"))
             if outs_note:
                 trace.add(Event(kind="note", value=outs_note))
-            if p.given_up and p.pid is not None and not p.awaited and not outs:
+            if p.given_up and (missing := unannounced[k]):
+                trace.add(Event(kind="note", value=f"{missing} of the {missing + p.out_events} "
+                                f"copies its egress passes made did not come out within "
+                                f"{self.lost_after:g} s (the switch lost them, or their "
+                                "PACKET_OUT events)"))
+            elif p.given_up and p.pid is not None and not p.awaited and not outs:
                 trace.add(Event(kind="note", value=f"nothing came from the switch for "
                                 f"{self.lost_after:g} s after its last event: taken as lost "
                                 "(the switch lost it, or its events)"))

@@ -379,6 +379,12 @@ class _State:
     verdict: str | None = None
     #: the table applied last (id) and the entry it hit (handle; None: a miss)
     applied: tuple[int, int | None] | None = None
+    #: the egress passes of the current pass (one per copy the switch made of it), how
+    #: many of them dropped their copy, and the deciding egress verdict of each copy whose
+    #: egress pipeline is running (by BMv2's copy id)
+    egress_passes: int = 0
+    egress_drops: int = 0
+    copy_verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
 class TraceBuilder:
@@ -529,6 +535,8 @@ class TraceBuilder:
                 kind = "recirculate" if st.egress else "resubmit"
                 st.pass_no += 1
                 st.egress = False
+                st.egress_passes = st.egress_drops = 0
+                st.copy_verdicts.clear()
                 self._add(st, kind)
             st.parsed = True
             self._add(st, "parser_start", n.name("parser", f[0]))
@@ -549,8 +557,8 @@ class TraceBuilder:
             if t == PIPELINE_START:
                 # in egress, ingress let it through; each ingress decides anew
                 st.verdict = None if name == n.ingress else "forward"
-            if name != n.ingress and t == PIPELINE_START:
-                st.egress = True
+            if name != n.ingress:
+                self._egress_copy(st, ev, t == PIPELINE_START)
             self._add(st, "pipeline_start" if t == PIPELINE_START else "pipeline_done", name)
         elif t == CONDITION_EVAL:
             text = n.conditions.get(f[0]) or n.name("condition", f[0])
@@ -571,11 +579,42 @@ class TraceBuilder:
             v = n.verdicts.get(f[0])
             if v is not None and st.verdict != "other":
                 st.verdict = v
+            if v is not None and st.copy_verdicts.get(ev.copy_id, "other") != "other":
+                st.copy_verdicts[ev.copy_id] = v
             if f[0] in n.statements:            # p4c's, of plain statements: what it runs
                 self._add(st, "statements", n.statements[f[0]])
             else:
                 self._add(st, "action", n.name("action", f[0]), args=self._args(st, f[0]))
             st.applied = None
+
+    @staticmethod
+    def _egress_copy(st: _State, ev: RawEvent, start: bool) -> None:
+        """An egress pipeline starts or ends for one copy of the packet (BMv2 runs one
+        per copy it makes: a multicast's replicas carry copy ids of their own, and their
+        egress threads run side by side)."""
+        if start:
+            st.egress = True
+            st.egress_passes += 1
+            st.copy_verdicts[ev.copy_id] = "forward"
+        elif st.copy_verdicts.pop(ev.copy_id, None) == "drop":
+            st.egress_drops += 1
+
+    def copies_out(self, packet_id: int, switch_id: int | None = None) -> int:
+        """How many ``PACKET_OUT`` the packet's events announce so far: one per egress
+        pass of its last pass (one per copy the switch made: a multicast makes one per
+        replica) but those whose egress dropped their copy (its last deciding action was
+        ``mark_to_drop``).  An egress still running counts (it may yet drop its copy).
+
+        >>> b = TraceBuilder(NameMap.from_json({"pipelines": [
+        ...     {"name": "ingress", "id": 0}, {"name": "egress", "id": 1}]}), device_id=0)
+        >>> for copy in (1, 2, 3):
+        ...     b.feed(pack_message(PIPELINE_START, 1, packet_id=4, copy_id=copy))
+        >>> b.feed(pack_message(PIPELINE_DONE, 1, packet_id=4, copy_id=2))
+        >>> b.copies_out(4), b.copies_out(5)
+        (3, 0)
+        """
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        return 0 if st is None else st.egress_passes - st.egress_drops
 
     def _args(self, st: _State, action: int) -> tuple[tuple[str, int], ...]:
         """The arguments *action* ran with: the data of the entry (or default entry) of

@@ -1,0 +1,158 @@
+"""A packet's outputs on BMv2 are collected until every copy the switch made of it is out.
+
+BMv2 runs one egress pass per copy it makes (a multicast makes one per replica, each with a
+copy id of its own) and logs a ``PACKET_OUT`` for each as its transmit thread sends it.  A
+loaded switch sends a flood's replicas one by one with waits between them: sfclab must not
+take the first replica for the whole packet and stop listening (a flood to ports 2-8 once
+came back as ports 2, 5, 6 under load).  First the tracker, on event streams built as BMv2
+logs them, with the times given (no clock); then the whole path on the stand-in BMv2, whose
+transmit thread is made to pause between two replicas (``STANDIN_TX_PAUSE``), longer than
+any settle time sfclab allows.
+"""
+
+from __future__ import annotations
+
+from standin_bmv2 import install_standins
+
+import sfclab
+from sfclab.codegen import generate
+from sfclab.targets.bmv2 import events as E
+from sfclab.targets.bmv2.batch import BatchTracker
+from sfclab.targets.bmv2.events import NameMap
+from sfclab.targets.model import ModelTarget
+
+_TO = {"type": "field", "value": ["standard_metadata", "mcast_grp"]}
+NAMES = NameMap.from_json({
+    "pipelines": [{"name": "ingress", "id": 0, "tables": [{"name": "groups", "id": 1,
+                                                            "key": [{}]}], "conditionals": []},
+                  {"name": "egress", "id": 1, "tables": [{"name": "prune", "id": 2,
+                                                           "key": [{}]}], "conditionals": []}],
+    "actions": [{"name": "flood", "id": 3, "primitives": [{"op": "assign",
+                                                            "parameters": [_TO, {}]}]},
+                {"name": "prune", "id": 4, "primitives": [{"op": "mark_to_drop",
+                                                            "parameters": []}]}]})
+
+
+def _msg(t: int, *f: int, copy: int = 0) -> bytes:
+    return E.pack_message(t, *f, packet_id=7, copy_id=copy)
+
+
+def _flood(copies: int, pruned: tuple[int, ...] = ()) -> list[bytes]:
+    """A multicast as simple_switch logs it: the ingress sets its group, then each replica
+    (copy ids 1..) runs its egress (those in *pruned* drop theirs) and is deparsed."""
+    out = [_msg(E.PACKET_IN, 1), _msg(E.PARSER_START, 0), _msg(E.PARSER_DONE, 0),
+           _msg(E.PIPELINE_START, 0), _msg(E.TABLE_MISS, 1), _msg(E.ACTION_EXECUTE, 3), _msg(E.PIPELINE_DONE, 0)]
+    for c in range(1, copies + 1):
+        out += [_msg(E.PIPELINE_START, 1, copy=c)]
+        out += [_msg(E.TABLE_MISS, 2, copy=c), _msg(E.ACTION_EXECUTE, 4, copy=c)] \
+            if c in pruned else []
+        out += [_msg(E.PIPELINE_DONE, 1, copy=c)]
+        out += [] if c in pruned else [_msg(E.DEPARSER_START, 0, copy=c),
+                                       _msg(E.DEPARSER_DONE, 0, copy=c)]
+    return out
+
+
+def _tracker(**kw) -> BatchTracker:
+    b = BatchTracker(NAMES, [(1, b"in")], reaches=lambda port: True, settle=0.005, **kw)
+    b.sent(0, now=0.0)
+    return b
+
+
+def _out(b: BatchTracker, copy: int, port: int, now: float) -> None:
+    b.event(_msg(E.PACKET_OUT, port, copy=copy), now=now)
+    b.output(port, b"x%d" % port, now=now)
+
+
+def test_a_flood_is_complete_when_every_replica_is_out_however_late():
+    b = _tracker()
+    for m in _flood(3):
+        b.event(m, now=0.0)
+    _out(b, 1, 2, now=0.001)
+    # a second after the first replica, long past any settle time: the other two are on
+    # their way (their egress passes ran), so neither the packet nor the batch is done
+    assert not b.done(0, now=1.0) and not b.finished(now=1.0, sent=1)
+    assert b.unannounced(0) == 2
+    _out(b, 2, 3, now=1.5)
+    _out(b, 3, 4, now=2.0)
+    assert b.done(0, now=2.0) and b.finished(now=2.1, sent=1)
+    [r] = b.results()
+    assert r.outputs == [(2, b"x2"), (3, b"x3"), (4, b"x4")]
+    assert not [e for e in r.trace.events if e.kind == "note"]
+    assert b.window.losses == 0
+
+
+def test_replicas_whose_egress_drops_them_are_not_waited_for():
+    b = _tracker()
+    for m in _flood(3, pruned=(2,)):
+        b.event(m, now=0.0)
+    _out(b, 1, 2, now=0.0)
+    assert not b.done(0, now=0.01)
+    _out(b, 3, 4, now=0.01)
+    assert b.done(0, now=0.01)
+    [r] = b.results()
+    assert r.outputs == [(2, b"x2"), (4, b"x4")]
+
+
+def test_an_egress_still_running_is_waited_for():
+    """The last event ends the egress of a replica that dropped its copy, while another's
+    egress runs: not a drop of the packet."""
+    b = _tracker()
+    for m in _flood(1) + [_msg(E.PIPELINE_START, 1, copy=2), _msg(E.PIPELINE_START, 1, copy=3),
+                          _msg(E.TABLE_MISS, 2, copy=3), _msg(E.ACTION_EXECUTE, 4, copy=3),
+                          _msg(E.PIPELINE_DONE, 1, copy=3)]:
+        b.event(m, now=0.0)
+    _out(b, 1, 2, now=0.0)
+    assert not b.done(0, now=1.0)
+    for m in [_msg(E.PIPELINE_DONE, 1, copy=2), _msg(E.DEPARSER_START, 0, copy=2),
+              _msg(E.DEPARSER_DONE, 0, copy=2)]:
+        b.event(m, now=1.0)
+    _out(b, 2, 3, now=1.0)
+    assert b.done(0, now=1.0)
+    assert b.results()[0].outputs == [(2, b"x2"), (3, b"x3")]
+
+
+def test_replicas_that_never_come_are_reported_after_the_bound_not_dropped_silently():
+    b = _tracker(lost_after=3.0)
+    for m in _flood(7):
+        b.event(m, now=0.0)
+    for copy, port in ((1, 2), (4, 5), (5, 6)):
+        _out(b, copy, port, now=0.0)
+    assert not b.done(0, now=2.9) and b.done(0, now=3.0)
+    [r] = b.results()
+    assert [p for p, _ in r.outputs] == [2, 5, 6]
+    notes = [str(e.value) for e in r.trace.events if e.kind == "note"]
+    assert any("4 of the 7 copies its egress passes made did not come out within 3 s" in n
+               for n in notes), notes
+    assert b.window.losses == 1
+
+
+# -- on the stand-in BMv2 --------------------------------------------------------------------------
+
+#: Longer than the longest settle time sfclab waits after a packet's last news (0.2 s).
+PAUSE = 0.3
+
+
+def test_a_flood_sent_slowly_by_the_switch_comes_back_whole(tmp_path, monkeypatch):
+    """The stand-in's transmit thread pauses PAUSE s before the second replica of each
+    multicast (a loaded switch): every replica is still collected, as the model makes them."""
+    from scapy.layers.l2 import Ether
+
+    switch, p4c = install_standins(tmp_path / "bin")
+    monkeypatch.setenv("SFCLAB_BMV2", str(switch))
+    monkeypatch.setenv("SFCLAB_P4C", str(p4c))
+    monkeypatch.setenv("STANDIN_TX_PAUSE", str(PAUSE))
+    gen = generate(sfclab.compile("chain broadcast match eth.dst == ff:ff:ff:ff:ff:ff: flood"))
+    frame = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src="00:00:00:00:00:01") / (b"\0" * 46))
+    with ModelTarget() as model:
+        model.push(gen)
+        want = model.send(1, frame).outputs
+    assert [p for p, _ in want] == [2, 3, 4, 5, 6, 7, 8]
+    from sfclab.targets.connect import open_target
+
+    with open_target("bmv2") as sw:
+        sw.push(gen)
+        [got] = sw.send_many([(1, frame)])
+        log = sw.bmv2.log(400)
+    assert "pausing" in log                       # the pause was taken
+    assert sorted(got.outputs) == sorted(want), got.trace.text()
+    assert not [e for e in got.trace.events if e.kind == "note"], got.trace.text()
