@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 from .events import DEPARSER_DONE, PACKET_IN, PACKET_OUT, PIPELINE_DONE, ActionArgs, NameMap, RawEvent, TraceBuilder, decode_message
 from ..ports.packet_io import PacketResult, outputs_trace, with_output
-from ..traces.trace import Event
+from ..traces.trace import Event, PacketTrace
 
 __all__ = ["Window", "BatchTracker"]
 
@@ -143,12 +143,16 @@ class BatchTracker:
                  settle: float = 0.005, lost_after: float = 3.0,
                  window: Window | None = None, first_pid: int = 0,
                  action_args: ActionArgs | None = None,
-                 entry_name: Callable[[str, int], str | None] | None = None) -> None:
+                 entry_name: Callable[[str, int], str | None] | None = None,
+                 replicas: Callable[[PacketTrace], int | None] | None = None) -> None:
         self.packets = [_Packet(int(p), bytes(f)) for p, f in packets]
         self.builder = TraceBuilder(names, device_id=device_id, action_args=action_args,
                                     entry_name=entry_name)
         self.device_id, self.cpu_port = device_id, cpu_port
         self.reaches = reaches
+        #: how many copies the replication engine makes of a multicast packet (its trace so
+        #: far tells the group), None: unknown
+        self.replicas = replicas
         self.settle, self.lost_after = settle, lost_after
         self.window = window or Window()
         self._base: int | None = None               # BMv2's number for packet 0
@@ -274,12 +278,16 @@ class BatchTracker:
 
     def unannounced(self, i: int) -> int:
         """How many copies of packet *i* ran (or run) their egress without a
-        ``PACKET_OUT`` yet: outputs on their way, however late (a loaded switch
-        transmits a multicast's replicas one by one)."""
+        ``PACKET_OUT`` yet, or, for a multicast whose group :attr:`replicas` knows, were
+        made and wait for their egress: outputs on their way, however late (a loaded
+        switch runs and transmits a multicast's replicas one by one)."""
         p = self.packets[i]
         if p.pid is None:
             return 0
-        return max(0, self.builder.copies_out(p.pid) - p.out_events)
+        made = 0
+        if self.replicas is not None and (trace := self.builder.multicast(p.pid)) is not None:
+            made = self.replicas(trace) or 0
+        return max(0, self.builder.copies_out(p.pid, replicas=made) - p.out_events)
 
     @property
     def settle_time(self) -> float:
@@ -426,7 +434,7 @@ class BatchTracker:
                 trace.add(Event(kind="note", value=outs_note))
             if p.given_up and (missing := unannounced[k]):
                 trace.add(Event(kind="note", value=f"{missing} of the {missing + p.out_events} "
-                                f"copies its egress passes made did not come out within "
+                                f"copies the switch made of it did not come out within "
                                 f"{self.lost_after:g} s (the switch lost them, or their "
                                 "PACKET_OUT events)"))
             elif p.given_up and p.pid is not None and not p.awaited and not outs:

@@ -154,6 +154,9 @@ class NameMap:
     #: Actions p4c made of plain statements (``program406``: no P4 name, called by a
     #: synthetic table): id -> the statements they run (:func:`statements_text`).
     statements: dict[int, str] = field(default_factory=dict)
+    #: Actions whose last deciding primitive sets ``standard_metadata.mcast_grp``: a
+    #: pipeline ending with one hands the packet to the replication engine.
+    multicasts: set[int] = field(default_factory=set)
     #: Action id -> its parameters' names (the JSON's ``runtime_data``).
     params: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: Table id -> the action and data of a default entry the program fixes
@@ -178,6 +181,8 @@ class NameMap:
         for a in cfg.get("actions", ()):
             if (v := action_verdict(a.get("primitives") or ())) is not None:
                 m.verdicts[a["id"]] = v
+                if v == "forward" and _last_decider(a["primitives"]) == _FATE_FIELDS[1]:
+                    m.multicasts.add(a["id"])
             m.params[a["id"]] = tuple(p.get("name", "") for p in a.get("runtime_data") or ())
         made = set()
         widths = _field_widths(cfg)
@@ -357,6 +362,16 @@ def action_verdict(primitives: Iterable[Mapping[str, Any]]) -> str | None:
     return out
 
 
+def _last_decider(primitives: Iterable[Mapping[str, Any]]) -> list[str] | None:
+    """The field the last ``assign`` to ``egress_spec`` / ``mcast_grp`` of an action sets."""
+    out = None
+    for prim in primitives:
+        target = (prim.get("parameters") or [{}])[0].get("value")
+        if prim.get("op") == "assign" and target in _FATE_FIELDS:
+            out = target
+    return out
+
+
 #: The steps every pass of a packet logs in pairs (``simple_switch``'s ingress and egress
 #: threads): a pair left open, or closed without being opened, means events were lost.
 _PAIRS = ((PARSER_START, PARSER_DONE), (DEPARSER_START, DEPARSER_DONE))
@@ -384,6 +399,9 @@ class _State:
     #: egress pipeline is running (by BMv2's copy id)
     egress_passes: int = 0
     egress_drops: int = 0
+    #: the current pass's ingress handed the packet to the replication engine (its last
+    #: deciding action set ``mcast_grp``)
+    multicast: bool = False
     copy_verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
@@ -536,6 +554,7 @@ class TraceBuilder:
                 st.pass_no += 1
                 st.egress = False
                 st.egress_passes = st.egress_drops = 0
+                st.multicast = False
                 st.copy_verdicts.clear()
                 self._add(st, kind)
             st.parsed = True
@@ -579,6 +598,8 @@ class TraceBuilder:
             v = n.verdicts.get(f[0])
             if v is not None and st.verdict != "other":
                 st.verdict = v
+                if not st.egress:
+                    st.multicast = f[0] in n.multicasts
             if v is not None and st.copy_verdicts.get(ev.copy_id, "other") != "other":
                 st.copy_verdicts[ev.copy_id] = v
             if f[0] in n.statements:            # p4c's, of plain statements: what it runs
@@ -599,11 +620,20 @@ class TraceBuilder:
         elif st.copy_verdicts.pop(ev.copy_id, None) == "drop":
             st.egress_drops += 1
 
-    def copies_out(self, packet_id: int, switch_id: int | None = None) -> int:
+    def multicast(self, packet_id: int, switch_id: int | None = None) -> PacketTrace | None:
+        """The packet's trace so far when its current pass's ingress handed it to the
+        replication engine (its last deciding action set ``mcast_grp``), else None."""
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        return st.trace if st is not None and st.multicast else None
+
+    def copies_out(self, packet_id: int, switch_id: int | None = None, *,
+                   replicas: int = 0) -> int:
         """How many ``PACKET_OUT`` the packet's events announce so far: one per egress
         pass of its last pass (one per copy the switch made: a multicast makes one per
         replica) but those whose egress dropped their copy (its last deciding action was
         ``mark_to_drop``).  An egress still running counts (it may yet drop its copy).
+        *replicas*: how many copies the switch made, when known otherwise (a multicast
+        group's size: replicas whose egress has not started yet count too).
 
         >>> b = TraceBuilder(NameMap.from_json({"pipelines": [
         ...     {"name": "ingress", "id": 0}, {"name": "egress", "id": 1}]}), device_id=0)
@@ -614,7 +644,7 @@ class TraceBuilder:
         (3, 0)
         """
         st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
-        return 0 if st is None else st.egress_passes - st.egress_drops
+        return 0 if st is None else max(st.egress_passes, replicas) - st.egress_drops
 
     def _args(self, st: _State, action: int) -> tuple[tuple[str, int], ...]:
         """The arguments *action* ran with: the data of the entry (or default entry) of
