@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from ..codegen.entries import Exact, TableEntry
 from ..errors import TargetError
 
-__all__ = ["MulticastGroup", "flood_config", "flood_group", "port_set", "FLOOD_GROUP_BASE", "ALL_PORTS_GROUP",
-           "DEFAULT_PORTS"]
+__all__ = ["MulticastGroup", "flood_config", "flood_group", "port_set", "FLOOD_GROUP_BASE",
+           "ALL_PORTS_GROUP", "DEFAULT_PORTS"]
 
 #: Group ``FLOOD_GROUP_BASE + p`` floods a packet that came in on port ``p``.  BMv2's
 #: P4Runtime server (PI) takes multicast group ids below 32768 only.

@@ -153,6 +153,7 @@ class BatchTracker:
         #: how many copies the replication engine makes of a multicast packet (its trace so
         #: far tells the group), None: unknown
         self.replicas = replicas
+        self._replicas: dict[tuple[int, int], int] = {}
         self.settle, self.lost_after = settle, lost_after
         self.window = window or Window()
         self._base: int | None = None               # BMv2's number for packet 0
@@ -286,7 +287,11 @@ class BatchTracker:
             return 0
         made = 0
         if self.replicas is not None and (trace := self.builder.multicast(p.pid)) is not None:
-            made = self.replicas(trace) or 0
+            # its group is chosen once per pass: asked once
+            key = (p.pid, trace.events[-1].pass_no if trace.events else 0)
+            if key not in self._replicas:
+                self._replicas[key] = self.replicas(trace) or 0
+            made = self._replicas[key]
         return max(0, self.builder.copies_out(p.pid, replicas=made) - p.out_events)
 
     @property
