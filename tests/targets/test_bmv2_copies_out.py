@@ -149,3 +149,25 @@ def test_a_packet_the_ingress_did_not_multicast_is_not_given_a_groups_copies():
         b.event(m, now=0.0)
     assert b.unannounced(0) == 0 and b.done(0, now=0.0)
     assert b.results()[0].trace.dropped
+
+
+def test_the_group_sfclabs_flood_chose_tells_how_many_replicas_bmv2_makes():
+    from types import SimpleNamespace
+
+    from sfclab.runtime.replication import MulticastGroup
+    from sfclab.targets.bmv2.switch import Bmv2Switch
+    from sfclab.targets.traces.trace import Event, PacketTrace
+
+    sw = Bmv2Switch.__new__(Bmv2Switch)
+    sw.session = SimpleNamespace(groups={16385: MulticastGroup(16385, (2, 3, 4))})
+
+    def trace(*args, pass_no: int = 0) -> PacketTrace:
+        t = PacketTrace(packet_id=1, ingress_port=1)
+        t.add(Event(kind="action", name="SfcIngress.slot0_flood.set_mcast_grp", args=args))
+        t.add(Event(kind="pipeline_done", name="ingress", pass_no=pass_no))
+        return t
+
+    assert sw._replicas(trace(("grp", 16385))) == 3
+    assert sw._replicas(trace(("grp", 7))) is None            # not a group sfclab wrote
+    assert sw._replicas(trace()) is None                      # its argument unknown
+    assert sw._replicas(trace(("grp", 16385), pass_no=1)) is None   # an earlier pass's
