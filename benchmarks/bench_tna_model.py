@@ -17,7 +17,7 @@ passes.  Rates are packets per second of the process's CPU time.
 ``--distinct`` makes every packet of a round different (its IPv4 identification, the
 checksum made again): no two packets share their header bytes, so the TNA model's
 remembered parser runs (``model/tna/parse_cache.py``) never hit, and the rates are what a
-flow-less stream of packets gets (a cache whose lookups keep missing remembers samples).
+flow-less stream of packets gets (a run is remembered the second time its bytes come).
 
 ``--blocks`` adds, after the rates (its own rounds, never the measured ones), where a TNA
 packet's time goes: its parsers, its controls, its deparsers and the rest (traffic manager,

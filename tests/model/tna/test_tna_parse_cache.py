@@ -41,7 +41,7 @@ def seen(res) -> tuple:
 
 @pytest.mark.parametrize("name", ["web.sfc", "p4sc_table3.sfc", "every_nf.sfc"])
 def test_remembered_parser_runs_give_every_packet_what_running_the_parsers_gives(name):
-    """Each class's packets, three rounds (the first fills the caches, the others hit
+    """Each class's packets, four rounds (the first two fill the caches, the others hit
     them), at a new time each: outputs, passes, drop reasons and whole traces as on a
     switch whose parsers run every time."""
     chains = parse_file(EXAMPLES / name)
@@ -54,13 +54,13 @@ def test_remembered_parser_runs_give_every_packet_what_running_the_parsers_gives
         now = 1_000
         for chain in prog.compiled.chains:
             pkts = [bytes(p.packet) for p in packets_for(chain, 6, chains=prog.compiled.chains)]
-            for _ in range(3):
+            for _ in range(4):
                 for pkt in pkts:
                     now += 7_919
                     assert seen(sa.process(1, pkt, now_us=now)) == \
                         seen(sb.process(1, pkt, now_us=now)), chain.name
         hits = sum(c.hits for c in caches(sa))
-        assert hits >= sum(c.lookups for c in caches(sa)) // 2
+        assert hits >= sum(c.lookups for c in caches(sa)) // 3     # not all: dns never repeats
 
 
 def stamped(tmp_path, parser_line: str = "") -> Path:
@@ -93,7 +93,7 @@ def test_a_remembered_run_carries_this_packets_timestamps(tmp_path):
         ns = now * 1000
         assert int.from_bytes(out[0:6], "big") == ns & (2**48 - 1)       # MAC timestamp
         assert int.from_bytes(out[6:12], "big") == ns & (2**18 - 1)      # enqueue timestamp
-    assert sw.by_pipe[0].ingress.cache.hits == 4
+    assert sw.by_pipe[0].ingress.cache.hits == 3         # the first two parse
 
 
 @pytest.mark.parametrize("line, why", [
@@ -133,18 +133,16 @@ def test_packets_that_differ_in_their_last_header_byte_or_their_port_are_told_ap
             [(_, out)] = sw.process(port, pkt).outputs
             assert out[12:] == pkt[12:]                          # its EtherType, its payload
             assert (int.from_bytes(out[6:12], "big") >> 32) & 0x1FF == port   # bridged port
-    assert sw.by_pipe[0].ingress.cache.hits == 8
+    assert sw.by_pipe[0].ingress.cache.hits == 5          # each one's third and later
 
 
-def test_a_cache_that_keeps_missing_remembers_samples_and_recovers(monkeypatch):
-    """Every packet different (a new source MAC each): after TRIAL lookups with under a
-    third of them hits the cache remembers one miss in SAMPLE only, still serves the
-    runs it has, and remembers every miss again once a judgement finds a third hitting;
-    packets run as before throughout."""
+def test_a_run_is_remembered_the_second_time_its_bytes_are_parsed(monkeypatch):
+    """Every packet different (a new source MAC each): nothing is remembered (the notes of
+    bytes seen once start again when full), and every packet runs as before; a flow's
+    second packet is remembered and its third hits."""
     from sfclab.targets.model.tna import parse_cache
 
-    monkeypatch.setattr(parse_cache, "TRIAL", 64)
-    monkeypatch.setattr(parse_cache, "SAMPLE", 4)
+    monkeypatch.setattr(parse_cache, "SEEN", 16)
     sw = TnaSwitch(PROGRAMS / "forward.p4")
     sw.insert("fwd", {"hdr.ethernet.dst": 5}, "Ig.send", {"port": 6, "tag": 1})
     cache = sw.by_pipe[0].ingress.cache
@@ -154,18 +152,13 @@ def test_a_cache_that_keeps_missing_remembers_samples_and_recovers(monkeypatch):
         [(_, out)] = sw.process(3, pkt).outputs
         assert out[12:] == pkt[12:]
 
-    for i in range(63):
+    for i in range(40):
         send(i)
-    assert cache.on and len(cache.runs) == 63 and cache.hits == 0
-    send(63)                                       # the 64th lookup: judged missing
-    assert not cache.on and len(cache.runs) == 63  # kept, the miss not remembered
-    for i in range(64, 67):                        # the SAMPLE-th miss is remembered
-        send(i)
-        assert len(cache.runs) == (64 if i == 66 else 63)
-    send(7)                                        # a remembered flow still hits
+        assert len(cache.seen) == i % 16 + 1
+    assert cache.runs == {} and cache.hits == 0 and cache.lookups == 40
+    send(39)                                       # seen once before: remembered
+    assert len(cache.runs) == 1 and cache.hits == 0
+    send(39)
     assert cache.hits == 1
-    for _ in range(64):                            # one flow: the next judgement ...
-        send(7)
-    assert cache.on and cache.hits == 65           # ... remembers every miss again
-    send(1000)
-    assert len(cache.runs) == 65
+    send(3)                                        # noted before the notes started again
+    assert len(cache.runs) == 1

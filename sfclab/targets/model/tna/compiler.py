@@ -401,6 +401,25 @@ class TnaCompiler(PipelineCompiler):
              env)                                                # noqa: S102 - generated here
         return env["bits"]
 
+    def values_of(self, e: A.Node, sc: Scope) -> Callable:
+        """A closure giving what :meth:`bits_of` of the same field list reads, as a tuple
+        (each field, and each header's validity): equal tuples, equal bits."""
+        items = self._slot_items(e, sc)
+        reads, fns, valids = [], [], []
+        for slot, fn, _, valid in items:
+            if slot is not None:
+                reads.append(f"v[{slot}]")
+            else:
+                fns.append(fn)
+                reads.append(f"F[{len(fns) - 1}](p)")
+            if valid is not None and valid not in valids:
+                valids.append(valid)
+        reads += [f"v[{valid}]" for valid in valids]
+        env = {"F": tuple(fns)}
+        exec(f"def values(p):\n    v = p.v\n    return ({', '.join(reads)},)\n",
+             env)                                                # noqa: S102 - generated here
+        return env["values"]
+
     def _slot_items(self, e: A.Node, sc: Scope) -> list[tuple]:
         """A field list as ``(slot or None, read or None, width, valid slot or None)``."""
         if isinstance(e, A.ListExpr):
@@ -594,10 +613,18 @@ class TnaCompiler(PipelineCompiler):
         if not 1 <= len(e.args) <= 2:
             raise self.error(f"{obj.name}.update takes (data[, zeros_as_ones])", e)
         bits = self.bits_of(e.args[0], sc)
+        values = self.values_of(e.args[0], sc)
         ones = self.expr(e.args[1], sc).fn if len(e.args) > 1 else None
+        done: dict[tuple, int] = {}     # the field list's values -> the checksum, bounded
 
         def update(p):
-            c = ~_packet_sum16(p, bits(p)) & 0xFFFF
+            k = values(p)
+            c = done.get(k)
+            if c is None:
+                c = ~sum16(*bits(p)) & 0xFFFF
+                if len(done) >= _SUMS_LIMIT:
+                    done.clear()
+                done[k] = c
             if c == 0 and ones is not None and ones(p):
                 return 0xFFFF
             return c

@@ -22,12 +22,12 @@ What a run read is exactly the bytes it consumed (no lookahead), so a packet who
 same way and ends at the same place.  Only runs that end without a parser error are
 remembered, and only when nothing but the parser's own slots, position and memo changed.
 Remembering a run costs more than running it (its slots are compared and copied), and
-the runs kept cost the garbage collector: a parser that keeps missing (every packet
-different: of :data:`TRIAL` lookups, under a third hit) remembers only one miss in
-:data:`SAMPLE` until a later judgement finds a third hitting again.  It still looks every
-packet up (a lookup costs a dictionary's), so the flows it remembered, and those of a
-later stream whose sampled misses it remembers, hit at once.  The cache holds at most
-:data:`LIMIT` runs (then it starts again).
+the runs kept cost the garbage collector, so a run is remembered the second time its bytes
+are parsed: the first time only a hash of the bytes it consumed is noted (at most
+:data:`SEEN` of them; then the notes start again).  A flow's second packet is remembered and its
+later ones hit; packets that never repeat (metadata that changes with every packet, such
+as a counter carried in bridged metadata) are parsed and never remembered.  The cache
+holds at most :data:`LIMIT` runs (then it starts again).
 """
 
 from __future__ import annotations
@@ -37,15 +37,13 @@ from collections.abc import Callable
 
 from ....p4 import ast as A
 
-__all__ = ["ParseCache", "cacheable", "LIMIT", "TRIAL", "SAMPLE"]
+__all__ = ["ParseCache", "cacheable", "LIMIT", "SEEN"]
 
 #: The most runs one parser's cache holds; a full cache is emptied and fills again.
 LIMIT = 1024
-#: A cache is judged every this many lookups: with under a third of them hits, it
-#: remembers only sampled misses until the next judgement.
-TRIAL = 1024
-#: A cache judged to be missing remembers one miss in this many.
-SAMPLE = 16
+#: The most consumed bytes of runs not remembered (seen once) a cache notes; then it
+#: starts again.
+SEEN = 4096
 
 _PACKET_METHODS = {"extract", "advance"}
 _CHECKSUM_METHODS = {"add", "subtract", "subtract_all_and_deposit", "verify", "get"}
@@ -130,7 +128,7 @@ class ParseCache:
     packet's values)."""
 
     __slots__ = ("parse", "tstamp_slot", "valid_slot", "region", "cuts", "runs", "lengths",
-                 "lookups", "hits", "window", "won", "sampled", "unsampled", "looked")
+                 "lookups", "hits", "seen", "looked")
 
     def __init__(self, parse: Callable, tstamp_slot: int, valid_slot: int,
                  region: tuple[int, int], volatile: frozenset[int] = frozenset()) -> None:
@@ -138,34 +136,25 @@ class ParseCache:
         self.tstamp_slot, self.valid_slot = tstamp_slot, valid_slot
         self.region, self.cuts = region, sorted(volatile)
         self.runs: dict = {}
-        self.lengths: dict = {}          # key -> the consumed lengths its remembered runs have
+        self.lengths: dict = {}          # key -> the lengths its parses consumed
         self.lookups = self.hits = 0     # in all
-        self.window = self.won = 0       # lookups and hits since the last judgement
-        self.sampled = False             # judged to be missing: remember sampled misses
-        self.unsampled = 0               # misses not remembered since the last one that was
+        self.seen: set[int] = set()      # hashes of (key, consumed bytes) of runs seen once
         self.looked = False              # whether the last miss is to be remembered
-
-    @property
-    def on(self) -> bool:
-        """Whether the cache remembers every miss (not judged to be missing)."""
-        return not self.sampled
 
     def hit(self, p, key, ts: int) -> bool:
         """Look packet *p* up (``p.data``: the packet's bytes, without the intrinsic
         metadata the switch puts in front): True when a remembered run's effects were
         written into *p* (``p.pos`` then indexes ``p.data``); False when the caller is to
         put the intrinsic metadata in front and call :meth:`miss`."""
-        self.window += 1
-        if self.window >= TRIAL:
-            self._judge()
         self.lookups += 1
         data = p.data
-        runs = self.runs
+        runs, seen = self.runs, self.seen
+        again = False
         for n in self.lengths.get(key, ()):
-            hit = runs.get((key, data[:n]))
+            k = (key, data[:n])
+            hit = runs.get(k)
             if hit is not None:
                 self.hits += 1
-                self.won += 1
                 writes, events, ext, pos, stamped = hit
                 v = p.v
                 for a, b, vals in writes:
@@ -180,29 +169,36 @@ class ParseCache:
                     else:
                         p.ext = ext
                 return True
-        if self.sampled:
-            self.unsampled += 1
-            self.looked = self.unsampled >= SAMPLE
-            if self.looked:
-                self.unsampled = 0
-        else:
-            self.looked = True
+            if hash(k) in seen:
+                again = True
+        self.looked = again
         return False
 
     def miss(self, p, key, at: int) -> None:
         """Parse *p* (its bytes from *at* on are the packet's, those before the intrinsic
-        metadata) after :meth:`hit` said no; remembered unless the cache samples misses
-        and this one is not a sample."""
+        metadata) after :meth:`hit` said no: remembered when its bytes were parsed once
+        before, else noted."""
         if self.looked:
             self._record(p, key, at)
-        else:
-            self.parse(p)
+            return
+        self.parse(p)
+        if p.parser_error != "NoError" or p.pos < at:
+            return
+        seen = self.seen
+        if len(seen) >= SEEN:
+            seen.clear()
+        seen.add(hash((key, p.data[at:p.pos])))   # an int: no object for the collector
+        self._length(key, p.pos - at)
 
-    def _judge(self) -> None:
-        """After :data:`TRIAL` lookups: under a third of them hits, the cache remembers
-        sampled misses only; else every miss again."""
-        self.sampled = self.won * 3 < self.window
-        self.window = self.won = 0
+    def _length(self, key, n: int) -> None:
+        known = self.lengths.get(key)
+        if known is None:
+            if len(self.lengths) >= LIMIT:
+                self.lengths.clear()     # lengths of keys long gone (egress lengths vary)
+                self.runs.clear()
+            self.lengths[key] = [n]
+        elif n not in known:
+            known.append(n)
 
     def _record(self, p, key, at: int) -> None:
         v = p.v
@@ -238,6 +234,4 @@ class ParseCache:
         consumed = p.pos - at
         self.runs[(key, p.data[at:p.pos])] = (tuple(writes), tuple(p.tr[n0:]), ext, consumed,
                                                    stamped)
-        seen = self.lengths.setdefault(key, [])
-        if consumed not in seen:
-            seen.append(consumed)
+        self._length(key, consumed)

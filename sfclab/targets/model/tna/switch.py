@@ -140,6 +140,9 @@ class TnaSwitch(ControlPlane):
         #: per pipe, the trace's names of its ingress and egress (``pipe 1 egress``)
         self._where = [(f"pipe {k} ingress", f"pipe {k} egress") for k in range(self.ports.pipes)]
         self._how: dict[int, str] = {}   # port -> ``recirculated on port 196``
+        ports = self.ports               # per 9-bit port: its pipe (-1: not a port), re-entry
+        self._pipe_at = [ports.pipe_of(k) if ports.exists(k) else -1 for k in range(512)]
+        self._reenters = [ports.reenters(k) for k in range(512)]
         self._compile()
 
     # -- compilation ---------------------------------------------------------------------------
@@ -297,7 +300,7 @@ class TnaSwitch(ControlPlane):
 
     def _ingress(self, task, pass_no, now, tr, ingress_q, res, drops) -> list:
         port, data, resubmitted = task
-        pipe = self.ports.pipe_of(port)
+        pipe = self._pipe_at[port]       # a port of the model: process() checked it
         tr.append(("pass", pass_no))
         if pass_no == 0:
             tr.append(("packet_in", port))
@@ -420,11 +423,11 @@ class TnaSwitch(ControlPlane):
 
     def _egress(self, task, now, tr, ingress_q, eq, res, drops) -> None:
         eport, data, rid, bypass, _ = task
-        if not self.ports.exists(eport):
+        pipe = self._pipe_at[eport] if 0 <= eport < 512 else -1
+        if pipe < 0:
             self._drop(tr, drops, f"port {eport} is not a port of this {self.ports.pipes}-pipe "
                                   f"Tofino (pipe {eport >> 7})")
             return
-        pipe = self.ports.pipe_of(eport)
         cp = self.by_pipe[pipe]
         if cp is None:
             self._drop(tr, drops, f"pipe {pipe} runs no program: port {eport}'s egress")
@@ -437,7 +440,7 @@ class TnaSwitch(ControlPlane):
             if done is None:
                 return
             out, v = done
-        if self.ports.reenters(eport):
+        if self._reenters[eport]:
             token = cp.token(v) if v is not None and cp.token else None
             how = self._how.get(eport)
             if how is None:
