@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from ..codegen.entries import Exact, TableEntry
 from ..errors import TargetError
 
-__all__ = ["MulticastGroup", "flood_config", "port_set", "FLOOD_GROUP_BASE", "ALL_PORTS_GROUP",
-           "DEFAULT_PORTS"]
+__all__ = ["MulticastGroup", "flood_config", "flood_group", "port_set", "FLOOD_GROUP_BASE",
+           "ALL_PORTS_GROUP", "DEFAULT_PORTS"]
 
 #: Group ``FLOOD_GROUP_BASE + p`` floods a packet that came in on port ``p``.  BMv2's
 #: P4Runtime server (PI) takes multicast group ids below 32768 only.
@@ -107,3 +107,19 @@ def flood_config(comp, ports: Iterable[int]) -> tuple[list[TableEntry], list[Mul
                           f"flood from port {p} to every other port")
                for s in slots for p in ports]
     return entries, groups
+
+
+def flood_group(actions: Iterable[tuple[str, Iterable[tuple[str, int]]]]) -> int | None:
+    """The multicast group ``flood`` chose: the argument of the last ``set_mcast_grp``
+    among *actions* (``(qualified name, arguments)``, in the order they ran); None when
+    none ran or its argument is unknown.
+
+    >>> flood_group([("SfcIngress.slot0_flood.set_mcast_grp", [("grp", 16385)]),
+    ...              ("SfcIngress.slot1_l3fwd.route", [("port", 2)])])
+    16385
+    """
+    out = None
+    for name, args in actions:
+        if name.rpartition(".")[2] == _FLOOD_ACTION:
+            out = next((v for k, v in args if k == "grp"), None)
+    return out

@@ -26,13 +26,19 @@ passes at ingress; the events of the later passes leave with the egress part), a
 packet dropped in egress (its events all leave at ingress) and per-copy egress
 events of a multicast (the first copy carries them; the others only their
 ``PACKET_OUT``).
+
+``STANDIN_TX_PAUSE=SECONDS`` in the environment makes the transmit thread pause that long
+before the second copy of every multicast (a loaded switch: the tests' way to send a
+packet's outputs slowly without depending on the machine's speed).
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
+import os
 import queue
+import time
 import threading
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -120,6 +126,8 @@ class Datapath:
                                           name=f"egress{w}") for w in range(EGRESS_THREADS)]
         self.threads.append(threading.Thread(target=self._transmit, daemon=True, name="transmit"))
         self.started = False
+        #: seconds to wait before transmitting the second copy of a multicast
+        self.tx_pause = float(os.environ.get("STANDIN_TX_PAUSE") or 0)
 
     def start(self) -> None:
         if not self.started:
@@ -216,6 +224,10 @@ class Datapath:
             if item is None:
                 return
             port, pid, copy, data, pins = item
+            if copy == 1 and self.tx_pause > 0:
+                self.log(f"packet {pid}: pausing {self.tx_pause:g} s before its second copy "
+                         "(STANDIN_TX_PAUSE)")
+                time.sleep(self.tx_pause)
             self._event(E.PACKET_OUT, port, pid, copy)
             if port == self.server.cpu_port:
                 self.server.to_controller(SimpleNamespace(packet_ins=pins, digests=[]))

@@ -23,6 +23,8 @@ from sfclab.targets.bmv2 import target as B
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: Values of the run-time names an example's multibranch cases use.
 BINDINGS = {"flexmesh_fig9.sfc": ["p1=1", "p2=2", "p3=3"]}
+#: The stand-in's pause before a multicast's second copy: above the longest settle time (0.2 s).
+TX_PAUSE = 0.3
 CHAIN_FILES = sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".sfc", ".json"))
 
 
@@ -44,7 +46,9 @@ def standins(tmp_path, monkeypatch):
 def diff_on_standins(tmp_path_factory) -> Callable[[str], tuple[int, str]]:
     """``run(name)``: ``sfclab diff-targets`` of example *name* on the stand-ins, as
     ``(status, output)``; each example runs once in this module, so the tests that claim
-    something of the same run (every_nf.sfc's) share it."""
+    something of the same run (every_nf.sfc's) share it.  The stand-in switch sends a
+    multicast's copies as a loaded switch does, with a pause before the second
+    (``STANDIN_TX_PAUSE``, longer than any settle time): every copy must still come back."""
     switch, p4c = install_standins(tmp_path_factory.mktemp("bin"))
     runs: dict[str, tuple[int, str]] = {}
 
@@ -55,6 +59,7 @@ def diff_on_standins(tmp_path_factory) -> Callable[[str], tuple[int, str]]:
                     redirect_stderr(out):
                 mp.setenv("SFCLAB_BMV2", str(switch))
                 mp.setenv("SFCLAB_P4C", str(p4c))
+                mp.setenv("STANDIN_TX_PAUSE", str(TX_PAUSE))
                 status = main(_diff(name))
             runs[name] = (status, out.getvalue())
         return runs[name]

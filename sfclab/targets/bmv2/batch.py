@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 from .events import DEPARSER_DONE, PACKET_IN, PACKET_OUT, PIPELINE_DONE, ActionArgs, NameMap, RawEvent, TraceBuilder, decode_message
 from ..ports.packet_io import PacketResult, outputs_trace, with_output
-from ..traces.trace import Event
+from ..traces.trace import Event, PacketTrace
 
 __all__ = ["Window", "BatchTracker"]
 
@@ -143,12 +143,17 @@ class BatchTracker:
                  settle: float = 0.005, lost_after: float = 3.0,
                  window: Window | None = None, first_pid: int = 0,
                  action_args: ActionArgs | None = None,
-                 entry_name: Callable[[str, int], str | None] | None = None) -> None:
+                 entry_name: Callable[[str, int], str | None] | None = None,
+                 replicas: Callable[[PacketTrace], int | None] | None = None) -> None:
         self.packets = [_Packet(int(p), bytes(f)) for p, f in packets]
         self.builder = TraceBuilder(names, device_id=device_id, action_args=action_args,
                                     entry_name=entry_name)
         self.device_id, self.cpu_port = device_id, cpu_port
         self.reaches = reaches
+        #: how many copies the replication engine makes of a multicast packet (its trace so
+        #: far tells the group), None: unknown
+        self.replicas = replicas
+        self._replicas: dict[tuple[int, int], int] = {}
         self.settle, self.lost_after = settle, lost_after
         self.window = window or Window()
         self._base: int | None = None               # BMv2's number for packet 0
@@ -249,10 +254,11 @@ class BatchTracker:
         if p.sent_at < 0:
             return False
         quiet = now - p.last_at
-        if p.awaited == 0 and p.out_events:
+        # every copy the switch made of it (an egress pass each) is out, its frame in
+        whole = p.awaited == 0 and self.unannounced(i) == 0
+        if whole and p.out_events:
             complete = True
-        elif p.pid is not None and p.awaited == 0 \
-                and self.builder.last_step(p.pid) == PIPELINE_DONE:
+        elif p.pid is not None and whole and self.builder.last_step(p.pid) == PIPELINE_DONE:
             # a pipeline ended: its last deciding action dropped the packet (a drop for
             # sure), forwarded it (more is coming, however late), or cannot be told (a drop
             # if nothing follows for the settle time)
@@ -270,6 +276,23 @@ class BatchTracker:
             else:
                 self.window.whole()
         return complete
+
+    def unannounced(self, i: int) -> int:
+        """How many copies of packet *i* ran (or run) their egress without a
+        ``PACKET_OUT`` yet, or, for a multicast whose group :attr:`replicas` knows, were
+        made and wait for their egress: outputs on their way, however late (a loaded
+        switch runs and transmits a multicast's replicas one by one)."""
+        p = self.packets[i]
+        if p.pid is None:
+            return 0
+        made = 0
+        if self.replicas is not None and (trace := self.builder.multicast(p.pid)) is not None:
+            # its group is chosen once per pass: asked once
+            key = (p.pid, trace.events[-1].pass_no if trace.events else 0)
+            if key not in self._replicas:
+                self._replicas[key] = self.replicas(trace) or 0
+            made = self._replicas[key]
+        return max(0, self.builder.copies_out(p.pid, replicas=made) - p.out_events)
 
     @property
     def settle_time(self) -> float:
@@ -393,6 +416,7 @@ class BatchTracker:
         (its outputs only, saying why, when none came)."""
         self._repair()
         gaps = {p.pid: self.builder.gaps(p.pid) for p in self.packets if p.pid is not None}
+        unannounced = [self.unannounced(k) for k in range(len(self.packets))]
         traces = {t.packet_id: t for t in self.builder.finish()}
         out = []
         for k, p in enumerate(self.packets):
@@ -413,7 +437,12 @@ class BatchTracker:
                                     "event logger's queue overflowed"))
             if outs_note:
                 trace.add(Event(kind="note", value=outs_note))
-            if p.given_up and p.pid is not None and not p.awaited and not outs:
+            if p.given_up and (missing := unannounced[k]):
+                trace.add(Event(kind="note", value=f"{missing} of the {missing + p.out_events} "
+                                f"copies the switch made of it did not come out within "
+                                f"{self.lost_after:g} s (the switch lost them, or their "
+                                "PACKET_OUT events)"))
+            elif p.given_up and p.pid is not None and not p.awaited and not outs:
                 trace.add(Event(kind="note", value=f"nothing came from the switch for "
                                 f"{self.lost_after:g} s after its last event: taken as lost "
                                 "(the switch lost it, or its events)"))

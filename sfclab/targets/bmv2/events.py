@@ -154,6 +154,9 @@ class NameMap:
     #: Actions p4c made of plain statements (``program406``: no P4 name, called by a
     #: synthetic table): id -> the statements they run (:func:`statements_text`).
     statements: dict[int, str] = field(default_factory=dict)
+    #: Actions whose last deciding primitive sets ``standard_metadata.mcast_grp``: a
+    #: pipeline ending with one hands the packet to the replication engine.
+    multicasts: set[int] = field(default_factory=set)
     #: Action id -> its parameters' names (the JSON's ``runtime_data``).
     params: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: Table id -> the action and data of a default entry the program fixes
@@ -178,6 +181,8 @@ class NameMap:
         for a in cfg.get("actions", ()):
             if (v := action_verdict(a.get("primitives") or ())) is not None:
                 m.verdicts[a["id"]] = v
+                if v == "forward" and _last_decider(a["primitives"]) == _FATE_FIELDS[1]:
+                    m.multicasts.add(a["id"])
             m.params[a["id"]] = tuple(p.get("name", "") for p in a.get("runtime_data") or ())
         made = set()
         widths = _field_widths(cfg)
@@ -357,6 +362,16 @@ def action_verdict(primitives: Iterable[Mapping[str, Any]]) -> str | None:
     return out
 
 
+def _last_decider(primitives: Iterable[Mapping[str, Any]]) -> list[str] | None:
+    """The field the last ``assign`` to ``egress_spec`` / ``mcast_grp`` of an action sets."""
+    out = None
+    for prim in primitives:
+        target = (prim.get("parameters") or [{}])[0].get("value")
+        if prim.get("op") == "assign" and target in _FATE_FIELDS:
+            out = target
+    return out
+
+
 #: The steps every pass of a packet logs in pairs (``simple_switch``'s ingress and egress
 #: threads): a pair left open, or closed without being opened, means events were lost.
 _PAIRS = ((PARSER_START, PARSER_DONE), (DEPARSER_START, DEPARSER_DONE))
@@ -379,6 +394,15 @@ class _State:
     verdict: str | None = None
     #: the table applied last (id) and the entry it hit (handle; None: a miss)
     applied: tuple[int, int | None] | None = None
+    #: the egress passes of the current pass (one per copy the switch made of it), how
+    #: many of them dropped their copy, and the deciding egress verdict of each copy whose
+    #: egress pipeline is running (by BMv2's copy id)
+    egress_passes: int = 0
+    egress_drops: int = 0
+    #: the current pass's ingress handed the packet to the replication engine (its last
+    #: deciding action set ``mcast_grp``)
+    multicast: bool = False
+    copy_verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
 class TraceBuilder:
@@ -529,6 +553,9 @@ class TraceBuilder:
                 kind = "recirculate" if st.egress else "resubmit"
                 st.pass_no += 1
                 st.egress = False
+                st.egress_passes = st.egress_drops = 0
+                st.multicast = False
+                st.copy_verdicts.clear()
                 self._add(st, kind)
             st.parsed = True
             self._add(st, "parser_start", n.name("parser", f[0]))
@@ -549,8 +576,8 @@ class TraceBuilder:
             if t == PIPELINE_START:
                 # in egress, ingress let it through; each ingress decides anew
                 st.verdict = None if name == n.ingress else "forward"
-            if name != n.ingress and t == PIPELINE_START:
-                st.egress = True
+            if name != n.ingress:
+                self._egress_copy(st, ev, t == PIPELINE_START)
             self._add(st, "pipeline_start" if t == PIPELINE_START else "pipeline_done", name)
         elif t == CONDITION_EVAL:
             text = n.conditions.get(f[0]) or n.name("condition", f[0])
@@ -571,11 +598,53 @@ class TraceBuilder:
             v = n.verdicts.get(f[0])
             if v is not None and st.verdict != "other":
                 st.verdict = v
+                if not st.egress:
+                    st.multicast = f[0] in n.multicasts
+            if v is not None and st.copy_verdicts.get(ev.copy_id, "other") != "other":
+                st.copy_verdicts[ev.copy_id] = v
             if f[0] in n.statements:            # p4c's, of plain statements: what it runs
                 self._add(st, "statements", n.statements[f[0]])
             else:
                 self._add(st, "action", n.name("action", f[0]), args=self._args(st, f[0]))
             st.applied = None
+
+    @staticmethod
+    def _egress_copy(st: _State, ev: RawEvent, start: bool) -> None:
+        """An egress pipeline starts or ends for one copy of the packet (BMv2 runs one
+        per copy it makes: a multicast's replicas carry copy ids of their own, and their
+        egress threads run side by side)."""
+        if start:
+            st.egress = True
+            st.egress_passes += 1
+            st.copy_verdicts[ev.copy_id] = "forward"
+        elif st.copy_verdicts.pop(ev.copy_id, None) == "drop":
+            st.egress_drops += 1
+
+    def multicast(self, packet_id: int, switch_id: int | None = None) -> PacketTrace | None:
+        """The packet's trace so far when its current pass's ingress handed it to the
+        replication engine (its last deciding action set ``mcast_grp``), else None."""
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        return st.trace if st is not None and st.multicast else None
+
+    def copies_out(self, packet_id: int, switch_id: int | None = None, *,
+                   replicas: int = 0) -> int:
+        """How many ``PACKET_OUT`` the packet's events announce so far: one per egress
+        pass of its last pass (one per copy the switch made: a multicast makes one per
+        replica) but those whose egress dropped their copy (its last deciding action was
+        ``mark_to_drop``).  An egress still running counts (it may yet drop its copy).
+        *replicas*: how many copies the switch made, when known otherwise (a multicast
+        group's size: replicas whose egress has not started yet count too).
+
+        >>> b = TraceBuilder(NameMap.from_json({"pipelines": [
+        ...     {"name": "ingress", "id": 0}, {"name": "egress", "id": 1}]}), device_id=0)
+        >>> for copy in (1, 2, 3):
+        ...     b.feed(pack_message(PIPELINE_START, 1, packet_id=4, copy_id=copy))
+        >>> b.feed(pack_message(PIPELINE_DONE, 1, packet_id=4, copy_id=2))
+        >>> b.copies_out(4), b.copies_out(5)
+        (3, 0)
+        """
+        st = self._open.get((self.device_id if switch_id is None else switch_id, packet_id))
+        return 0 if st is None else max(st.egress_passes, replicas) - st.egress_drops
 
     def _args(self, st: _State, action: int) -> tuple[tuple[str, int], ...]:
         """The arguments *action* ran with: the data of the entry (or default entry) of

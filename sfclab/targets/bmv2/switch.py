@@ -282,7 +282,20 @@ class Bmv2Switch:
                             settle=self.settle, lost_after=self.timeout, window=self.window,
                             first_pid=self._first_pid,
                             action_args=held.action_args if held else None,
-                            entry_name=held.entry_name if held else None)
+                            entry_name=held.entry_name if held else None,
+                            replicas=self._replicas)
+
+    def _replicas(self, trace) -> int | None:
+        """How many copies BMv2's replication engine makes of a multicast packet: the size
+        of the group sfclab wrote that its ``flood`` chose (:mod:`sfclab.runtime.replication`);
+        None when the trace does not tell (another group, its argument unknown)."""
+        from ...runtime.replication import flood_group
+
+        last = trace.events[-1].pass_no if trace.events else 0
+        grp = flood_group((e.name, e.args) for e in trace.events
+                          if e.kind == "action" and e.pass_no == last)
+        group = self.session.groups.get(grp) if grp is not None else None
+        return len(group.ports) if group is not None else None
 
     def _wait(self, tracker: BatchTracker) -> None:
         """Sleep until the event or packet socket has something (at most a few ms, so

@@ -23,8 +23,8 @@ same way and ends at the same place.  Only runs that end without a parser error 
 remembered, and only when nothing but the parser's own slots, position and memo changed.
 Remembering a run costs more than running it (its slots are compared and copied), and
 the runs kept cost the garbage collector, so a run is remembered the second time its bytes
-are parsed: the first time only the bytes it consumed are noted (at most :data:`SEEN`
-of them; then the notes start again).  A flow's second packet is remembered and its
+are parsed: the first time only a hash of the bytes it consumed is noted (at most
+:data:`SEEN` of them; then the notes start again).  A flow's second packet is remembered and its
 later ones hit; packets that never repeat (metadata that changes with every packet, such
 as a counter carried in bridged metadata) are parsed and never remembered.  The cache
 holds at most :data:`LIMIT` runs (then it starts again).
