@@ -207,6 +207,37 @@ def test_start_waits_for_the_port_and_stops(tmp_path, monkeypatch, bmv2_json):
     assert not proc.running and proc.returncode == 0
 
 
+def test_a_working_directory_sfclab_made_is_removed_at_exit_once_it_stopped_the_switch(
+        tmp_path, monkeypatch, bmv2_json):
+    """A switch started without a workdir gets one of its own: still there (its log
+    readable) after stop, removed when Python exits; a named one is never removed, nor the
+    one of a switch that died on its own."""
+    import signal
+    import tempfile
+
+    from sfclab.targets.process import workdirs
+
+    monkeypatch.setenv("SFCLAB_BMV2", str(fake_switch(tmp_path / "bin")))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    named = tmp_path / "named"
+    with Bmv2Target.start(bmv2_json, workdir=named, timeout=10) as n, \
+            Bmv2Target.start(bmv2_json, timeout=10) as made:
+        assert made.made_workdir and not n.made_workdir
+        assert made.workdir.parent == tmp_path / "tmp"
+    died = Bmv2Target.start(bmv2_json, timeout=10)
+    os.kill(died.process.pid, signal.SIGKILL)
+    for _ in range(100):
+        if not died.process.running:
+            break
+        time.sleep(0.05)
+    died.stop()
+    assert made.workdir.exists() and "fake switch" in made.log()
+    workdirs.remove_spent()                  # what Python's exit does
+    assert not made.workdir.exists()
+    assert named.exists() and died.workdir.exists()
+
+
 def test_start_with_build_pcap_ports_and_probed_options(tmp_path, bmv2_json):
     exe = fake_switch(tmp_path / "bin", help_text=(
         "Options:\n  --thrift-port arg   TCP port on which to run the Thrift runtime server\n"

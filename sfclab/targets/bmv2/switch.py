@@ -37,6 +37,7 @@ from .batch import BatchTracker, Window
 from .registers import bmv2_register_io
 from .entries import HeldEntries
 from .events import EventSubscriber, NameMap
+from ..process.workdirs import remove_at_exit
 from ..ports.packet_io import PacketResult, open_ports, outputs_trace, with_output
 
 __all__ = ["Bmv2Switch"]
@@ -62,6 +63,9 @@ class Bmv2Switch:
 
     def __init__(self, bmv2: Bmv2Target, *, workdir: str | Path | None = None) -> None:
         self.bmv2 = bmv2
+        #: the programs p4c builds go here; one sfclab makes (an attached switch's) is
+        #: removed when Python exits, after close()
+        self._made_workdir = not (workdir or bmv2.workdir)
         self.workdir = Path(workdir or bmv2.workdir or tempfile.mkdtemp(prefix="sfclab-bmv2-"))
         self.notes: list[str] = list(bmv2.notes)
         self.results: list[PacketResult] = []
@@ -354,6 +358,8 @@ class Bmv2Switch:
                 part.close()
         self._events = self._ports = None
         self.bmv2.stop()
+        if self._made_workdir:
+            remove_at_exit(self.workdir)
 
     def __enter__(self) -> Bmv2Switch:
         return self

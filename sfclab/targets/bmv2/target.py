@@ -48,6 +48,7 @@ from ..process.keeper import SETUP_FAILED, broker_connect, kept_command
 from ..ports.pcap import read_pcap, write_pcap
 from ..url_query import INTEGER, TEXT, VETH, parse_veth, read_query
 from ..process.tools import ManagedProcess, find_executable, require_executable, wait_for_port
+from ..process.workdirs import remove_at_exit
 
 __all__ = [
     "SWITCH", "BMV2_ENV", "INSTALL_BMV2", "CPU_PORT", "DEFAULT_GRPC_PORT",
@@ -365,6 +366,9 @@ class Bmv2Target:
     #: ``thrift=`` in the URL of one attached to); None: unknown.
     thrift_port: int | None = None
     thrift_host: str = "127.0.0.1"
+    #: sfclab made :attr:`workdir` (none was given): removed when Python exits, once
+    #: :meth:`stop` stopped the switch (:mod:`sfclab.targets.process.workdirs`).
+    made_workdir: bool = False
 
     # -- addresses and config -----------------------------------------------------------------
     @property
@@ -488,7 +492,8 @@ class Bmv2Target:
             "simple_switch_grpc.out", cwd=wd, extra_logs=[log_file, Path(f"{log_file}.txt")]
             if log_file else (), name=SWITCH)
         target = cls(grpc, None, device_id, cpu_port, config, json_path, p4info,
-                     nanolog, proc, ports, wd, broker=broker, thrift_port=THRIFT_PORT)
+                     nanolog, proc, ports, wd, broker=broker, thrift_port=THRIFT_PORT,
+                     made_workdir=not workdir)
         try:
             wait_for_port(grpc, None, timeout=timeout, process=proc,
                           what=f"{SWITCH} (device {device_id})")
@@ -532,7 +537,11 @@ class Bmv2Target:
         switches are left running."""
         if self.process is None:
             return None
-        return self.process.stop(timeout)
+        alive = self.process.running
+        code = self.process.stop(timeout)
+        if self.made_workdir and alive and self.workdir is not None:
+            remove_at_exit(self.workdir)     # a switch that died keeps its log
+        return code
 
     def listening(self) -> list:
         """What an owned switch (and its keeper) listens on, and from where each socket
