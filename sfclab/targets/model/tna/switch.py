@@ -43,7 +43,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ....p4 import ast as A
 from ..control import ExitSignal
@@ -319,15 +319,7 @@ class TnaSwitch(ControlPlane):
         resub = (None if resubmitted is None
                  else resubmitted[:PORT_METADATA_BYTES].ljust(PORT_METADATA_BYTES, b"\0"))
         key = (port, resub)              # with the timestamp: the intrinsic metadata
-        cache = g.cache
-        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
-            head = cp.ig_prefix(resubmitted is not None, port, ns, self._memo)
-            head += _NO_PORT_METADATA if resub is None else resub
-            p.data = head + data
-            if cache is None:
-                g.parse(p)
-            else:
-                cache.miss(p, key, len(head))
+        self._parse(g, p, key, ns, self._ig_head, cp, port, resub, ns)
         out = self._run(g, p, self._where[pipe][0], s["ig_err"], tr, drops)
         if out is None:
             return []
@@ -336,6 +328,28 @@ class TnaSwitch(ControlPlane):
         self._spare = (cp, v)
         return self._traffic_manager(cp, p, port, data, out, resubmitted, ingress_q, res, tr,
                                      drops)
+
+    @staticmethod
+    def _parse(g, p: TnaPkt, key: tuple, ns: int, prefix: Callable, *args) -> None:
+        """Gress *g*'s parser on *p* (``p.data``: the packet's bytes): the run its cache
+        remembers for these bytes and *key* (what the intrinsic metadata depends on but
+        the timestamp), else the parser, on the packet behind ``prefix(*args)`` (the
+        intrinsic metadata: made only then)."""
+        cache = g.cache
+        if cache is not None and cache.hit(p, key, ns & g.tstamp_mask):
+            return
+        head = prefix(*args)
+        p.data = head + p.data
+        if cache is None:
+            g.parse(p)
+        else:
+            cache.miss(p, key, len(head))
+
+    def _ig_head(self, cp: CompiledPipeline, port: int, resub: bytes | None, ns: int) -> bytes:
+        """What precedes a packet entering *cp*'s ingress parser on *port*: the intrinsic
+        metadata, then the port metadata (zeros) or the resubmit header *resub*."""
+        head = cp.ig_prefix(resub is not None, port, ns, self._memo)
+        return head + (_NO_PORT_METADATA if resub is None else resub)
 
     def _run(self, g, p: TnaPkt, where: str, err_slot: int, tr, drops) -> bytes | None:
         """One gress (``where``: ``pipe 1 egress``) after its parser ran: control,
@@ -465,14 +479,7 @@ class TnaSwitch(ControlPlane):
         p.in_egress = True
         g = cp.egress
         key = (eport, rid, len(data))    # with the timestamp: the intrinsic metadata
-        cache = g.cache
-        if cache is None or not cache.hit(p, key, ns & g.tstamp_mask):
-            head = cp.eg_prefix(eport, rid, len(data), ns, self._memo)
-            p.data = head + data
-            if cache is None:
-                g.parse(p)
-            else:
-                cache.miss(p, key, len(head))
+        self._parse(g, p, key, ns, cp.eg_prefix, eport, rid, len(data), ns, self._memo)
         out = self._run(g, p, self._where[pipe][1], s["eg_err"], tr, drops)
         if out is None:
             return None
