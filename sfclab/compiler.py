@@ -72,8 +72,12 @@ class CompiledChains:
                          f"{w.path_id}, state {w.state}, bitmap {w.bitmap}, counter {w.counter}"
                          + (f", saved metadata {self.fsm.n_saved} x 32" if saves else ""))
         if self.placement:
+            copies = self.placement.best.replicas()
+            twice = (", replicas: " + ", ".join(f"{nf} x{k}" for nf, k in copies.items())
+                     if copies else "")
             lines.append(f"placement: {self.placement.best.weighted_recirculations:.4g} weighted "
-                         f"recirculations (naive {self.placement.naive.weighted_recirculations:.4g})")
+                         f"recirculations (naive {self.placement.naive.weighted_recirculations:.4g}"
+                         f"{twice})")
         if self.offload:
             srv = sum(1 for s in self.offload.paths if not s.switch_only)
             lines.append(f"offload: {len(self.paths) - srv} paths on the switch only, "
