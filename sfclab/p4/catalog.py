@@ -217,9 +217,7 @@ def _table_diff(a: tuple[TableSpec, ...], b: tuple[TableSpec, ...]) -> list[str]
 
 
 def _err(node: A.Node | None, msg: str, hint: str = "", cls: type[P4Error] = P4Error) -> P4Error:
-    pos = getattr(node, "pos", None)
-    return cls(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-               source=pos.file if pos else "", hint=hint)
+    return cls(msg, hint=hint, **A.error_at(node))
 
 
 def check_nf(prog: A.Program, name: str) -> A.ControlDecl:

@@ -161,10 +161,8 @@ def _file_programs(path: Path, _mtime: int) -> tuple[A.Program, ...]:
     return tuple(out)
 
 
-def _error(node: A.Node | None, msg: str, hint: str = "", text: str = "") -> P4Error:
-    pos = getattr(node, "pos", None)
-    return P4Error(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-                   source=pos.file if pos else "", hint=hint, text=text)
+def _error(node: A.Node | None, msg: str, hint: str = "") -> P4Error:
+    return P4Error(msg, hint=hint, **A.error_at(node))
 
 
 def check_program(prog: A.Program, *, base: Path | str | None = None,

@@ -26,10 +26,15 @@ _BUILTIN_METHODS = {"isValid", "setValid", "setInvalid", "apply", "push_front", 
 
 
 def _err(node: A.Node | None, msg: str, hint: str = "") -> NoReturn:
-    pos = getattr(node, "pos", None)
     width = len(node.name) if isinstance(node, (A.Name, A.Instance)) else 1
-    raise P4Error(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-                  source=pos.file if pos else "", hint=hint, width=width)
+    raise P4Error(msg, hint=hint, width=width, **A.error_at(node))
+
+
+def _line_of(decl: A.Node, use: A.Node) -> str:
+    """``line N`` of *decl*, with its file's name when *use* is in another file."""
+    pos, at = decl.pos, getattr(use, "pos", None)
+    return f"{pos.file} line {pos.line}" if at is not None and at.file != pos.file \
+        else f"line {pos.line}"
 
 
 def _required(m: A.MethodDecl) -> int:
@@ -66,7 +71,7 @@ class Checker:
         found, node = self.lookup(n.name)
         if not found:
             later = self.later.get(n.name)
-            hint = (f"'{n.name}' is declared at line {later.pos.line}, after this use: P4_16 "
+            hint = (f"'{n.name}' is declared at {_line_of(later, n)}, after this use: P4_16 "
                     f"requires a declaration before its use — move the declaration up"
                     if later is not None and later.pos else
                     f"declare '{n.name}' before using it")
