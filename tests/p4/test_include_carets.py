@@ -59,6 +59,18 @@ def test_a_front_end_refusal_in_an_included_file_shows_that_files_line(tmp_path)
     assert caret == " " * (4 + 23) + "^" * len("nowhere")
 
 
+def test_a_fault_in_a_file_included_at_the_top_is_refused_there(tmp_path):
+    """A file included between declarations is checked as p4c checks it (it was not
+    looked into: the NF loaded, and composing it failed later as sfclab's own bug)."""
+    nf = '#include "lib/usernf_body.p4"\n' + NF.replace('#include "lib/usernf_body.p4"\n', "")
+    body = "// what usernf does\naction mark() {\n    bit<8> x = nowhere;\n}\n"
+    with pytest.raises(P4Error) as info:
+        load_default().copy().add_path(_folder(tmp_path, body, nf))
+    first, src, caret = _shown(info.value)
+    assert first.startswith(f"{tmp_path / 'lib' / 'usernf_body.p4'}:3:16: nowhere: ")
+    assert (src, caret) == ("        bit<8> x = nowhere;", " " * (4 + 15) + "^" * 7)
+
+
 def test_a_name_declared_further_down_in_another_file_says_which_file(tmp_path):
     nf = NF.replace("#include", "    action early() { sfc.metadata = LATE; }\n#include")
     body = "    const bit<32> LATE = 1;\n    action mark() { }\n"
