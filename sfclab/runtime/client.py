@@ -283,7 +283,7 @@ def uncertain(err: BaseException) -> bool:
 
 #: An INVALID_ARGUMENT that says only that some id is unknown, naming nothing (BMv2
 #: 1.15.5 answers a Read of a table or counter id its P4Info lacks with ``Invalid P4 id``).
-_BARE_ID = re.compile(r"(?i)(invalid|unknown)( [\w-]+)? ids?\.?")
+_BARE_ID = re.compile(r"(?i)(invalid|unknown)( [\w-]+){0,3} ids?\.?")
 
 
 def _hint(status: str, said: str = "") -> str:
