@@ -71,6 +71,17 @@ def test_a_fault_in_a_file_included_at_the_top_is_refused_there(tmp_path):
     assert (src, caret) == ("        bit<8> x = nowhere;", " " * (4 + 15) + "^" * 7)
 
 
+def test_an_included_file_beside_the_nfs_is_named_and_the_fix_given(tmp_path):
+    (tmp_path / "usernf.p4").write_text('#include "usernf_body.p4"\n' + NF.replace(
+        '#include "lib/usernf_body.p4"\n', ""))
+    (tmp_path / "usernf_body.p4").write_text("action mark() { }\n")
+    with pytest.raises(P4Error) as info:
+        load_default().copy().add_path(tmp_path)
+    e = info.value
+    assert str(e).startswith(f"{tmp_path / 'usernf_body.p4'}: NF 'usernf_body': no control")
+    assert "a file an NF #includes goes in a subfolder" in e.hint
+
+
 def test_a_name_declared_further_down_in_another_file_says_which_file(tmp_path):
     nf = NF.replace("#include", "    action early() { sfc.metadata = LATE; }\n#include")
     body = "    const bit<32> LATE = 1;\n    action mark() { }\n"
