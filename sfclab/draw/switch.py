@@ -35,7 +35,7 @@ from .chains import nf_color
 from ..nfinfo import NFCatalog
 from ..passes.common import embed
 from ..passes.placement import (CoreStages, Pipelet, Placement, PlacementResult,
-                                recirculation_throughput, step_costs)
+                                recirculation_throughput, route_of)
 from .plots import FONT, Figure, Mark, Series, line_plot
 
 __all__ = ["pipelines_svg", "passes_svg", "placement_svg", "placement_figure",
@@ -256,9 +256,13 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
     xs = {"ingress": left, "egress": left + box["ingress"] + tm}
     width = xs["egress"] + box["egress"] + _PAD
     on_path = list(path.nfs) if path is not None else []
-    number: dict[str, list[int]] = {}
-    for i, nf in enumerate(on_path):
-        number.setdefault(nf, []).append(i + 1)
+    # the instance each of the path's NFs runs on (an NF placed twice: the route's one)
+    chosen = route_of(on_path, placement, pipes=len(pipes), stages=stages,
+                      entry_pipe=entry_pipe, exit_pipe=exit_pipe)[0] if on_path else ()
+    number: dict[tuple[Pipelet, int], list[int]] = {}
+    for i, at in enumerate(chosen):
+        number.setdefault(at, []).append(i + 1)
+    copies = placement.replicas()
     parts, y = [], 8.0
     if title:
         parts.append(_text(_PAD, y + 14, title, size=13, bold=True))
@@ -281,13 +285,16 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
                          f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw:.1f}" height="{_BOX}" rx="6" '
                          f'fill="none" stroke="#8888"/></g>')
             cx = x + 10
-            for nf in nfs:
+            for k, nf in enumerate(nfs):
                 w = len(nf) * _CHAR + 18
-                faded = bool(on_path) and nf not in number
+                faded = bool(on_path) and (pl, k) not in number
+                copy = (f" (a replica: {nf} runs in {copies[nf]} places, each path in the "
+                        f"one on its route)" if nf in copies else "")
                 parts.append(_chip(cx, y + 20, w, nf, nf_color(catalog, nf), faded=faded,
-                                   tip=f"{nf}: {cost_of[nf]} stage(s) on {pl}"))
-                if nf in number:
-                    parts.append(_pill(cx + w / 2, y + 11, runs(number[nf]), "#1976d2", r=8))
+                                   tip=f"{nf}: {cost_of[nf]} stage(s) on {pl}{copy}"))
+                if (pl, k) in number:
+                    parts.append(_pill(cx + w / 2, y + 11, runs(number[pl, k]), "#1976d2",
+                                       r=8))
                 cx += w + 4
             gauge = bw - 20
             share = (used + core) / stages if stages else 0
@@ -310,9 +317,8 @@ def _route(parts: list, placement: Placement, nfs: Sequence[str], y: float, *, s
            ) -> tuple[float, float]:
     """The route strip: in → pipelet [NFs] → (TM or ↻ k) → … → out; returns the y
     below it and its width."""
-    costs = step_costs(nfs, placement, pipes=pipes, stages=stages, entry_pipe=entry_pipe,
-                       exit_pipe=exit_pipe)
-    where = placement.where()
+    chosen, costs = route_of(nfs, placement, pipes=pipes, stages=stages,
+                             entry_pipe=entry_pipe, exit_pipe=exit_pipe)
     total = sum(costs)
     parts.append(_text(_PAD, y + 14, f"route of {label}: {total} recirculation"
                        f"{'s' * (total != 1)}", bold=True))
@@ -320,7 +326,7 @@ def _route(parts: list, placement: Placement, nfs: Sequence[str], y: float, *, s
     x = _PAD
     groups: list[tuple[Pipelet | None, list[str], int]] = []   # pipelet, NFs, cost into it
     for i, nf in enumerate(nfs):
-        pl = where[nf][0]
+        pl = chosen[i][0]
         if groups and groups[-1][0] == pl and costs[i] == 0:
             groups[-1][1].append(nf)
         else:

@@ -29,7 +29,9 @@ class CompileOptions:
       counter 8 bits), narrower to see what a smaller header would refuse;
     * ``pipes``, ``stages``, ``entry_pipe``, ``exit_pipe``, ``loopback_ratio``:
       the switch model of the placement pass; ``placement``: run it (``None``:
-      only for ``arch="tna"``).
+      only for ``arch="tna"``); ``replicas``: let placement run a stateless NF in
+      more than one pipelet when that saves a path recirculations (False: Dejavu's
+      one pipelet per NF).
     """
 
     pipeline: str | tuple[str, ...] = "auto"
@@ -42,6 +44,7 @@ class CompileOptions:
     exit_pipe: int | None = 0
     loopback_ratio: float = 1.0
     placement: bool | None = None
+    replicas: bool = True
 
     def __post_init__(self) -> None:
         from ..errors import CompileError

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from ..errors import CompileError
 from ..ir.model import ServicePath
 from .fsm import FSMPlan, TokenWidths, build_fsm, saved_nfs
-from .placement import Pipelet, PlacementResult
+from .placement import Pipelet, PlacementResult, cheapest_route
 
 __all__ = ["PipeletSlot", "PipeletLayout", "PipeletPlan", "layout_of", "walk", "route",
            "plan_pipelets", "recirculation_port", "TOFINO_RECIRC_PORT"]
@@ -142,12 +142,13 @@ def route(a: Pipelet, b: Pipelet) -> list[Pipelet]:
 def walk(nfs: Sequence[str], terminal: str, layout: PipeletLayout
          ) -> tuple[list[tuple[int, int]], tuple[Pipelet, ...]]:
     """``(visit, slot)`` for each NF of *nfs* and the pipelet of each visit, for a path
-    leaving by *terminal*."""
+    leaving by *terminal*.  An NF placed on several pipelets (a replica) runs in the
+    slot the placement's cheapest route takes (:func:`~.placement.route_of`)."""
+    chosen = _chosen_slots(nfs, terminal, layout)
     visits = [Pipelet(layout.entry_pipe, "ingress")]
     placed: list[tuple[int, int]] = []
     pos = -1
-    for nf in nfs:
-        s = layout.slot_of(nf)
+    for s in chosen:
         if not (s.pipelet == visits[-1] and s.group > pos):
             visits += route(visits[-1], s.pipelet)
         placed.append((len(visits) - 1, s.index))
@@ -163,6 +164,25 @@ def walk(nfs: Sequence[str], terminal: str, layout: PipeletLayout
         elif last != out:
             visits += [Pipelet(last.pipe, "ingress"), out]
     return placed, tuple(visits)
+
+
+def _chosen_slots(nfs: Sequence[str], terminal: str, layout: PipeletLayout
+                  ) -> list[PipeletSlot]:
+    """The slot each NF of *nfs* runs in: its only one, or (replicas) those of the
+    cheapest route over the layout, as the placement pass counts it."""
+    for nf in nfs:
+        layout.slot_of(nf)                   # an NF with no slot: the error
+    if all(sum(1 for s in layout.slots if s.nf == nf) == 1 for nf in set(nfs)):
+        return [layout.slot_of(nf) for nf in nfs]
+    at: dict[str, list[tuple[Pipelet, int]]] = {}
+    slot_at: dict[tuple[Pipelet, int], PipeletSlot] = {}
+    for pl in layout.pipelets():
+        for k, s in enumerate(layout.of(pl)):
+            at.setdefault(s.nf, []).append((pl, k))
+            slot_at[pl, k] = s
+    chosen = cheapest_route(nfs, at, pipes=layout.pipes, entry_pipe=layout.entry_pipe,
+                            exit_pipe=layout.exit_pipe, terminal=terminal)[2]
+    return [slot_at[b] for b in chosen]
 
 
 def _recirculations(visits: Sequence[Pipelet]) -> int:

@@ -77,6 +77,9 @@ __all__ = [
     "asks_port",
     "branching_nfs",
     "tna_extra_stages",
+    "stateless_nfs",
+    "route_of",
+    "cheapest_route",
 ]
 
 
@@ -129,7 +132,21 @@ class Placement:
     groups: tuple[tuple[Pipelet, tuple[tuple[str, ...], ...]], ...] = ()
 
     def where(self) -> dict[str, tuple[Pipelet, int]]:
-        return {nf: (pl, i) for pl, nfs in self.pipelets for i, nf in enumerate(nfs)}
+        """Each NF type's first instance (pipelet, position); :meth:`positions` has them all."""
+        out: dict[str, tuple[Pipelet, int]] = {}
+        for pl, nfs in self.pipelets:
+            for i, nf in enumerate(nfs):
+                out.setdefault(nf, (pl, i))
+        return out
+
+    def positions(self) -> dict[str, list[tuple[Pipelet, int]]]:
+        """Each NF type's instances (pipelet, position), in pipelet order: more than one
+        for an NF placement replicated (see :func:`place`)."""
+        return _positions(dict(self.pipelets))
+
+    def replicas(self) -> dict[str, int]:
+        """The NF types placed more than once, and how often."""
+        return {nf: len(at) for nf, at in self.positions().items() if len(at) > 1}
 
     def groups_of(self, pipelet: Pipelet) -> tuple[tuple[str, ...], ...]:
         """*pipelet*'s NFs, a group per position (side by side within a group)."""
@@ -263,12 +280,18 @@ class _Switch:
         self.ingress_only = frozenset(ingress_only)
         #: None: NFs run back to back; else the NF pairs that may not share stages.
         self.together = together
+        self._needs: dict[tuple, int] = {}              # (id of the costs, NFs) -> stages
 
     def need(self, nfs: Sequence[str], cost_of) -> int:
         """The stages the NFs *nfs* need on one pipelet, in this order."""
         if self.together is None:
             return sum(cost_of[n] for n in nfs)
-        return sum(max(cost_of[n] for n in g) for g in side_by_side_groups(nfs, self.together))
+        key = (id(cost_of), *nfs)
+        got = self._needs.get(key)
+        if got is None:
+            got = self._needs[key] = sum(max(cost_of[n] for n in g)
+                                         for g in side_by_side_groups(nfs, self.together))
+        return got
 
     def allows(self, nf: str, pl: Pipelet) -> bool:
         return pl.gress == "ingress" or nf not in self.ingress_only
@@ -289,11 +312,9 @@ class _Switch:
             return 1                 # egress a -> ingress a -> the CPU port
         return 0 if self.exit is None or pl.pipe == self.exit else 1
 
-    def path_cost(self, nfs: Sequence[str], where, terminal: str = "output") -> int:
-        if not nfs:
-            return 0
-        c = self.start(where[nfs[0]]) + self.finish(where[nfs[-1]], _exit_kind(terminal))
-        return c + sum(self.step(where[a], where[b]) for a, b in zip(nfs, nfs[1:]))
+    def path_cost(self, nfs: Sequence[str], at, terminal: str = "output") -> int:
+        """Recirculations of *nfs* over the instances *at* (NF type -> positions)."""
+        return _best_route(self, nfs, at, terminal)[0]
 
     def tours(self) -> list[list[Pipelet]]:
         """Pipelet sequences that cost one recirculation per pipe change."""
@@ -321,12 +342,62 @@ def step_costs(nfs: Sequence[str], placement: Placement, *, pipes: int = 2, stag
     >>> step_costs(path.nfs, naive_placement([path], cat, stages=4), stages=4)
     (0, 0, 0, 0, 2, 0, 0)
     """
-    sw = _Switch(pipes, stages, entry_pipe, exit_pipe)
-    where = placement.where()
+    return route_of(nfs, placement, pipes=pipes, stages=stages, entry_pipe=entry_pipe,
+                    exit_pipe=exit_pipe, terminal=terminal)[1]
+
+
+def route_of(nfs: Sequence[str], placement: Placement, *, pipes: int = 2, stages: int = 12,
+             entry_pipe: int = 0, exit_pipe: int | None = 0, terminal: str = "output"
+             ) -> tuple[tuple[tuple[Pipelet, int], ...], tuple[int, ...]]:
+    """The instance (pipelet, position) each NF of *nfs* runs on — the cheapest way
+    through *placement*'s replicas — and :func:`step_costs`."""
+    _, steps, chosen = cheapest_route(nfs, placement.positions(), pipes=pipes,
+                                      entry_pipe=entry_pipe, exit_pipe=exit_pipe,
+                                      terminal=terminal)
+    return chosen, steps
+
+
+def cheapest_route(nfs: Sequence[str], at: Mapping[str, Sequence[tuple[Pipelet, int]]], *,
+                   pipes: int = 2, entry_pipe: int = 0, exit_pipe: int | None = 0,
+                   terminal: str = "output"):
+    """``(recirculations, step costs, chosen instances)``: the cheapest way to run *nfs*
+    in order over the NF instances *at* (NF type -> [(pipelet, position in it)]), ties
+    to the first instance — the route the placement counts and the program takes."""
+    return _best_route(_Switch(pipes, 0, entry_pipe, exit_pipe), nfs, at, terminal)
+
+
+def _positions(cells) -> dict[str, list[tuple[Pipelet, int]]]:
+    out: dict[str, list[tuple[Pipelet, int]]] = defaultdict(list)
+    for pl, nfs in cells.items():
+        for i, nf in enumerate(nfs):
+            out[nf].append((pl, i))
+    return out
+
+
+def _best_route(sw: "_Switch", nfs: Sequence[str], at, terminal: str = "output"):
+    """``(cost, step costs, chosen instances)`` of the cheapest way to run *nfs* in order
+    over the instances *at* (NF type -> [(pipelet, position)]): a shortest path over the
+    layers of instances, the first instance winning ties."""
     if not nfs:
-        return (0,)
-    return (sw.start(where[nfs[0]]), *(sw.step(where[a], where[b]) for a, b in zip(nfs, nfs[1:])),
-            sw.finish(where[nfs[-1]], _exit_kind(terminal)))
+        return 0, (0,), ()
+    layer = [(sw.start(b), (sw.start(b),), (b,)) for b in at[nfs[0]]]
+    for nf in nfs[1:]:
+        nxt = []
+        for b in at[nf]:
+            best = None
+            for c, steps, chosen in layer:
+                k = sw.step(chosen[-1], b)
+                if best is None or c + k < best[0]:
+                    best = (c + k, steps + (k,), chosen + (b,))
+            nxt.append(best)
+        layer = nxt
+    kind = _exit_kind(terminal)
+    best = None
+    for c, steps, chosen in layer:
+        k = sw.finish(chosen[-1], kind)
+        if best is None or c + k < best[0]:
+            best = (c + k, steps + (k,), chosen)
+    return best
 
 
 def _layout(cells: dict[Pipelet, list[str]]) -> dict[str, tuple[Pipelet, int]]:
@@ -372,7 +443,7 @@ def _hard_first(nfs, sw: _Switch, cost_of) -> list[str]:
 
 
 def _report(method: str, cells, sw: _Switch, paths, ratio: float) -> Placement:
-    w = _layout(cells)
+    w = _positions(cells)
     rec = tuple((p.id, sw.path_cost(p.nfs, w, p.terminal)) for p in paths)
     total = sum(p.weight * k for p, (_, k) in zip(paths, rec))
     thr = tuple((pid, recirculation_throughput(k, ratio)) for pid, k in rec)
@@ -501,12 +572,17 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
           loopback_ratio: float = 1.0, orders: Sequence[Sequence[str]] = (),
           rounds: int = 20, reserved: CoreStages = CoreStages(), where=None,
           ingress_only: Collection[str] = (), side_by_side: bool = False,
-          extra_stages: Mapping[str, int] | None = None) -> PlacementResult:
+          extra_stages: Mapping[str, int] | None = None, replicable: Collection[str] = (),
+          max_instances: int | None = None) -> PlacementResult:
     """Place the paths' NFs; the best found and the naïve baseline.  *reserved*: the
     stages sfclab's core takes of each pipelet; *where* (NF type -> text) locates an NF
     in the errors; *ingress_only*: NF types that must run in an ingress pipelet;
     *side_by_side*: NFs no path runs both of may share stages (parallel composition);
-    *extra_stages*: stages an NF takes besides its own (its branch table's)."""
+    *extra_stages*: stages an NF takes besides its own (its branch table's);
+    *replicable*: NF types that may run in more than one pipelet (stateless ones: a
+    replica keeps no state of its own to diverge) where stages are left and that saves
+    a path recirculations (:func:`_replicate`), at most *max_instances* NF instances
+    in all (the token's bitmap has a bit per instance)."""
     paths = list(paths)
     sw = _Switch(pipes, stages, entry_pipe, exit_pipe, reserved, ingress_only,
                  co_occurring(paths) if side_by_side else None)
@@ -527,6 +603,8 @@ def place(paths: Sequence[ServicePath], catalog: NFCatalog | None = None, *,
                 seeds.append(cells)
     best = min(seeds, key=lambda c: _cost(sw, c, pairs, heads, tails))
     best = _improve(best, sw, cost_of, pairs, heads, tails, rounds)
+    if replicable:
+        best = _replicate(best, sw, cost_of, paths, frozenset(replicable), max_instances)
     return PlacementResult(_report("placed", best, sw, paths, loopback_ratio), naive, pipes,
                            stages, 1 / (1 + loopback_ratio), reserved)
 
@@ -569,6 +647,118 @@ def _improve(cells, sw: _Switch, cost_of, pairs, heads, tails, rounds: int):
                 else:
                     continue
                 break
+        if not improved:
+            break
+    return cur
+
+
+def _total(sw: _Switch, cells, paths) -> float:
+    at = _positions(cells)
+    return sum(p.weight * sw.path_cost(p.nfs, at, p.terminal) for p in paths if p.nfs)
+
+
+def _routes(sw: _Switch, most: int) -> list[tuple[Pipelet, ...]]:
+    """The pipelet sequences a packet can take from the entry with at most *most*
+    recirculations (ingress -> any egress: free; egress -> its own ingress: one)."""
+    out: list[tuple[Pipelet, ...]] = []
+
+    def grow(seq: tuple[Pipelet, ...], rec: int) -> None:
+        out.append(seq)
+        last = seq[-1]
+        if last.gress == "ingress":
+            for q in range(sw.pipes):
+                grow(seq + (Pipelet(q, "egress"),), rec)
+        elif rec < most:
+            grow(seq + (Pipelet(last.pipe, "ingress"),), rec + 1)
+
+    grow((sw.entry,), 0)
+    return out
+
+
+def _along(route, nfs, cells, sw: _Switch, cost_of, replicable, prefer_existing: bool):
+    """*cells* with the replicas that let *nfs* run along *route* (None: they cannot):
+    NF by NF, an instance later in the route's current pipelet, else (*prefer_existing*)
+    one in a later pipelet of the route, else a replica inserted in the current pipelet
+    where its stages fit (the insertion that needs fewest stages, then the earliest),
+    else the next pipelet of the route."""
+    trial = {pl: list(n) for pl, n in cells.items()}
+    vi, pos = 0, -1
+    for nf in nfs:
+        while True:
+            lst = trial[route[vi]]
+            idx = next((i for i in range(pos + 1, len(lst)) if lst[i] == nf), None)
+            if idx is not None:
+                pos = idx
+                break
+            if prefer_existing:
+                later = next((j for j in range(vi + 1, len(route)) if nf in trial[route[j]]),
+                             None)
+                if later is not None:
+                    vi, pos = later, trial[route[later]].index(nf)
+                    break
+            pl = route[vi]
+            if nf in replicable and sw.allows(nf, pl):
+                fits = [(sw.need(lst[:i] + [nf] + lst[i:], cost_of), i)
+                        for i in range(pos + 1, len(lst) + 1)]
+                fits = [f for f in fits if f[0] <= sw.free[pl]]
+                if fits:
+                    pos = min(fits)[1]
+                    lst.insert(pos, nf)
+                    break
+            vi, pos = vi + 1, -1
+            if vi == len(route):
+                return None
+    return trial
+
+
+#: Routes tried for a path have at most this many recirculations (a Tofino's pipes^(k+1)
+#: of them), and the whole search tries at most ``_REPLICA_TRIALS`` routes: placement runs
+#: on every edit of a chain (every_nf.sfc's 18 NFs: ~0.15 s more on 2 pipes).
+_REPLICA_RECIRCULATIONS = 2
+_REPLICA_TRIALS = 1500
+
+
+def _replicate(cells, sw: _Switch, cost_of, paths, replicable: frozenset[str],
+               max_instances: int | None, rounds: int = 8):
+    """*cells* with replicas of *replicable* NFs where they save recirculations: for
+    each path that recirculates (the heaviest first), every route with fewer
+    recirculations is tried (:func:`_along`), and the one that lowers the weighted
+    recirculations of all paths most, with the fewest instances, is kept; until no
+    path gains, or :data:`_REPLICA_TRIALS` routes were tried.  Replicas are only added
+    (the NFs already placed keep their order), so no path's cost can rise."""
+    cur = {pl: list(n) for pl, n in cells.items()}
+    cost = _total(sw, cur, paths)
+    trials = 0
+    for _ in range(rounds):
+        improved = False
+        at = _positions(cur)
+        order = sorted((p for p in paths if p.nfs),
+                       key=lambda p: -p.weight * sw.path_cost(p.nfs, at, p.terminal))
+        for p in order:
+            mine = sw.path_cost(p.nfs, _positions(cur), p.terminal)
+            if mine == 0:
+                continue
+            size = sum(map(len, cur.values()))
+            best = None
+            for route in _routes(sw, min(mine - 1, _REPLICA_RECIRCULATIONS)):
+                if trials >= _REPLICA_TRIALS:
+                    break
+                trials += 1
+                for prefer in (False, True):
+                    trial = _along(route, p.nfs, cur, sw, cost_of, replicable, prefer)
+                    if trial is None:
+                        continue
+                    n = sum(map(len, trial.values()))
+                    if n == size or (max_instances is not None and n > max_instances):
+                        continue
+                    if sw.path_cost(p.nfs, _positions(trial), p.terminal) >= mine:
+                        continue             # the path itself gains nothing
+                    c = _total(sw, trial, paths)
+                    if c < cost - 1e-12 and (best is None or (c, n) < best[:2]):
+                        best = (c, n, trial)
+            if best is not None:
+                cost, _, cur = best
+                improved = True
         if not improved:
             break
     return cur
@@ -667,7 +857,37 @@ def place_for(paths: Sequence[ServicePath], catalog, arch: str, options, *,
                  loopback_ratio=options.loopback_ratio, orders=orders,
                  reserved=TNA_CORE_STAGES if tna else CoreStages(), where=where,
                  ingress_only=ingress_only_nfs(catalog, first_seen(paths), paths) if tna else (),
-                 side_by_side=tna, extra_stages=tna_extra_stages(catalog, paths) if tna else None)
+                 side_by_side=tna, extra_stages=tna_extra_stages(catalog, paths) if tna else None,
+                 replicable=(stateless_nfs(catalog, first_seen(paths))
+                             if tna and getattr(options, "replicas", True) else ()),
+                 max_instances=options.widths.bitmap)
+
+
+_STATE = re.compile(r"(?<![.\w])(?:SfcRegister|SfcRegisterAction|SfcCounter|SfcDirectCounter|SfcMeter"
+                    r"|Register|DirectRegister|RegisterAction|DirectRegisterAction|Counter"
+                    r"|DirectCounter|Meter|DirectMeter|Lpf|DirectLpf|Wred|DirectWred|register"
+                    r"|counter|direct_counter|meter|direct_meter)\s*[<(]")
+
+
+def stateless_nfs(catalog, nfs: Iterable[str]) -> frozenset[str]:
+    """The NF types of *nfs* that keep no state (their P4 declares no register, counter
+    or meter): placement may run them in several pipelets, each replica seeing the same
+    tables (sfclab writes an NF's entries into every instance) and nothing of its own to
+    diverge.  An NF without P4 in the catalogue is not one of them.
+
+    >>> from sfclab.p4.catalog import load_default
+    >>> sorted(stateless_nfs(load_default(), ["nat", "monitor", "qos", "l3fwd"]))
+    ['l3fwd', 'nat']
+    """
+    out = set()
+    for nf in nfs:
+        try:
+            d = catalog.definition(nf)
+        except Exception:
+            continue
+        if getattr(d, "has_p4", False) and not _source_has(catalog, nf, _STATE):
+            out.add(nf)
+    return frozenset(out)
 
 
 def tna_extra_stages(catalog, paths: Sequence[ServicePath]) -> dict[str, int]:

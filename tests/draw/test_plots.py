@@ -14,7 +14,11 @@ from sfclab.draw.switch import passes_svg, pipelines_svg, placement_figure, plac
     throughput_figure
 from sfclab.nfinfo import NFCatalog, NFInfo
 from sfclab.passes import place, recirculation_throughput
-from sfclab.passes.placement import Pipelet
+from sfclab.passes.placement import Pipelet, route_of
+from sfclab.lang import parse_file
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 from sfclab.passes.common import passes_on
 from sfclab.passes.placement import step_costs
 from sfclab.draw.plots import Mark, Series, Span, bar_plot, line_plot, timeline_plot
@@ -152,10 +156,31 @@ def test_placement_pictures_fade_what_the_route_does_not_run():
     c = sfclab.compile(demo_chains(), arch="tna", pipes=4)
     path = next(p for p in c.paths if p.id == "SFC1_DC/0")
     svg = placement_svg(c.placement.best, c.catalog, stages=c.placement.stages, path=path)
-    faded = set(re.findall(r'<g class="sfc-chip" opacity="0.35"><title>(\w+):', svg))
-    assert faded == set(n for _, nfs in c.placement.best.pipelets for n in nfs) - set(path.nfs)
+    faded = re.findall(r'<g class="sfc-chip" opacity="0.35"><title>(\w+):', svg)
+    lit = re.findall(r'<g class="sfc-chip"><title>(\w+):', svg)
+    placed = [n for _, nfs in c.placement.best.pipelets for n in nfs]
+    assert set(placed) - set(path.nfs) <= set(faded)
+    assert sorted(lit) == sorted(set(path.nfs))     # one instance of each lit: the route's
+    assert len(faded) + len(lit) == len(placed)
     badges = re.findall(r'class="sfc-badge">.*?>(\d+)</text>', svg)
     assert sorted(map(int, badges)) == list(range(1, len(path.nfs) + 1))
+
+
+def test_placement_pictures_number_the_replica_the_route_runs():
+    """An NF placed twice (a replica): the path's number sits on the instance its route
+    runs, the other is faded, and the route strip counts the recirculations the
+    placement does."""
+    c = sfclab.compile(parse_file(EXAMPLES / "p4sc_table3.sfc"), arch="tna", pipes=2)
+    best = c.placement.best
+    assert best.replicas(), "p4sc_table3's GiLAN path is expected to use replicas"
+    path = next(p for p in c.paths if p.id == "SFC3_GiLAN/0")
+    svg = placement_svg(best, c.catalog, stages=c.placement.stages, path=path)
+    chosen, costs = route_of(path.nfs, best)
+    assert sum(costs) == dict(best.recirculations)[path.id] == 1
+    assert f"route of {path.id}: 1 recirculation<" in svg
+    for k, (pl, i) in enumerate(chosen, 1):       # the badge sits in the chosen chip's pipelet
+        block = svg.split(f'data-pipelet="{pl}"')[1].split("sfc-pipelet")[0]
+        assert f">{k}</text>" in block
 
 
 def test_pipelines_show_the_pass_of_every_slot_a_path_runs():

@@ -165,3 +165,65 @@ def test_an_ingress_only_nf_is_packed_before_the_ingress_fills():
     for placed in (r.naive, r.best):
         where = {nf: pl for pl, nfs in placed.pipelets for nf in nfs}
         assert where["l3fwd"] == Pipelet(0, "ingress"), placed
+
+
+# --- replicas: a stateless NF in more than one pipelet -------------------------------------------
+
+def _examples(name: str, **kw):
+    import sfclab
+    from sfclab.lang import parse_file
+
+    return sfclab.compile(parse_file(FIXTURES.parents[2] / "examples" / name), arch="tna",
+                          pipes=2, **kw)
+
+
+@pytest.mark.parametrize("name, path, before, after", [
+    ("every_nf.sfc", "segments/0", 3, 1),          # sr_encap three times: three instances
+    ("p4sc_table3.sfc", "SFC3_GiLAN/0", 3, 1),     # its order conflicts with SFC1/SFC2's
+])
+def test_replicas_save_the_recirculations_one_pipelet_per_nf_costs(name, path, before, after):
+    one = _examples(name, replicas=False).placement.best
+    two = _examples(name).placement.best
+    assert not one.replicas() and two.replicas()
+    assert dict(one.recirculations)[path] == before
+    assert dict(two.recirculations)[path] == after
+    # replicas are only added: no path recirculates more than without them
+    assert all(k <= dict(one.recirculations)[p] for p, k in two.recirculations)
+    assert two.weighted_recirculations < one.weighted_recirculations
+
+
+@pytest.mark.parametrize("name", ["every_nf.sfc", "p4sc_table3.sfc", "datacenter.sfc",
+                                  "web.sfc", "flexmesh_fig9.sfc"])
+def test_replicas_are_stateless_allowed_and_fit_their_pipelets(name):
+    from sfclab.passes.common import first_seen
+    from sfclab.passes.placement import (TNA_CORE_STAGES, _costs, _Switch, co_occurring,
+                                         ingress_only_nfs, stateless_nfs, tna_extra_stages)
+
+    c = _examples(name)
+    best = c.placement.best
+    stateless = stateless_nfs(c.catalog, first_seen(c.paths))
+    assert set(best.replicas()) <= stateless
+    assert not {"monitor", "heavy_hitter", "qos", "stateful_firewall"} & stateless
+    only = ingress_only_nfs(c.catalog, first_seen(c.paths), c.paths)
+    sw = _Switch(2, 12, 0, 0, TNA_CORE_STAGES, only, co_occurring(c.paths))
+    cost = _costs(c.catalog, first_seen(c.paths), tna_extra_stages(c.catalog, c.paths))
+    for pl, nfs in best.pipelets:
+        assert sw.need(list(nfs), cost) <= sw.free[pl], (pl, nfs)
+        assert pl.gress == "ingress" or not set(nfs) & only, (pl, nfs)
+
+
+def test_the_route_through_replicas_is_the_cheapest_and_the_programs():
+    """The instance each NF runs on (``route_of``) is the one the TNA program's visits
+    take: the pipelet plan's recirculations are placement's, path by path."""
+    from sfclab.codegen import generate
+    from sfclab.passes.placement import route_of
+
+    c = _examples("every_nf.sfc")
+    plan = generate(c).composition.pipelets
+    for p in c.paths:
+        chosen, steps = route_of(p.nfs, c.placement.best, terminal=p.terminal)
+        assert sum(steps) == dict(c.placement.best.recirculations)[p.id]
+        assert plan.recirculations(p.id) == sum(steps)
+    segments = next(p for p in c.paths if p.id == "segments/0")
+    chosen, _ = route_of(segments.nfs, c.placement.best)
+    assert len({at for at, nf in zip(chosen, segments.nfs) if nf == "sr_encap"}) == 3
