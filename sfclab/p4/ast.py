@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import Union
+from typing import Any, Union
 
 __all__ = [
-    "Pos", "Node",
+    "Pos", "Node", "error_at",
     # types
     "Type", "BitType", "BoolType", "NamedType", "StackType", "VoidType", "VarbitType",
     "TupleType",
@@ -55,6 +55,17 @@ class Pos:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
+
+
+def error_at(node: object) -> dict[str, Any]:
+    """Where *node* was written, as a :class:`~sfclab.errors.SourceError`'s keyword
+    arguments: ``line``, ``column``, ``source`` and the ``text`` of the file the position
+    is in (an ``#include``-d file's own, so the caret is drawn on the right line; empty
+    when not known); zeros and empty strings when *node* has no position."""
+    pos = getattr(node, "pos", None)
+    if pos is None:
+        return {"line": 0, "column": 0, "source": "", "text": ""}
+    return {"line": pos.line, "column": pos.column, "source": pos.file, "text": pos.text or ""}
 
 
 def _pos() -> Pos | None:

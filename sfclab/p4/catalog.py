@@ -217,9 +217,7 @@ def _table_diff(a: tuple[TableSpec, ...], b: tuple[TableSpec, ...]) -> list[str]
 
 
 def _err(node: A.Node | None, msg: str, hint: str = "", cls: type[P4Error] = P4Error) -> P4Error:
-    pos = getattr(node, "pos", None)
-    return cls(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-               source=pos.file if pos else "", hint=hint)
+    return cls(msg, hint=hint, **A.error_at(node))
 
 
 def check_nf(prog: A.Program, name: str) -> A.ControlDecl:
@@ -234,8 +232,11 @@ def check_nf(prog: A.Program, name: str) -> A.ControlDecl:
     """
     controls = prog.controls()
     if not controls:
-        raise _err(None, f"NF {name!r}: no control block", hint=(
-            f"write `control {name}(inout headers_t hdr, inout sfc_meta_t sfc) {{ … }}`"))
+        in_folder = Path(prog.source).is_file()
+        raise P4Error(f"NF {name!r}: no control block", source=prog.source, hint=(
+            f"write `control {name}(inout headers_t hdr, inout sfc_meta_t sfc) {{ … }}`"
+            + ("; a file an NF #includes goes in a subfolder (every NAME.p4 of the folder "
+               "is an NF)" if in_folder else "")))
     if len(controls) > 1 or controls[0].name != name:
         names = ", ".join(c.name for c in controls)
         raise _err(controls[0], f"NF {name!r}: expected one control named {name!r}, found {names}",

@@ -45,6 +45,7 @@ from .arch import ARCH_FILES, DEFINES
 from .archdecls import declarations
 from .env import Env
 from .parser import include_file, parse_p4_file
+from .resolve import Checker, in_place
 
 __all__ = ["check_program", "Env", "environment", "arch_of", "widths_of", "included_decls"]
 
@@ -112,8 +113,6 @@ def widths_of(prog: A.Program, control: A.ControlDecl, *, extra: Iterable[A.Prog
               portable: bool = False):
     """A function giving the width in bits of an expression in *control* of *prog* (None:
     not known); *extra*, *portable* as for :func:`environment`."""
-    from .resolve import Checker
-
     return _widths(Checker(environment(prog, extra=extra, portable=portable)), control)
 
 
@@ -137,13 +136,7 @@ def _widths(checker, control: A.ControlDecl):
 def included_decls(inc: A.Include) -> list[A.Node]:
     """The declarations ``#include "file"`` brought in, those of the files it includes
     in their place."""
-    out: list[A.Node] = []
-    for d in inc.decls:
-        if isinstance(d, A.Include) and d.decls:
-            out += included_decls(d)
-        elif not isinstance(d, A.Include):
-            out.append(d)
-    return out
+    return in_place(inc.decls)
 
 
 def _included(name: str, base: Path | None) -> list[A.Program]:
@@ -161,10 +154,8 @@ def _file_programs(path: Path, _mtime: int) -> tuple[A.Program, ...]:
     return tuple(out)
 
 
-def _error(node: A.Node | None, msg: str, hint: str = "", text: str = "") -> P4Error:
-    pos = getattr(node, "pos", None)
-    return P4Error(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-                   source=pos.file if pos else "", hint=hint, text=text)
+def _error(node: A.Node | None, msg: str, hint: str = "") -> P4Error:
+    return P4Error(msg, hint=hint, **A.error_at(node))
 
 
 def check_program(prog: A.Program, *, base: Path | str | None = None,
@@ -181,8 +172,6 @@ def check_program(prog: A.Program, *, base: Path | str | None = None,
     try:
         env = environment(prog, base=Path(base) if base is not None else None, extra=extra,
                           portable=portable)
-        from .resolve import Checker
-
         checker = Checker(env)
         checker.program(prog)
         if env.arch == "tna":

@@ -191,13 +191,21 @@ def check_one_access(control: A.ControlDecl, prog: A.Program, kinds: Accesses, *
     *what* names the control in the message (``NF 'stateful_firewall'``)."""
     for reg, sites in register_accesses(control, prog, kinds).items():
         if len(sites) > 1:
-            where = ", ".join(f"{s.label} (line {s.line})" for s in sites)
+            where = ", ".join(f"{s.label} ({_line(s, control)})" for s in sites)
             raise P4Error(
                 f"{what or 'control ' + repr(control.name)}: register '{reg}' is accessed "
                 f"{len(sites)} times on one packet path: {where}",
-                line=sites[1].line, column=getattr(sites[1].node.pos, "column", 0),
-                source=getattr(sites[1].node.pos, "file", ""),
+                **A.error_at(sites[1].node),
                 hint="Tofino allows one access (one RegisterAction) per register per packet, "
                      "and bf-p4c refuses more: compute the new value and the result in one "
                      "read-modify-write (SfcRegisterAction in sfc_api.p4, or r.add) or put the "
                      "accesses on exclusive branches")
+
+
+def _line(site: Site, control: A.ControlDecl) -> str:
+    """``line N``, with the file's name when *site* is in another file than *control*
+    (an ``#include``-d one)."""
+    pos, home = getattr(site.node, "pos", None), getattr(control, "pos", None)
+    if pos is not None and home is not None and pos.file != home.file:
+        return f"{pos.file} line {pos.line}"
+    return f"line {site.line}"

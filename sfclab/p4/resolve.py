@@ -18,7 +18,7 @@ from .printer import expr_p4, type_p4
 if TYPE_CHECKING:
     from .env import Env
 
-__all__ = ["Checker"]
+__all__ = ["Checker", "in_place"]
 
 #: Methods every header, stack and table has (not externs).
 _BUILTIN_METHODS = {"isValid", "setValid", "setInvalid", "apply", "push_front", "pop_front",
@@ -26,10 +26,27 @@ _BUILTIN_METHODS = {"isValid", "setValid", "setInvalid", "apply", "push_front", 
 
 
 def _err(node: A.Node | None, msg: str, hint: str = "") -> NoReturn:
-    pos = getattr(node, "pos", None)
     width = len(node.name) if isinstance(node, (A.Name, A.Instance)) else 1
-    raise P4Error(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-                  source=pos.file if pos else "", hint=hint, width=width)
+    raise P4Error(msg, hint=hint, width=width, **A.error_at(node))
+
+
+def in_place(decls: tuple[A.Node, ...]) -> list[A.Node]:
+    """*decls* with the declarations each ``#include "file"`` among them brought in, in
+    its place (an architecture file's ``#include <…>`` brings none here)."""
+    out: list[A.Node] = []
+    for d in decls:
+        if isinstance(d, A.Include):
+            out += in_place(d.decls)
+        else:
+            out.append(d)
+    return out
+
+
+def _line_of(decl: A.Node, use: A.Node) -> str:
+    """``line N`` of *decl*, with its file's name when *use* is in another file."""
+    pos, at = decl.pos, getattr(use, "pos", None)
+    return f"{pos.file} line {pos.line}" if at is not None and at.file != pos.file \
+        else f"line {pos.line}"
 
 
 def _required(m: A.MethodDecl) -> int:
@@ -66,7 +83,7 @@ class Checker:
         found, node = self.lookup(n.name)
         if not found:
             later = self.later.get(n.name)
-            hint = (f"'{n.name}' is declared at line {later.pos.line}, after this use: P4_16 "
+            hint = (f"'{n.name}' is declared at {_line_of(later, n)}, after this use: P4_16 "
                     f"requires a declaration before its use — move the declaration up"
                     if later is not None and later.pos else
                     f"declare '{n.name}' before using it")
@@ -80,8 +97,11 @@ class Checker:
 
     # -- declarations ---------------------------------------------------------------------
     def program(self, prog: A.Program) -> None:
-        self.later = {getattr(d, "name", ""): d for d in prog.decls if hasattr(d, "name")}
-        for d in prog.decls:
+        """*prog*'s declarations in order, those of each ``#include "file"`` in its place
+        (a fault in an included file is refused at its line there, as p4c does)."""
+        decls = in_place(prog.decls)
+        self.later = {getattr(d, "name", ""): d for d in decls if hasattr(d, "name")}
+        for d in decls:
             self.top(d)
 
     def top(self, d: A.Node) -> None:

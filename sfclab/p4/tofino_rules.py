@@ -109,9 +109,7 @@ def _reads(e: A.Node) -> set[str]:
 
 
 def _refuse(node: A.Node, msg: str, hint: str) -> P4Error:
-    pos = getattr(node, "pos", None)
-    return P4Error(msg, line=pos.line if pos else 0, column=pos.column if pos else 0,
-                   source=pos.file if pos else "", hint=hint)
+    return P4Error(msg, hint=hint, **A.error_at(node))
 
 
 _ONE_STAGE = ("Tofino runs an action in one stage, one ALU instruction per field: compute "

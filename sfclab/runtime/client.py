@@ -20,6 +20,7 @@ translated once, here: a refused ``Write`` raises
 from __future__ import annotations
 
 import queue
+import re
 import threading
 from collections.abc import Iterable, Sequence
 
@@ -268,9 +269,9 @@ UNCERTAIN = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN
 
 def _rpc_error(what: str, e) -> TargetError:
     """A failed RPC as a TargetError whose ``status`` is the gRPC status's name."""
-    err = TargetError(f"{what} failed: {e.code().name}: {e.details()}",
-                      hint=_hint(e.code().name))
-    err.status = e.code().name
+    status, said = e.code().name, e.details() or ""
+    err = TargetError(f"{what} failed: {status}: {said}", hint=_hint(status, said))
+    err.status = status
     return err
 
 
@@ -280,7 +281,18 @@ def uncertain(err: BaseException) -> bool:
     return getattr(err, "status", None) in UNCERTAIN
 
 
-def _hint(status: str) -> str:
+#: An INVALID_ARGUMENT that says only that some id is unknown, naming nothing (BMv2
+#: 1.15.5 answers a Read of a table or counter id its P4Info lacks with ``Invalid P4 id``).
+_BARE_ID = re.compile(r"(?i)(invalid|unknown)( [\w-]+){0,3} ids?\.?")
+
+
+def _hint(status: str, said: str = "") -> str:
+    """What to do after a refusal with gRPC *status*; INVALID_ARGUMENT's "does not fit
+    the P4Info" only when the server's message *said* does not explain itself (it is
+    empty or names no more than an unknown id): the model's refusals and most of BMv2's
+    say what is wrong (a value too wide, ``Table has no direct counters``)."""
+    if status == "INVALID_ARGUMENT" and said.strip() and not _BARE_ID.fullmatch(said.strip()):
+        return ""
     return {
         "UNAVAILABLE": "the switch is not reachable: is it running?",
         "PERMISSION_DENIED": "another controller is primary (higher election id)",

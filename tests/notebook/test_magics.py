@@ -282,6 +282,9 @@ def test_nf_shadows_the_library_only_with_replace(ip, sfc):
     ("tagger", "\n", UsageError, "the cell is empty"),
     ("tagger", "control tagger( {", SfcUsageError, "P4SyntaxError: <nf tagger>:2:"),
     ("other", TAGGER, SfcUsageError, "expected one control named 'other'"),
+    ("tagger", TAGGER.replace("= 1", "= one"), SfcUsageError,    # the cell's line, a caret
+     "<nf tagger>:3:28: one: declaration not found\n        apply { sfc.metadata = one; }\n"
+     + " " * 31 + "^^^"),
 ])
 def test_nf_errors(ip, sfc, line, cell, error, message):
     before = sorted(sfc.lab.catalog.names())

@@ -149,6 +149,36 @@ def test_live_diff_targets_model_vs_bmv2():
     assert report.same, report.text()
 
 
+@pytest.mark.bmv2
+def test_live_the_p4info_hint_comes_only_with_bmv2s_bare_invalid_id():
+    """BMv2 answers a Read of an id its P4Info lacks with INVALID_ARGUMENT ``Invalid P4
+    id``: sfclab's client adds that the request does not fit the P4Info; to a refusal
+    that says what is wrong (``Table has no direct counters``) it adds nothing."""
+    live_skip(B.missing_tools())
+    from finsy.proto import p4r
+
+    from sfclab.errors import TargetError
+    from sfclab.targets.connect import open_target
+
+    with open_target("bmv2") as sw:
+        sw.push(_generated("v1model"))
+        c = sw.session.client
+        table = next(t.preamble.id for t in c.get_pipeline().p4info.tables
+                     if not t.direct_resource_ids)
+        for entity, said, hint in [
+            (p4r.Entity(table_entry=p4r.TableEntry(table_id=0x02ffffff)), "Invalid P4 id",
+             "the request does not fit the program's P4Info"),
+            (p4r.Entity(direct_counter_entry=p4r.DirectCounterEntry(
+                table_entry=p4r.TableEntry(table_id=table))), "Table has no direct counters",
+             ""),
+        ]:
+            with pytest.raises(TargetError) as info:
+                c.read([entity])
+            e = info.value
+            assert (e.status, e.message, e.hint) == (
+                "INVALID_ARGUMENT", f"Read failed: INVALID_ARGUMENT: {said}", hint)
+
+
 @pytest.mark.tofino
 def test_live_bf_p4c_and_device_configs(tmp_path):
     live_skip([] if T.find_bf_p4c() else ["bf-p4c"])

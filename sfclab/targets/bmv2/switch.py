@@ -30,7 +30,7 @@ from typing import Any
 from ...codegen import Generated
 from ...errors import TargetError
 from ...runtime.client import Client
-from ...runtime.replication import DEFAULT_PORTS
+from ...runtime.replication import DEFAULT_PORTS, flood_group
 from ...runtime.session import Session
 from .target import Bmv2Build, Bmv2Target, PortMap, compile_v1model, parse_bmv2_url
 from .batch import BatchTracker, Window
@@ -293,8 +293,6 @@ class Bmv2Switch:
         """How many copies BMv2's replication engine makes of a multicast packet: the size
         of the group sfclab wrote that its ``flood`` chose (:mod:`sfclab.runtime.replication`);
         None when the trace does not tell (another group, its argument unknown)."""
-        from ...runtime.replication import flood_group
-
         last = trace.events[-1].pass_no if trace.events else 0
         grp = flood_group((e.name, e.args) for e in trace.events
                           if e.kind == "action" and e.pass_no == last)
