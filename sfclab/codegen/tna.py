@@ -146,8 +146,8 @@ class TnaEmitter(P4Emitter):
                          width_of=widths_of(nf.program, control, extra=nf_includes(),
                                             portable=True))
         except P4Error as e:
-            raise CompileError(f"tna cannot express this: {e.message} ({e.location})",
-                               hint=e.hint) from None
+            raise CompileError(f"tna cannot express this: {e.message} ({e.location})"
+                               + (f"\n{e.context}" if e.context else ""), hint=e.hint) from None
 
     def register_decl(self, use: Use):
         t, i = use.inst.type.args

@@ -140,3 +140,24 @@ def test_a_second_register_access_in_an_included_file_is_named_and_shown(tmp_pat
     assert first.startswith(f"{inc}:2:9: NF 'usernf': register 'hits' is accessed 2 times")
     assert first.endswith(f"hits.write (line 9), hits.write ({inc} line 2)")
     assert (src, caret) == ("            hits.write(1, 2);", " " * (4 + 8) + "^")
+
+
+def test_the_tna_program_of_a_chain_shows_the_tofino_rules_caret(tmp_path):
+    """The same refusal as the user sees it: compiling a chain with the NF for TNA."""
+    import sfclab
+    from sfclab.codegen import generate
+    from sfclab.errors import CompileError
+
+    body = ("    // two ALU operations on one field\n"
+            "    action mark() { hdr.ipv4.ttl = (hdr.ipv4.ttl & 8w0x0f) + 8w1; }\n")
+    cat = load_default().copy()
+    cat.add_path(_folder(tmp_path, body))
+    with pytest.raises(CompileError) as info:
+        generate(sfclab.compile("chain c: usernf -> l3fwd", arch="tna", catalog=cat))
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("tna cannot express this: ")
+    assert "usernf_body.p4" in lines[0]
+    assert "        action mark() { hdr.ipv4.ttl = (hdr.ipv4.ttl & 8w0x0f) + 8w1; }" in lines
+    caret = lines[lines.index(
+        "        action mark() { hdr.ipv4.ttl = (hdr.ipv4.ttl & 8w0x0f) + 8w1; }") + 1]
+    assert caret.strip() and set(caret.strip()) == {"^"}
