@@ -277,7 +277,8 @@ def placement_svg(placement: Placement, catalog: NFCatalog | None = None, *, sta
             pl = Pipelet(p, gress)
             x, bw = xs[gress], box[gress]
             nfs = cells.get(pl, ())
-            used = sum(cost_of[n] for n in nfs)
+            # NFs side by side share their stages: a group takes its largest NF's
+            used = sum(max(cost_of[n] for n in g) for g in placement.groups_of(pl) if g)
             core = reserved.ingress if gress == "ingress" else reserved.egress
             of = f"{used} + core {core} of {stages}" if core else f"{used} of {stages}"
             parts.append(f'<g class="sfc-pipelet" data-pipelet="{pl}"><title>{pl}: '

@@ -216,3 +216,15 @@ def test_tna_placement_pictures_show_the_stages_sfclabs_core_takes():
     used = sum(c.catalog.get(n).stages for n in dict(c.placement.naive.pipelets)[Pipelet(0, "ingress")])
     assert f"; {used} + core 2 of 12 stages" in i0
     assert "E0 · " in svg and " + core 1 of 12 stages" in svg
+
+
+def test_placement_pictures_count_side_by_side_nfs_once():
+    """NFs side by side share stages: a pipelet's label counts a group's largest NF, so no
+    pipelet of a placement that fits shows more stages than it has (every_nf.sfc's I0 holds
+    nine NFs in 10 stages; summing them said 30)."""
+    c = sfclab.compile(parse_file(EXAMPLES / "every_nf.sfc"), arch="tna", pipes=2)
+    svg = placement_svg(c.placement.best, c.catalog, stages=12, reserved=c.placement.reserved)
+    shown = re.findall(r"(\w\d) · (\d+) \+ core (\d+) of 12 stages", svg)
+    assert len(shown) == 4
+    assert all(int(used) + int(core) <= 12 for _, used, core in shown), shown
+    assert int(dict((pl, u) for pl, u, _ in shown)["I0"]) >= 9
