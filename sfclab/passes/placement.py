@@ -711,9 +711,10 @@ def _along(route, nfs, cells, sw: _Switch, cost_of, replicable, prefer_existing:
     return trial
 
 
-#: Routes tried for a path have at most this many recirculations (a Tofino's pipes^(k+1)
-#: of them), and the whole search tries at most ``_REPLICA_TRIALS`` routes: placement runs
-#: on every edit of a chain (every_nf.sfc's 18 NFs: ~0.15 s more on 2 pipes).
+#: Routes tried for a path have at most this many recirculations (about pipes^(k+1) of
+#: them), and the whole search tries at most ``_REPLICA_TRIALS`` routes: placement runs on
+#: every edit of a chain (every_nf.sfc's placement: 52 ms on 2 pipes, 47 without replicas;
+#: random sets of 5-10 chains on 4 pipes: at most ~0.25 s).
 _REPLICA_RECIRCULATIONS = 2
 _REPLICA_TRIALS = 1500
 
@@ -722,10 +723,11 @@ def _replicate(cells, sw: _Switch, cost_of, paths, replicable: frozenset[str],
                max_instances: int | None, rounds: int = 8):
     """*cells* with replicas of *replicable* NFs where they save recirculations: for
     each path that recirculates (the heaviest first), every route with fewer
-    recirculations is tried (:func:`_along`), and the one that lowers the weighted
-    recirculations of all paths most, with the fewest instances, is kept; until no
-    path gains, or :data:`_REPLICA_TRIALS` routes were tried.  Replicas are only added
-    (the NFs already placed keep their order), so no path's cost can rise."""
+    recirculations (at most :data:`_REPLICA_RECIRCULATIONS`) is tried (:func:`_along`),
+    and the one that lowers the weighted recirculations of all paths most, with the
+    fewest instances, is kept; until no path gains, or :data:`_REPLICA_TRIALS` routes
+    were tried.  Replicas are only added (the NFs already placed keep their order), so
+    no path's cost can rise."""
     cur = {pl: list(n) for pl, n in cells.items()}
     cost = _total(sw, cur, paths)
     trials = 0
@@ -863,8 +865,10 @@ def place_for(paths: Sequence[ServicePath], catalog, arch: str, options, *,
                  max_instances=options.widths.bitmap)
 
 
-_STATE = re.compile(r"(?<![.\w])(?:SfcRegister|SfcRegisterAction|SfcCounter|SfcDirectCounter|SfcMeter"
-                    r"|Register|DirectRegister|RegisterAction|DirectRegisterAction|Counter"
+#: An extern instance that keeps state (sfclab's API, TNA's, v1model's): its type, then
+#: ``<`` or ``(`` (not a field such as ``sfc.counter``).
+_STATE = re.compile(r"(?<![.\w])(?:SfcRegister|SfcRegisterAction|SfcCounter|SfcDirectCounter"
+                    r"|SfcMeter|Register|DirectRegister|RegisterAction|DirectRegisterAction|Counter"
                     r"|DirectCounter|Meter|DirectMeter|Lpf|DirectLpf|Wred|DirectWred|register"
                     r"|counter|direct_counter|meter|direct_meter)\s*[<(]")
 
