@@ -168,18 +168,17 @@ def walk(nfs: Sequence[str], terminal: str, layout: PipeletLayout
 
 def _chosen_slots(nfs: Sequence[str], terminal: str, layout: PipeletLayout
                   ) -> list[PipeletSlot]:
-    """The slot each NF of *nfs* runs in: its only one, or (replicas) those of the
-    cheapest route over the layout, as the placement pass counts it."""
-    for nf in nfs:
-        layout.slot_of(nf)                   # an NF with no slot: the error
-    if all(sum(1 for s in layout.slots if s.nf == nf) == 1 for nf in set(nfs)):
-        return [layout.slot_of(nf) for nf in nfs]
+    """The slot each NF of *nfs* runs in: those of the cheapest route over the layout's
+    slots (an NF's only one, or one of its replicas), as the placement pass counts it."""
     at: dict[str, list[tuple[Pipelet, int]]] = {}
     slot_at: dict[tuple[Pipelet, int], PipeletSlot] = {}
     for pl in layout.pipelets():
         for k, s in enumerate(layout.of(pl)):
             at.setdefault(s.nf, []).append((pl, k))
             slot_at[pl, k] = s
+    for nf in nfs:
+        if nf not in at:
+            layout.slot_of(nf)               # the error: an NF with no slot
     chosen = cheapest_route(nfs, at, pipes=layout.pipes, entry_pipe=layout.entry_pipe,
                             exit_pipe=layout.exit_pipe, terminal=terminal)[2]
     return [slot_at[b] for b in chosen]
